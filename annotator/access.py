@@ -1,0 +1,83 @@
+"""The one place that decides who may open which page.
+
+Every view is wrapped by exactly one of these decorators, and each records its rule on the view
+(`view.access_rule`) so the access-matrix test can walk the URL resolver and check every view:
+
+- `public`: anyone (login page, language switch).
+- `signed_in`: any logged-in user (home page).
+- `project_role(Role.X)`: logged in -> member of the project named by the `slug` URL kwarg ->
+  holds role X or higher. Not logged in: redirect to login. Not a member (or no such project):
+  404, so a URL never tells an outsider that a project exists. A member without the role: 403.
+
+The check runs before any method check, so an outsider cannot learn which methods a URL takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
+from django_htmx.middleware import HtmxDetails
+
+from annotator.models import Membership, Project, Role
+
+View = Callable[..., HttpResponse]
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+class ProjectRequest(HtmxHttpRequest):
+    """A request that passed `project_role`: the project and the user's membership are attached."""
+
+    project: Project
+    membership: Membership
+
+
+def public(view: View) -> View:
+    view.access_rule = "public"  # type: ignore[attr-defined]
+    return view
+
+
+def signed_in(view: View) -> View:
+    wrapped = login_required(view)
+    wrapped.access_rule = "signed_in"  # type: ignore[attr-defined]
+    return wrapped
+
+
+def membership_for(request: HttpRequest, slug: str, needed: Role) -> Membership:
+    """The user's membership in project `slug`, or 404 (not a member) / 403 (role too low)."""
+    membership = (
+        Membership.objects.select_related("project")
+        .filter(project__slug=slug, user=request.user, user__is_active=True)
+        .first()
+    )
+    if membership is None:
+        raise Http404(_("No such project."))
+    if not membership.can(needed):
+        raise PermissionDenied(
+            _("This page needs the %(role)s role in this project.") % {"role": needed.label}
+        )
+    return membership
+
+
+def project_role(needed: Role) -> Callable[[View], View]:
+    def decorator(view: View) -> View:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, slug: str, **kwargs: Any) -> HttpResponse:
+            membership = membership_for(request, slug, needed)
+            request.membership = membership  # type: ignore[attr-defined]
+            request.project = membership.project  # type: ignore[attr-defined]
+            return view(request, *args, slug=slug, **kwargs)
+
+        guarded = login_required(wrapper)
+        guarded.access_rule = needed  # type: ignore[attr-defined]
+        return guarded
+
+    return decorator

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.utils.translation import gettext_lazy as _
+
+from annotator.models import Membership, Project, Role
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(label=_("Username"), max_length=150)
+    role = forms.ChoiceField(label=_("Role"), choices=Role.choices, initial=Role.EDITOR)
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.project = project
+
+    def clean_username(self) -> Any:
+        username = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=username, is_active=True).first()
+        if user is None:
+            raise forms.ValidationError(
+                _("No active user is called “%(username)s”. Ask an administrator to create the account first."),
+                params={"username": username},
+            )
+        if Membership.objects.filter(project=self.project, user=user).exists():
+            raise forms.ValidationError(
+                _("%(username)s is already a member of this project."), params={"username": username}
+            )
+        return user
+
+    def save(self) -> Membership:
+        return Membership.objects.create(
+            project=self.project, user=self.cleaned_data["username"], role=self.cleaned_data["role"]
+        )
+
+
+class MemberRoleForm(forms.Form):
+    role = forms.ChoiceField(label=_("Role"), choices=Role.choices)
+
+    def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.membership = membership
+
+    def clean_role(self) -> str:
+        role = self.cleaned_data["role"]
+        if role != Role.OWNER and self.membership.is_last_owner:
+            raise forms.ValidationError(_("A project needs at least one owner: make someone else owner first."))
+        return role

@@ -1,0 +1,115 @@
+"""Projects and the roles people hold in them.
+
+Every page of the app lives inside one project, and a person's role in that project decides what
+they may do there. The ordering editor < reviewer < owner is the whole permission model: each role
+can do everything the roles below it can.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+
+class Role(models.TextChoices):
+    EDITOR = "editor", _("Editor")
+    REVIEWER = "reviewer", _("Reviewer")
+    OWNER = "owner", _("Owner")
+
+    @property
+    def rank(self) -> int:
+        return ROLE_RANK[self]
+
+    def includes(self, other: Role) -> bool:
+        """True when this role may do everything `other` may."""
+        return self.rank >= other.rank
+
+
+ROLE_RANK = {Role.EDITOR: 1, Role.REVIEWER: 2, Role.OWNER: 3}
+
+
+class ProjectQuerySet(models.QuerySet["Project"]):
+    def for_user(self, user: AbstractBaseUser | AnonymousUser) -> ProjectQuerySet:
+        """Projects the user is a member of; the only way views should list projects."""
+        if not user.is_authenticated or not user.is_active:
+            return self.none()
+        return self.filter(memberships__user=user)
+
+
+class Project(models.Model):
+    name = models.CharField(_("name"), max_length=200)
+    # Many editors work in Chinese: a project may carry its name in both UI languages.
+    name_zh_hans = models.CharField(_("name in Simplified Chinese"), max_length=200, blank=True)
+    slug = models.SlugField(_("slug"), max_length=80, unique=True)
+    description = models.TextField(_("description"), blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    objects = ProjectQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("project")
+        verbose_name_plural = _("projects")
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("project_detail", kwargs={"slug": self.slug})
+
+    @property
+    def display_name(self) -> str:
+        """The name in the active UI language, falling back to the main name."""
+        if self.name_zh_hans and get_language() == "zh-hans":
+            return self.name_zh_hans
+        return self.name
+
+    def owner_count(self) -> int:
+        return self.memberships.filter(role=Role.OWNER).count()
+
+
+class MembershipQuerySet(models.QuerySet["Membership"]):
+    def with_users(self) -> MembershipQuerySet:
+        return self.select_related("user").order_by("user__username")
+
+
+class Membership(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    # PROTECT: people are never deleted out from under their work; deactivate them instead.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="memberships")
+    role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.EDITOR)
+    added_at = models.DateTimeField(_("added at"), auto_now_add=True)
+
+    objects = MembershipQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="membership_unique_user_per_project"),
+            models.CheckConstraint(
+                condition=models.Q(role__in=[r.value for r in Role]), name="membership_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.project} · {self.get_role_display()}"
+
+    @property
+    def role_enum(self) -> Role:
+        return Role(self.role)
+
+    def can(self, needed: Role) -> bool:
+        return self.role_enum.includes(needed)
+
+    @property
+    def is_last_owner(self) -> bool:
+        return self.role == Role.OWNER and self.project.owner_count() == 1

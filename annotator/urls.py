@@ -1,0 +1,23 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from django.views.i18n import set_language
+
+from annotator.access import public
+from annotator.views import projects
+
+project_patterns = [
+    path("", projects.project_detail, name="project_detail"),
+    path("members/", projects.member_list, name="member_list"),
+    path("members/<int:membership_id>/role/", projects.member_update, name="member_update"),
+    path("members/<int:membership_id>/remove/", projects.member_remove, name="member_remove"),
+]
+
+urlpatterns = [
+    path("", projects.home, name="home"),
+    path("accounts/login/", public(auth_views.LoginView.as_view(redirect_authenticated_user=True)), name="login"),
+    path("accounts/logout/", public(auth_views.LogoutView.as_view()), name="logout"),
+    path("i18n/setlang/", public(set_language), name="set_language"),
+    path("admin/", admin.site.urls),
+    path("p/<slug:slug>/", include(project_patterns)),
+]

@@ -1,0 +1,102 @@
+"""Owners manage members; nobody else can, and a project never loses its last owner."""
+
+from __future__ import annotations
+
+from django.test import Client
+from django.urls import reverse
+
+from annotator.models import Membership, Role
+from tests.conftest import Cast, make_user
+
+
+def test_owner_adds_an_existing_user_with_a_role(cast: Cast, client: Client) -> None:
+    newcomer = make_user("nina")
+    client.force_login(cast.owner)
+    response = client.post(reverse("member_list", kwargs={"slug": "alpha"}), {"username": "nina", "role": "reviewer"})
+    assert response.status_code == 302
+    assert Membership.objects.get(project=cast.alpha, user=newcomer).role == Role.REVIEWER
+
+
+def test_adding_an_unknown_user_says_which_name_was_not_found(cast: Cast, client: Client) -> None:
+    client.force_login(cast.owner)
+    response = client.post(reverse("member_list", kwargs={"slug": "alpha"}), {"username": "ghost", "role": "editor"})
+    assert response.status_code == 200
+    assert "No active user is called “ghost”" in response.content.decode()
+    assert not Membership.objects.filter(user__username="ghost").exists()
+
+
+def test_adding_someone_twice_is_refused(cast: Cast, client: Client) -> None:
+    client.force_login(cast.owner)
+    response = client.post(reverse("member_list", kwargs={"slug": "alpha"}), {"username": "ed", "role": "owner"})
+    assert "already a member" in response.content.decode()
+    assert Membership.objects.get(project=cast.alpha, user=cast.editor).role == Role.EDITOR
+
+
+def test_owner_changes_a_role(cast: Cast, client: Client) -> None:
+    m = Membership.objects.get(project=cast.alpha, user=cast.editor)
+    client.force_login(cast.owner)
+    client.post(reverse("member_update", kwargs={"slug": "alpha", "membership_id": m.pk}), {"role": "reviewer"})
+    m.refresh_from_db()
+    assert m.role == Role.REVIEWER
+
+
+def test_an_invalid_role_is_refused_and_nothing_changes(cast: Cast, client: Client) -> None:
+    m = Membership.objects.get(project=cast.alpha, user=cast.editor)
+    client.force_login(cast.owner)
+    response = client.post(
+        reverse("member_update", kwargs={"slug": "alpha", "membership_id": m.pk}), {"role": "emperor"}, follow=True
+    )
+    m.refresh_from_db()
+    assert m.role == Role.EDITOR
+    assert "emperor" in response.content.decode()
+
+
+def test_the_last_owner_cannot_be_demoted_or_removed(cast: Cast, client: Client) -> None:
+    m = Membership.objects.get(project=cast.alpha, user=cast.owner)
+    client.force_login(cast.owner)
+    client.post(reverse("member_update", kwargs={"slug": "alpha", "membership_id": m.pk}), {"role": "editor"})
+    client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}))
+    m.refresh_from_db()
+    assert m.role == Role.OWNER
+
+
+def test_removing_a_member_keeps_the_user_account(cast: Cast, client: Client) -> None:
+    m = Membership.objects.get(project=cast.alpha, user=cast.editor)
+    client.force_login(cast.owner)
+    client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}))
+    assert not Membership.objects.filter(pk=m.pk).exists()
+    cast.editor.refresh_from_db()
+    assert cast.editor.is_active
+
+
+def test_reviewer_cannot_manage_members(cast: Cast, client: Client) -> None:
+    m = Membership.objects.get(project=cast.alpha, user=cast.editor)
+    client.force_login(cast.reviewer)
+    response = client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}))
+    assert response.status_code == 403
+    assert Membership.objects.filter(pk=m.pk).exists()
+
+
+def test_members_page_htmx_request_returns_only_the_table(cast: Cast, client: Client) -> None:
+    client.force_login(cast.owner)
+    response = client.get(reverse("member_list", kwargs={"slug": "alpha"}), headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert 'id="member-table"' in html
+    assert "<html" not in html
+    assert "olivia" in html
+
+
+def test_home_lists_only_my_projects_with_my_role(cast: Cast, client: Client) -> None:
+    client.force_login(cast.reviewer)
+    html = client.get(reverse("home")).content.decode()
+    assert "Alpha" in html and "Reviewer" in html
+    assert "Beta" not in html
+
+
+def test_a_deactivated_member_is_treated_as_an_outsider(cast: Cast, client: Client) -> None:
+    client.force_login(cast.editor)
+    cast.editor.is_active = False
+    cast.editor.save()
+    # Django's auth backend logs out an inactive user on the next request: back to login.
+    response = client.get(reverse("project_detail", kwargs={"slug": "alpha"}))
+    assert response.status_code == 302

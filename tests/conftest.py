@@ -1,0 +1,65 @@
+"""Shared test helpers: a tiny user factory and a cast with stated roles.
+
+The cast, in project "Alpha": owner Olivia, reviewer Rita, editors Ed and Eve. Otto owns project
+"Beta" and is a member of nothing else: Otto must never see anything of Alpha's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
+
+from annotator.models import Membership, Project, Role
+
+PASSWORD = "correct horse battery staple"
+
+
+def make_user(username: str, **kwargs: Any) -> AbstractUser:
+    kwargs.setdefault("email", f"{username}@example.com")
+    user = get_user_model().objects.create_user(username=username, password=PASSWORD, **kwargs)
+    return user
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hasher(settings: Any) -> None:
+    # PBKDF2 at production strength costs ~0.3 s per user; tests create many.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@dataclass
+class Cast:
+    alpha: Project
+    beta: Project
+    owner: AbstractUser
+    reviewer: AbstractUser
+    editor: AbstractUser
+    editor2: AbstractUser
+    outsider: AbstractUser
+
+    def by_role(self, role: Role) -> AbstractUser:
+        return {Role.OWNER: self.owner, Role.REVIEWER: self.reviewer, Role.EDITOR: self.editor}[role]
+
+
+@pytest.fixture
+def cast(db: None) -> Cast:
+    alpha = Project.objects.create(name="Alpha", slug="alpha")
+    beta = Project.objects.create(name="Beta", slug="beta")
+    c = Cast(
+        alpha=alpha,
+        beta=beta,
+        owner=make_user("olivia"),
+        reviewer=make_user("rita"),
+        editor=make_user("ed"),
+        editor2=make_user("eve"),
+        outsider=make_user("otto"),
+    )
+    Membership.objects.create(project=alpha, user=c.owner, role=Role.OWNER)
+    Membership.objects.create(project=alpha, user=c.reviewer, role=Role.REVIEWER)
+    Membership.objects.create(project=alpha, user=c.editor, role=Role.EDITOR)
+    Membership.objects.create(project=alpha, user=c.editor2, role=Role.EDITOR)
+    Membership.objects.create(project=beta, user=c.outsider, role=Role.OWNER)
+    return c

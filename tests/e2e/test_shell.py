@@ -1,0 +1,39 @@
+"""The shell as a person meets it: log in, find the project, read it in Chinese, log out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from annotator.management.commands.demo import DEMO_PASSWORD, build_demo
+from tests.e2e.conftest import log_in
+
+
+def test_editor_logs_in_sees_the_demo_switches_to_chinese_and_logs_out(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    build_demo()
+    log_in(page, live_server.url, "editor-a", DEMO_PASSWORD)
+
+    expect(page.get_by_role("heading", name="Your projects")).to_be_visible()
+    page.get_by_role("link", name="Help center demo").click()
+    expect(page.get_by_role("heading", name="Help center demo")).to_be_visible()
+    expect(page.get_by_text("Your role: Editor")).to_be_visible()
+
+    page.get_by_label("Language").select_option("zh-hans")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+    expect(page.get_by_role("heading", name="帮助中心示例")).to_be_visible()
+    expect(page.get_by_text("你的角色：编辑")).to_be_visible()
+
+    page.get_by_role("button", name="退出登录").click()
+    # Logging out lands on the login page, still in the language the person chose.
+    expect(page.get_by_role("heading", name="登录")).to_be_visible()
+    page.goto(f"{live_server.url}/")
+    expect(page).to_have_url(f"{live_server.url}/accounts/login/?next=/")
+
+
+def test_wrong_password_shows_a_clear_error(page: Page, live_server: Any, transactional_db: None) -> None:
+    build_demo()
+    log_in(page, live_server.url, "editor-a", "not-the-password")
+    expect(page.get_by_role("alert")).to_contain_text("didn't match")

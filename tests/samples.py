@@ -1,0 +1,27 @@
+"""Sample URL arguments for the access-matrix test.
+
+Every URL kwarg of every project-scoped view needs a sample value here, built from objects of the
+given project. A new view whose kwargs have no sample makes the access matrix fail, on purpose:
+add the objects it needs below so the new view is checked like every other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.models import Membership, Project, Role
+
+
+def sample_kwargs(project: Project) -> dict[str, Any]:
+    """One existing object of `project` for each URL kwarg name used by the app's views."""
+    editor_membership = Membership.objects.filter(project=project).exclude(role=Role.OWNER).first()
+    if editor_membership is None:  # project Beta has only its owner: give it a second member
+        from tests.conftest import make_user
+
+        editor_membership = Membership.objects.create(
+            project=project, user=make_user(f"sample-{project.slug}"), role=Role.EDITOR
+        )
+    return {
+        "slug": project.slug,
+        "membership_id": editor_membership.pk,
+    }
