@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import set_language
 
+from annotator import urls_disputes, urls_grading, urls_pools
 from annotator.access import public
 from annotator.views import projects
 
@@ -11,6 +12,9 @@ project_patterns = [
     path("members/", projects.member_list, name="member_list"),
     path("members/<int:membership_id>/role/", projects.member_update, name="member_update"),
     path("members/<int:membership_id>/remove/", projects.member_remove, name="member_remove"),
+    *urls_grading.urlpatterns,
+    *urls_disputes.urlpatterns,
+    *urls_pools.urlpatterns,
 ]
 
 urlpatterns = [

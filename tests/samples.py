@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotator.models import Membership, Project, Role
+from tests.sample_objects import disputes, evaluation, grading, pools
 
 
 def sample_kwargs(project: Project) -> dict[str, Any]:
@@ -21,7 +22,8 @@ def sample_kwargs(project: Project) -> dict[str, Any]:
         editor_membership = Membership.objects.create(
             project=project, user=make_user(f"sample-{project.slug}"), role=Role.EDITOR
         )
-    return {
-        "slug": project.slug,
-        "membership_id": editor_membership.pk,
-    }
+    samples: dict[str, Any] = {"slug": project.slug, "membership_id": editor_membership.pk}
+    # Each area adds the kwargs of its own views, in its own module of tests/sample_objects/.
+    for area in (grading, disputes, pools, evaluation):
+        samples.update(area.sample_kwargs(project))
+    return samples

@@ -75,3 +75,12 @@ def test_demo_command_raises_command_error_when_debug_is_off(db: None, settings:
     settings.DEBUG = False
     with pytest.raises(CommandError):
         call_command("demo")
+
+
+def test_every_model_is_registered_in_the_admin() -> None:
+    from django.apps import apps
+    from django.contrib import admin
+
+    for app_label in ("annotator", "evaluation"):
+        for model in apps.get_app_config(app_label).get_models():
+            assert admin.site.is_registered(model), f"{model.__name__} is not registered in the admin"

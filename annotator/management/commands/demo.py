@@ -13,6 +13,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from annotator.demo_data import DemoContext
+from annotator.demo_data import disputes as demo_disputes
+from annotator.demo_data import grading as demo_grading
+from annotator.demo_data import pools as demo_pools
 from annotator.models import Membership, Project, Role
 
 DEMO_PASSWORD = "ranking-lab-demo"
@@ -23,6 +27,8 @@ DEMO_USERS = [
     ("editor-b", Role.EDITOR),
 ]
 DEMO_SLUG = "help-center-demo"
+# Each feature adds its seed data in turn; later steps rely on what earlier ones made.
+DEMO_STEPS = [demo_grading.build, demo_disputes.build, demo_pools.build]
 
 
 @transaction.atomic
@@ -36,6 +42,7 @@ def build_demo() -> Project:
             "description": "The seeds' help-center example: grade, dispute, freeze and compare.",
         },
     )
+    users = {}
     for username, role in DEMO_USERS:
         user, created = User.objects.get_or_create(username=username)
         if created or not user.check_password(DEMO_PASSWORD):
@@ -43,6 +50,10 @@ def build_demo() -> Project:
             user.is_active = True
             user.save()
         Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+        users[username] = user
+    ctx = DemoContext(project=project, users=users)
+    for step in DEMO_STEPS:
+        step(ctx)
     return project
 
 

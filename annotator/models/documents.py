@@ -1,0 +1,221 @@
+"""What is graded: documents (with every version kept), queries, and the versioned criteria."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils.translation import gettext_lazy as _
+
+from annotator.models.projects import Project
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+
+class Unit(models.TextChoices):
+    """The unit that was graded. Dedupe and scoring work on this unit's IDs, never across units."""
+
+    DOCUMENT = "document", _("Document")
+    PAGE = "page", _("Page")
+    CHUNK = "chunk", _("Chunk")
+
+
+def content_hash(title: str, body: str, url: str) -> str:
+    """SHA-256 of what an editor reads; a change here makes existing grades stale."""
+    h = hashlib.sha256()
+    for part in (title, body, url):
+        data = part.encode("utf-8")
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()
+
+
+class DocumentQuerySet(models.QuerySet["Document"]):
+    def in_project(self, project: Project) -> DocumentQuerySet:
+        return self.filter(project=project)
+
+
+class Document(models.Model):
+    """The current version of a document; `versions` keeps every version ever graded."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(_("external ID"), max_length=255)
+    unit = models.CharField(_("unit"), max_length=16, choices=Unit.choices, default=Unit.DOCUMENT)
+    title = models.CharField(_("title"), max_length=500, blank=True)
+    body = models.TextField(_("body"), blank=True)
+    url = models.URLField(_("URL"), max_length=2000, blank=True)
+    content_hash = models.CharField(_("content hash"), max_length=64)
+    version = models.PositiveIntegerField(_("version"), default=1)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    objects = DocumentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["external_id"]
+        verbose_name = _("document")
+        verbose_name_plural = _("documents")
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="document_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} · {self.title}" if self.title else self.external_id
+
+    @property
+    def current_version(self) -> DocumentVersion:
+        return self.versions.get(version=self.version)
+
+    @classmethod
+    @transaction.atomic
+    def upsert(
+        cls, *, project: Project, external_id: str, title: str, body: str, url: str = "", unit: str = Unit.DOCUMENT
+    ) -> tuple[Document, str]:
+        """Create, update to a new version, or leave alone. Returns (document, "created"|"updated"|"unchanged")."""
+        digest = content_hash(title, body, url)
+        doc = cls.objects.select_for_update().filter(project=project, external_id=external_id).first()
+        if doc is None:
+            doc = cls.objects.create(
+                project=project, external_id=external_id, unit=unit, title=title, body=body, url=url,
+                content_hash=digest, version=1,
+            )
+            DocumentVersion.objects.create(document=doc, version=1, title=title, body=body, url=url, content_hash=digest)
+            return doc, "created"
+        if doc.content_hash == digest and doc.unit == unit:
+            return doc, "unchanged"
+        if doc.content_hash != digest:
+            doc.version += 1
+            DocumentVersion.objects.create(
+                document=doc, version=doc.version, title=title, body=body, url=url, content_hash=digest
+            )
+        doc.title, doc.body, doc.url, doc.unit, doc.content_hash = title, body, url, unit, digest
+        doc.save()
+        return doc, "updated"
+
+
+class DocumentVersion(models.Model):
+    """One immutable version of a document's content, as graded."""
+
+    # Grades point at the version they were made on (PROTECT there), so a graded document cannot be
+    # deleted through this cascade.
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField(_("version"))
+    title = models.CharField(_("title"), max_length=500, blank=True)
+    body = models.TextField(_("body"), blank=True)
+    url = models.URLField(_("URL"), max_length=2000, blank=True)
+    content_hash = models.CharField(_("content hash"), max_length=64)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["document", "version"]
+        verbose_name = _("document version")
+        verbose_name_plural = _("document versions")
+        constraints = [
+            models.UniqueConstraint(fields=["document", "version"], name="document_version_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document.external_id} v{self.version}"
+
+
+class Query(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queries")
+    external_id = models.CharField(_("external ID"), max_length=255)
+    text = models.TextField(_("query text"))
+    information_need = models.TextField(
+        _("information need"), blank=True, help_text=_("What a complete answer must contain.")
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["external_id"]
+        verbose_name = _("query")
+        verbose_name_plural = _("queries")
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="query_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} · {self.text[:60]}"
+
+
+# The contract's default criteria (../shared/evaluation-contract.md), editable and versioned.
+DEFAULT_CRITERIA = {
+    3: _("Answers the question directly: the key steps and the conditions (e.g. entry point, field, deadline)."),
+    2: _("Substantive help, but an important condition is missing."),
+    1: _("Background only (related topic, does not answer)."),
+    0: _("No help for this question."),
+}
+
+
+class CriteriaChange(models.TextChoices):
+    INITIAL = "initial", _("Initial version")
+    MEANING = "meaning", _("Meaning-changing: earlier grades need re-checking")
+    WORDING = "wording", _("Wording only: earlier grades stand")
+
+
+class CriteriaVersionQuerySet(models.QuerySet["CriteriaVersion"]):
+    def current_for(self, project: Project) -> CriteriaVersion:
+        """The project's newest criteria, created from the contract's defaults on first use."""
+        current = self.filter(project=project).order_by("-number").first()
+        if current is None:
+            current = self.create(
+                project=project, number=1, change=CriteriaChange.INITIAL,
+                level_3=str(DEFAULT_CRITERIA[3]), level_2=str(DEFAULT_CRITERIA[2]),
+                level_1=str(DEFAULT_CRITERIA[1]), level_0=str(DEFAULT_CRITERIA[0]),
+            )
+        return current
+
+
+class CriteriaVersion(models.Model):
+    """The written grading criteria; editing creates a new version, never changes an old one."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="criteria_versions")
+    number = models.PositiveIntegerField(_("version"))
+    level_3 = models.TextField(_("grade 3"))
+    level_2 = models.TextField(_("grade 2"))
+    level_1 = models.TextField(_("grade 1"))
+    level_0 = models.TextField(_("grade 0"))
+    change = models.CharField(_("kind of change"), max_length=16, choices=CriteriaChange.choices)
+    note = models.TextField(_("note"), blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    objects = CriteriaVersionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project", "-number"]
+        verbose_name = _("criteria version")
+        verbose_name_plural = _("criteria versions")
+        constraints = [
+            models.UniqueConstraint(fields=["project", "number"], name="criteria_version_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} · criteria v{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise ValueError("A criteria version is never edited: create the next version instead.")
+        super().save(*args, **kwargs)
+
+    def levels(self) -> list[tuple[int, str]]:
+        return [(3, self.level_3), (2, self.level_2), (1, self.level_1), (0, self.level_0)]
+
+    @classmethod
+    @transaction.atomic
+    def publish(
+        cls, *, project: Project, levels: dict[int, str], change: str, note: str, by: AbstractBaseUser
+    ) -> CriteriaVersion:
+        """Create the next version. Callers mark grades stale for a meaning-changing edit."""
+        latest = cls.objects.select_for_update().filter(project=project).order_by("-number").first()
+        number = (latest.number if latest else 0) + 1
+        return cls.objects.create(
+            project=project, number=number, change=change, note=note, created_by=by,
+            level_3=levels[3], level_2=levels[2], level_1=levels[1], level_0=levels[0],
+        )

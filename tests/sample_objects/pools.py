@@ -1,0 +1,9 @@
+"""Sample URL kwargs for the pools views (see tests/samples.py)."""
+
+from typing import Any
+
+from annotator.models import Project
+
+
+def sample_kwargs(project: Project) -> dict[str, Any]:
+    return {}
