@@ -41,7 +41,9 @@ class PoolVersion(models.Model):
     grading_set = models.ForeignKey(
         "annotator.GradingSet", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
-    # Canonical-serialisation SHA-256 of the judgments (documented in the README).
+    # The judgments in their canonical serialisation (documented in the README) and its SHA-256.
+    # Scores load from this text after re-checking the hash, so a tampered row can never score.
+    canonical = models.TextField(_("canonical serialisation"), editable=False)
     sha256 = models.CharField(_("SHA-256"), max_length=64)
     # Criteria version numbers used, pooling provenance, exclusions (pair + reason), counts per grade.
     criteria_versions = models.JSONField(_("criteria versions"), default=list)
