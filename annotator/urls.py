@@ -6,6 +6,7 @@ from django.views.i18n import set_language
 from annotator import urls_disputes, urls_grading, urls_pools
 from annotator.access import public
 from annotator.views import projects
+from evaluation import urls as evaluation_urls
 
 project_patterns = [
     path("", projects.project_detail, name="project_detail"),
@@ -15,6 +16,7 @@ project_patterns = [
     *urls_grading.urlpatterns,
     *urls_disputes.urlpatterns,
     *urls_pools.urlpatterns,
+    *evaluation_urls.urlpatterns,
 ]
 
 urlpatterns = [

@@ -2,12 +2,55 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.projects import Project
+
+
+class PoolIntegrityError(Exception):
+    """A stored pool version no longer matches its hash: never score against it."""
+
+
+def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
+    """The text a pool version's SHA-256 is computed over.
+
+    One line per judgment, `query_id TAB doc_id TAB grade LF`, sorted by (query_id, doc_id) in
+    Unicode code point order, encoded as UTF-8, no header. Only the judgments count (not who
+    froze it, nor where grades came from), so the hash is the same whichever export format or
+    database holds them and anyone can recompute it from an export.
+    """
+    rows = []
+    seen: set[tuple[str, str]] = set()
+    for query_id, doc_id, grade in judgments:
+        for value in (query_id, doc_id):
+            if not value or value != value.strip() or any(c in value for c in "\t\n\r"):
+                raise ValueError(f"ID {value!r} is empty, padded with spaces or contains a tab or line break")
+        if type(grade) is not int or not 0 <= grade <= 3:
+            raise ValueError(f"grade {grade!r} of ({query_id}, {doc_id}) is not an integer 0..3")
+        if (query_id, doc_id) in seen:
+            raise ValueError(f"pair ({query_id}, {doc_id}) appears twice")
+        seen.add((query_id, doc_id))
+        rows.append((query_id, doc_id, grade))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return "".join(f"{q}\t{d}\t{g}\n" for q, d, g in rows)
+
+
+def sha256_hex(canonical: str) -> str:
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def parse_canonical(canonical: str) -> dict[str, dict[str, int]]:
+    grades: dict[str, dict[str, int]] = {}
+    for line in canonical.splitlines():
+        query_id, doc_id, grade = line.split("\t")
+        grades.setdefault(query_id, {})[doc_id] = int(grade)
+    return grades
 
 
 class Pool(models.Model):
@@ -66,6 +109,17 @@ class PoolVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pool} v{self.number}"
+
+    def verify(self) -> None:
+        if sha256_hex(self.canonical) != self.sha256:
+            raise PoolIntegrityError(
+                f"{self}: stored judgments do not match SHA-256 {self.sha256[:12]}…; refusing to use them"
+            )
+
+    def judgments_by_query(self) -> dict[str, dict[str, int]]:
+        """{query_id: {doc_id: grade}} for scoring, after checking the hash (loud on mismatch)."""
+        self.verify()
+        return parse_canonical(self.canonical)
 
 
 class PoolJudgment(models.Model):

@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotator.demo_data import DemoContext
+from annotator.demo_data import comparisons as demo_comparisons
 from annotator.demo_data import disputes as demo_disputes
 from annotator.demo_data import grading as demo_grading
 from annotator.demo_data import pools as demo_pools
@@ -28,7 +29,7 @@ DEMO_USERS = [
 ]
 DEMO_SLUG = "help-center-demo"
 # Each feature adds its seed data in turn; later steps rely on what earlier ones made.
-DEMO_STEPS = [demo_grading.build, demo_disputes.build, demo_pools.build]
+DEMO_STEPS = [demo_grading.build, demo_disputes.build, demo_pools.build, demo_comparisons.build]
 
 
 @transaction.atomic
