@@ -1,7 +1,53 @@
-"""Demo data for the pools feature; called by annotator/management/commands/demo.py in order."""
+"""Demo data for the pools feature; called by annotator/management/commands/demo.py in order.
+
+Runs after the disputes step, which leaves q1/B of "Phone number change" in review (editor-a 2,
+editor-b 3) and everything else unanimous. Here the reviewer settles B as 2, then both sets are
+frozen: "Phone number change" v1 (A3 B2 C1 D0 E0) and "Seed 000" v1 (J-A 3, J-B 2, J-C 1, J-D 0).
+
+Idempotent: a settled dispute or an already frozen set is left alone. When the earlier steps have
+not produced final grades (a partial checkout), the step skips what it cannot do instead of failing.
+"""
+
+from __future__ import annotations
+
+import logging
 
 from annotator.demo_data import DemoContext
+from annotator.models import Dispute, DisputeStatus, GradingSet, PoolVersion
+from annotator.services.disputes import dispute_settle
+from annotator.services.pools import freeze_preview, pool_freeze
+
+log = logging.getLogger(__name__)
+
+SETS = ("Phone number change", "Seed 000")
+B_NOTE = (
+    "说明了提交后如何申请修改，但没有截止时间：缺少一个重要条件，按标准给 2 分。"
+    " / Explains how to request a change after submitting but gives no deadline: an important condition "
+    "is missing, so 2 by the criteria."
+)
 
 
 def build(ctx: DemoContext) -> None:
-    """Nothing yet: the pools issue extends the demo here."""
+    reviewer = ctx.users["reviewer"]
+    dispute = (
+        Dispute.objects.filter(
+            candidate__grading_set__project=ctx.project,
+            candidate__grading_set__name="Phone number change",
+            candidate__query__external_id="q1",
+            candidate__document__external_id="B",
+        )
+        .select_related("candidate")
+        .first()
+    )
+    if dispute is not None and dispute.status == DisputeStatus.IN_REVIEW:
+        dispute_settle(dispute=dispute, by=reviewer, grade=2, note=B_NOTE)
+
+    for name in SETS:
+        grading_set = GradingSet.objects.filter(project=ctx.project, name=name).first()
+        if grading_set is None or PoolVersion.objects.filter(grading_set=grading_set).exists():
+            continue
+        preview = freeze_preview(grading_set)
+        if preview.blockers or not preview.ready:
+            log.warning("demo: %s is not ready to freeze (%d pairs blocked); skipped", name, len(preview.blockers))
+            continue
+        pool_freeze(grading_set=grading_set, by=reviewer)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.projects import Project
@@ -15,6 +19,17 @@ from annotator.models.projects import Project
 
 class PoolIntegrityError(Exception):
     """A stored pool version no longer matches its hash: never score against it."""
+
+
+class PoolImmutableError(Exception):
+    """Someone tried to change or delete a frozen pool version or one of its judgments."""
+
+
+# How the hash is computed, written into every export manifest so anyone can recompute it.
+CANONICAL_RULE = (
+    "One line per judgment: query_id TAB doc_id TAB grade LF, sorted by (query_id, doc_id) in "
+    "Unicode code point order, encoded as UTF-8, no header; sha256 is the hex SHA-256 of those bytes."
+)
 
 
 def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
@@ -53,12 +68,19 @@ def parse_canonical(canonical: str) -> dict[str, dict[str, int]]:
     return grades
 
 
+class PoolQuerySet(models.QuerySet["Pool"]):
+    def in_project(self, project: Project) -> PoolQuerySet:
+        return self.filter(project=project)
+
+
 class Pool(models.Model):
     """A named lineage of frozen versions (1, 2, ...)."""
 
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="pools")
     name = models.CharField(_("name"), max_length=200)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    objects = PoolQuerySet.as_manager()
 
     class Meta:
         ordering = ["project", "name"]
@@ -69,13 +91,123 @@ class Pool(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def latest_version(self) -> PoolVersion | None:
+        return self.versions.order_by("-number").first()
+
+    @classmethod
+    def unique_name(cls, project: Project, wanted: str) -> str:
+        """`wanted`, or `wanted (2)`, `(3)`... so a new lineage never takes over an existing one."""
+        name, n = wanted[:190], 1
+        while cls.objects.filter(project=project, name=name).exists():
+            n += 1
+            name = f"{wanted[:190]} ({n})"
+        return name
+
+
+class ImmutableQuerySet(models.QuerySet):
+    """Frozen rows are written once (create / bulk_create) and then never changed or deleted.
+
+    Every bulk path Django offers is closed here; `save()`/`delete()` on the instances are closed
+    on the models; PostgreSQL adds a trigger (migration pools_immutability_triggers) for raw SQL.
+    """
+
+    def _refuse(self, what: str) -> PoolImmutableError:
+        return PoolImmutableError(
+            f"{self.model._meta.verbose_name_plural} are frozen: {what} is refused. "
+            "Start a new version instead."
+        )
+
+    def update(self, **kwargs: Any) -> int:
+        raise self._refuse("QuerySet.update()")
+
+    def _update(self, values: Any) -> int:
+        raise self._refuse("an UPDATE")
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise self._refuse("bulk_update()")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise self._refuse("QuerySet.delete()")
+
+    def _raw_delete(self, using: Any) -> int:
+        raise self._refuse("a DELETE")
+
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        if kwargs.get("update_conflicts") or kwargs.get("ignore_conflicts"):
+            # An upsert would overwrite frozen rows; ignoring conflicts would silently drop new ones.
+            raise self._refuse("bulk_create() with update_conflicts/ignore_conflicts")
+        return super().bulk_create(objs, *args, **kwargs)
+
+
+class ImmutableModel(models.Model):
+    """Instances may be inserted once; saving an existing row or deleting one raises."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise PoolImmutableError(f"{self._meta.verbose_name} {self} is frozen: it cannot be changed.")
+        # force_insert: a hand-set primary key of an existing row must fail, not turn into an UPDATE.
+        kwargs["force_insert"] = True
+        kwargs.pop("force_update", None)
+        kwargs.pop("update_fields", None)
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise PoolImmutableError(f"{self._meta.verbose_name} {self} is frozen: it cannot be deleted.")
+
+
+class PoolVersionQuerySet(ImmutableQuerySet):
+    def in_project(self, project: Project) -> PoolVersionQuerySet:
+        return self.filter(pool__project=project)
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    kind: str  # "added" | "removed" | "changed"
+    query_id: str
+    doc_id: str
+    old_grade: int | None
+    new_grade: int | None
+
+
+@dataclass(frozen=True)
+class PoolDiff:
+    """What changed from version `old` to version `new`, pair by pair, in canonical order."""
+
+    rows: list[DiffRow] = field(default_factory=list)
+
+    def of_kind(self, kind: str) -> list[DiffRow]:
+        return [r for r in self.rows if r.kind == kind]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        c = Counter(r.kind for r in self.rows)
+        return {k: c.get(k, 0) for k in ("added", "removed", "changed")}
+
+
+def diff_judgments(old: dict[str, dict[str, int]], new: dict[str, dict[str, int]]) -> PoolDiff:
+    """Pairs only in `new` (added), only in `old` (removed) and in both with another grade (changed)."""
+    rows = []
+    for query_id in sorted(old.keys() | new.keys()):
+        a, b = old.get(query_id, {}), new.get(query_id, {})
+        for doc_id in sorted(a.keys() | b.keys()):
+            if doc_id not in a:
+                rows.append(DiffRow("added", query_id, doc_id, None, b[doc_id]))
+            elif doc_id not in b:
+                rows.append(DiffRow("removed", query_id, doc_id, a[doc_id], None))
+            elif a[doc_id] != b[doc_id]:
+                rows.append(DiffRow("changed", query_id, doc_id, a[doc_id], b[doc_id]))
+    return PoolDiff(rows)
+
 
 class PoolVersionSource(models.TextChoices):
     FROZEN = "frozen", _("Frozen from a grading set")
     IMPORTED = "imported", _("Imported from a file")
 
 
-class PoolVersion(models.Model):
+class PoolVersion(ImmutableModel):
     """Version N of a pool. Immutable once written: see the pools issue and its triggers."""
 
     pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="versions")
@@ -98,8 +230,13 @@ class PoolVersion(models.Model):
     frozen_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     frozen_at = models.DateTimeField(_("frozen at"), auto_now_add=True)
 
+    objects = PoolVersionQuerySet.as_manager()
+
     class Meta:
         ordering = ["pool", "-number"]
+        # Django's internal paths (save's UPDATE, related lookups) use the base manager: make it
+        # the refusing one too.
+        base_manager_name = "objects"
         verbose_name = _("pool version")
         verbose_name_plural = _("pool versions")
         constraints = [
@@ -110,10 +247,16 @@ class PoolVersion(models.Model):
     def __str__(self) -> str:
         return f"{self.pool} v{self.number}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self._state.adding:
+            self.verify()  # a version is born consistent with its hash, or not at all
+        super().save(*args, **kwargs)
+
     def verify(self) -> None:
         if sha256_hex(self.canonical) != self.sha256:
             raise PoolIntegrityError(
-                f"{self}: stored judgments do not match SHA-256 {self.sha256[:12]}…; refusing to use them"
+                gettext("%(version)s: stored judgments do not match SHA-256 %(hash)s…; refusing to use them")
+                % {"version": self, "hash": self.sha256[:12]}
             )
 
     def judgments_by_query(self) -> dict[str, dict[str, int]]:
@@ -121,8 +264,102 @@ class PoolVersion(models.Model):
         self.verify()
         return parse_canonical(self.canonical)
 
+    @property
+    def hash_prefix(self) -> str:
+        return self.sha256[:12]
 
-class PoolJudgment(models.Model):
+    def integrity_problems(self, limit: int = 20) -> list[str]:
+        """Everything that disagrees with the hash: the canonical text, then the judgment rows.
+
+        Empty when the version is intact. Scores load from `canonical` (checked by `verify`); the
+        rows feed the pages and exports, so they are compared against it too.
+        """
+        problems: list[str] = []
+        if sha256_hex(self.canonical) != self.sha256:
+            problems.append(
+                gettext("The stored canonical text hashes to %(actual)s…, not the recorded SHA-256 %(recorded)s….")
+                % {"actual": sha256_hex(self.canonical)[:12], "recorded": self.sha256[:12]}
+            )
+            return problems
+        expected = {(q, d): g for q, docs in parse_canonical(self.canonical).items() for d, g in docs.items()}
+        actual: dict[tuple[str, str], int] = {}
+        for q, d, g in self.judgments.values_list("query_id", "doc_id", "grade"):
+            actual[(q, d)] = g
+        for pair in sorted(expected.keys() | actual.keys()):
+            if len(problems) >= limit:
+                problems.append(gettext("… and more."))
+                break
+            where = {"query": pair[0], "doc": pair[1]}
+            if pair not in actual:
+                problems.append(gettext("Judgment (%(query)s, %(doc)s) is missing from the stored rows.") % where)
+            elif pair not in expected:
+                problems.append(
+                    gettext("Stored row (%(query)s, %(doc)s, %(grade)d) is not in the hashed judgments.")
+                    % {**where, "grade": actual[pair]}
+                )
+            elif actual[pair] != expected[pair]:
+                problems.append(
+                    gettext("Stored row (%(query)s, %(doc)s) has grade %(stored)d, the hashed judgments say %(hashed)d.")
+                    % {**where, "stored": actual[pair], "hashed": expected[pair]}
+                )
+        return problems
+
+    def verified_rows(self) -> list[tuple[str, str, int]]:
+        """(query_id, doc_id, grade) in canonical order after the hash check; what exports write."""
+        return [(q, d, g) for q, docs in self.judgments_by_query().items() for d, g in docs.items()]
+
+    def per_query_counts(self) -> list[dict[str, Any]]:
+        """One row per query: judgments and how many of each grade, from the verified judgments."""
+        rows = []
+        for query_id, docs in sorted(self.judgments_by_query().items()):
+            by_grade = Counter(docs.values())
+            rows.append({"query_id": query_id, "total": len(docs), "by_grade": [by_grade.get(g, 0) for g in range(4)]})
+        return rows
+
+    def diff(self, other: PoolVersion) -> PoolDiff:
+        """Changes from this version to `other` (both hash-checked)."""
+        return diff_judgments(self.judgments_by_query(), other.judgments_by_query())
+
+    def evidence_gap(self) -> models.QuerySet[PoolJudgment]:
+        """Judgments whose document has a newer version now than the one that was graded.
+
+        The pool does not change (it is frozen): the page warns so a reader knows the grades may
+        describe content that is no longer what users see.
+        """
+        return (
+            self.judgments.filter(document_version__isnull=False)
+            .filter(document_version__version__lt=F("document_version__document__version"))
+            .select_related("document_version__document")
+        )
+
+    def manifest(self, fmt: str | None = None) -> dict[str, Any]:
+        """What an export carries beside the data so the file can be checked and traced."""
+        data: dict[str, Any] = {
+            "pool": self.pool.name,
+            "project": self.pool.project.slug,
+            "version": self.number,
+            "source": self.source,
+            "sha256": self.sha256,
+            "canonical_serialisation": CANONICAL_RULE,
+            "criteria_versions": self.criteria_versions,
+            "provenance": self.provenance,
+            "counts": self.counts,
+            "exclusions": self.exclusions,
+            "frozen_by": self.frozen_by.get_username(),
+            "frozen_at": self.frozen_at.isoformat(),
+        }
+        if self.file_name:
+            data["imported_file"] = {"name": self.file_name, "sha256": self.file_sha256}
+        if fmt is not None:
+            data["format"] = fmt
+        return data
+
+
+class PoolJudgmentQuerySet(ImmutableQuerySet):
+    pass
+
+
+class PoolJudgment(ImmutableModel):
     """One frozen (query, document, grade), bound to the external IDs scores are computed on."""
 
     version = models.ForeignKey(PoolVersion, on_delete=models.PROTECT, related_name="judgments")
@@ -135,8 +372,11 @@ class PoolJudgment(models.Model):
         "annotator.DocumentVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
 
+    objects = PoolJudgmentQuerySet.as_manager()
+
     class Meta:
         ordering = ["version", "query_id", "doc_id"]
+        base_manager_name = "objects"
         verbose_name = _("pool judgment")
         verbose_name_plural = _("pool judgments")
         constraints = [

@@ -1,16 +1,51 @@
-"""Writing frozen pool versions. The only way a PoolVersion and its judgments come to exist."""
+"""Writing frozen pool versions. The only way a PoolVersion and its judgments come to exist.
+
+- `pool_version_create`: the low-level writer (canonical text, hash, counts, rows).
+- `pool_freeze`: a grading set's final grades -> the next version of the set's pool.
+- `grading_set_create_from_version`: a frozen version -> a new open grading set to extend it.
+- `pool_import`: a qrels / CSV / JSONL file -> an externally sourced version (see pool_formats).
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+import hashlib
+import io
+import json
+import zipfile
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC
+from pathlib import PurePath
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 
-from annotator.models import GradingSet, Pool, PoolJudgment, PoolVersion
-from annotator.models.pools import canonical_serialisation, sha256_hex
+from annotator.models import (
+    Candidate,
+    CandidateSource,
+    CriteriaVersion,
+    Document,
+    FinalGrade,
+    FinalSource,
+    Grade,
+    GradingSet,
+    Membership,
+    Pool,
+    PoolJudgment,
+    PoolVersion,
+    PoolVersionSource,
+    Project,
+    Query,
+    Role,
+)
+from annotator.models.disputes import DisputeStatus
+from annotator.models.pools import PoolIntegrityError, canonical_serialisation, sha256_hex
 
 
 @transaction.atomic
@@ -35,7 +70,10 @@ def pool_version_create(
     """
     rows = list(judgments)
     canonical = canonical_serialisation((q, d, g) for q, d, g, _ in rows)
-    latest = PoolVersion.objects.select_for_update().filter(pool=pool).order_by("-number").first()
+    # Lock the pool row so two writers cannot both take number N+1 (the unique constraint is the
+    # backstop; the lock makes the second writer wait and then take N+2).
+    Pool.objects.select_for_update().filter(pk=pool.pk).first()
+    latest = PoolVersion.objects.filter(pool=pool).order_by("-number").first()
     grades = Counter(g for _, _, g, _ in rows)
     version = PoolVersion.objects.create(
         pool=pool,
@@ -67,3 +105,482 @@ def pool_version_create(
         batch_size=5000,
     )
     return version
+
+
+def _require_role(project: Project, user: AbstractBaseUser, role: Role) -> None:
+    """Services check the role too, so a shell or another view cannot skip the rule."""
+    membership = Membership.objects.filter(project=project, user=user, user__is_active=True).first()
+    if membership is None or not membership.can(role):
+        raise PermissionDenied(
+            _("This needs the %(role)s role in project %(project)s.") % {"role": role.label, "project": project}
+        )
+
+
+# ---- Freezing -------------------------------------------------------------------------------------
+
+OPEN_DISPUTE = "open_dispute"
+NO_FINAL_GRADE = "no_final_grade"
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """A pair that cannot be frozen yet, and why."""
+
+    query_id: str
+    doc_id: str
+    why: str  # OPEN_DISPUTE | NO_FINAL_GRADE
+    detail: str  # human-readable: the dispute status, or how many grades are in
+
+    def as_exclusion(self, reason: str) -> dict[str, str]:
+        return {"query_id": self.query_id, "doc_id": self.doc_id, "why": self.why, "detail": self.detail, "reason": reason}
+
+
+class FreezeError(Exception):
+    """Freezing was refused; the message says why in words a reviewer can act on."""
+
+
+class FreezeBlocked(FreezeError):
+    def __init__(self, blockers: list[Blocker]) -> None:
+        self.blockers = blockers
+        listed = "; ".join(f"({b.query_id}, {b.doc_id}): {b.detail}" for b in blockers[:20])
+        more = _(" and %(n)d more") % {"n": len(blockers) - 20} if len(blockers) > 20 else ""
+        super().__init__(
+            _("Pairs that cannot be frozen yet (%(n)d): %(list)s%(more)s. Settle them, or leave them out with a reason.")
+            % {"n": len(blockers), "list": listed, "more": more}
+        )
+
+
+@dataclass
+class FreezePreview:
+    """What freezing `grading_set` now would record, and what stands in the way."""
+
+    grading_set: GradingSet
+    candidates: list[Candidate]
+    blockers: list[Blocker]
+    ready: list[Candidate]
+    frozen_as: PoolVersion | None  # set when the set was frozen already
+
+    @property
+    def criteria_versions(self) -> list[int]:
+        return sorted({c.final_grade.criteria_version.number for c in self.ready})
+
+    @property
+    def grade_counts(self) -> list[int]:
+        counts = Counter(c.final_grade.grade for c in self.ready)
+        return [counts.get(g, 0) for g in range(4)]
+
+    @property
+    def stale_pairs(self) -> int:
+        return sum(1 for c in self.ready if any(g.stale for g in c.grades.all()))
+
+
+def _has_final(candidate: Candidate) -> bool:
+    try:
+        candidate.final_grade  # noqa: B018 -- reverse one-to-one: raises when missing
+    except FinalGrade.DoesNotExist:
+        return False
+    return True
+
+
+def _open_dispute_status(candidate: Candidate) -> str | None:
+    try:
+        dispute = candidate.dispute
+    except Candidate.dispute.RelatedObjectDoesNotExist:  # type: ignore[attr-defined]
+        return None
+    return None if dispute.status == DisputeStatus.SETTLED else dispute.get_status_display()
+
+
+def freeze_preview(grading_set: GradingSet) -> FreezePreview:
+    """Read-only: every pair of the set, split into ready (final grade) and blocked."""
+    candidates = list(
+        Candidate.objects.filter(grading_set=grading_set)
+        .select_related("query", "document", "final_grade__criteria_version", "dispute", "added_by")
+        .prefetch_related("grades")
+        .order_by("query__external_id", "document__external_id")
+    )
+    blockers, ready = [], []
+    required = grading_set.required_grades
+    for c in candidates:
+        status = _open_dispute_status(c)
+        if status is not None:
+            blockers.append(
+                Blocker(c.query.external_id, c.document.external_id, OPEN_DISPUTE,
+                        _("open dispute (%(status)s)") % {"status": status})
+            )
+        elif not _has_final(c):
+            n = len({g.editor_id for g in c.grades.all()})
+            blockers.append(
+                Blocker(c.query.external_id, c.document.external_id, NO_FINAL_GRADE,
+                        _("no final grade (%(n)d of %(required)d grades)") % {"n": n, "required": required})
+            )
+        else:
+            ready.append(c)
+    frozen_as = PoolVersion.objects.filter(grading_set=grading_set).select_related("pool").first()
+    return FreezePreview(grading_set, candidates, blockers, ready, frozen_as)
+
+
+def _provenance(preview: FreezePreview, included: list[Candidate], excluded: int) -> dict[str, Any]:
+    """How the set was built: which runs and depths were pooled, manual additions, imports, copies."""
+    by_source: dict[str, Counter[str]] = defaultdict(Counter)
+    added_by: dict[str, Counter[str]] = defaultdict(Counter)
+    for c in preview.candidates:
+        by_source[c.source][c.source_detail or ""] += 1
+        if c.added_by is not None:
+            added_by[c.source][c.added_by.get_username()] += 1
+    candidates = {
+        source: {
+            "pairs": sum(details.values()),
+            "details": [{"detail": d, "pairs": n} for d, n in sorted(details.items())],
+            **({"added_by": dict(sorted(added_by[source].items()))} if added_by[source] else {}),
+        }
+        for source, details in sorted(by_source.items())
+    }
+    gs = preview.grading_set
+    based_on = gs.based_on
+    return {
+        "grading_set": {"id": gs.pk, "name": gs.name, "required_grades": gs.required_grades},
+        "based_on": (
+            {"pool": based_on.pool.name, "version": based_on.number, "sha256": based_on.sha256} if based_on else None
+        ),
+        "candidates": candidates,
+        "final_grades": dict(sorted(Counter(c.final_grade.source for c in included).items())),
+        "excluded_pairs": excluded,
+    }
+
+
+@transaction.atomic
+def pool_freeze(
+    *, grading_set: GradingSet, by: AbstractBaseUser, exclude_unsettled: bool = False, reason: str = ""
+) -> PoolVersion:
+    """Freeze every final grade of `grading_set` as the next version of its pool (reviewer+).
+
+    Refuses (FreezeBlocked, listing query, document and why) while pairs have an open dispute or
+    no final grade, unless `exclude_unsettled` with a `reason`: those pairs are then left out and
+    recorded in the version's `exclusions`. The set is closed for grading once frozen.
+    """
+    _require_role(grading_set.project, by, Role.REVIEWER)
+    # One freezer at a time per set: the second waits here, then finds the version and stops.
+    grading_set = (
+        GradingSet.objects.select_for_update(of=("self",)).select_related("pool", "based_on__pool").get(pk=grading_set.pk)
+    )
+    preview = freeze_preview(grading_set)
+    if preview.frozen_as is not None:
+        raise FreezeError(
+            _("%(set)s was already frozen as %(pool)s version %(n)d. Start a new version from it to change anything.")
+            % {"set": grading_set.name, "pool": preview.frozen_as.pool.name, "n": preview.frozen_as.number}
+        )
+    reason = reason.strip()
+    exclusions: list[dict[str, str]] = []
+    if preview.blockers:
+        if not exclude_unsettled:
+            raise FreezeBlocked(preview.blockers)
+        if not reason:
+            raise FreezeError(_("Excluding pairs needs a reason: it is recorded in the version."))
+        exclusions = [b.as_exclusion(reason) for b in preview.blockers]
+    if not preview.ready:
+        raise FreezeError(_("%(set)s has no pair with a final grade: there is nothing to freeze.") % {"set": grading_set.name})
+
+    # The newest document version among the pair's grades: the content the final grade was decided on.
+    graded_version: dict[int, tuple[int, int]] = {}
+    for cand_id, dv_id, dv_number in Grade.objects.filter(candidate__grading_set=grading_set).values_list(
+        "candidate_id", "document_version_id", "document_version__version"
+    ):
+        if cand_id not in graded_version or dv_number > graded_version[cand_id][1]:
+            graded_version[cand_id] = (dv_id, dv_number)
+    # Copied pairs have no grades here: they keep what the version they came from recorded.
+    inherited: dict[tuple[str, str], PoolJudgment] = {}
+    if grading_set.based_on is not None:
+        inherited = {(j.query_id, j.doc_id): j for j in grading_set.based_on.judgments.all()}
+
+    judgments, document_versions = [], {}
+    for c in preview.ready:
+        pair = (c.query.external_id, c.document.external_id)
+        final = c.final_grade
+        source = final.source
+        old = inherited.get(pair)
+        if c.source == CandidateSource.COPIED and old is not None and old.grade == final.grade:
+            source = old.source  # an unchanged copy keeps its original provenance (e.g. imported)
+        judgments.append((*pair, final.grade, source))
+        if c.pk in graded_version:
+            document_versions[pair] = graded_version[c.pk][0]
+        elif old is not None and old.document_version_id is not None:
+            document_versions[pair] = old.document_version_id
+
+    pool = grading_set.pool
+    if pool is None:
+        pool = Pool.objects.create(project=grading_set.project, name=Pool.unique_name(grading_set.project, grading_set.name))
+        grading_set.pool = pool
+    version = pool_version_create(
+        pool=pool,
+        judgments=judgments,
+        source=PoolVersionSource.FROZEN,
+        by=by,
+        grading_set=grading_set,
+        criteria_versions=preview.criteria_versions,
+        provenance=_provenance(preview, preview.ready, len(exclusions)),
+        exclusions=exclusions,
+        document_versions=document_versions,
+    )
+    grading_set.is_open = False  # graded and frozen: editors are done with this set
+    grading_set.save(update_fields=["pool", "is_open"])
+    return version
+
+
+# ---- A new version from a frozen one --------------------------------------------------------------
+
+
+class CopyError(Exception):
+    """A frozen version cannot be copied into a grading set (e.g. its IDs are not in the project)."""
+
+
+def _unique_set_name(project: Project, wanted: str) -> str:
+    name, n = wanted[:190], 1
+    while GradingSet.objects.filter(project=project, name=name).exists():
+        n += 1
+        name = f"{wanted[:190]} ({n})"
+    return name
+
+
+@transaction.atomic
+def grading_set_create_from_version(*, version: PoolVersion, by: AbstractBaseUser, name: str = "") -> GradingSet:
+    """Copy frozen `version` into a new open grading set of the same pool (reviewer+).
+
+    Every pair becomes a candidate (source `copied`) with its final grade copied (source kept), so
+    nothing is regraded; add queries and documents, grade them, then freeze the set as N+1.
+    """
+    project = version.pool.project
+    _require_role(project, by, Role.REVIEWER)
+    problems = version.integrity_problems()
+    if problems:
+        raise PoolIntegrityError(" ".join(problems))
+    rows = list(version.judgments.order_by("query_id", "doc_id"))
+    queries = {q.external_id: q for q in Query.objects.filter(project=project, external_id__in={r.query_id for r in rows})}
+    documents = {
+        d.external_id: d for d in Document.objects.filter(project=project, external_id__in={r.doc_id for r in rows})
+    }
+    missing_q = sorted({r.query_id for r in rows} - queries.keys())
+    missing_d = sorted({r.doc_id for r in rows} - documents.keys())
+    if missing_q or missing_d:
+        parts = []
+        if missing_q:
+            parts.append(_("queries %(ids)s") % {"ids": ", ".join(missing_q[:10]) + (" …" if len(missing_q) > 10 else "")})
+        if missing_d:
+            parts.append(_("documents %(ids)s") % {"ids": ", ".join(missing_d[:10]) + (" …" if len(missing_d) > 10 else "")})
+        raise CopyError(
+            _("This version refers to %(missing)s that this project does not have: import them first.")
+            % {"missing": _(" and ").join(parts)}
+        )
+    based_grading_set = version.grading_set
+    grading_set = GradingSet.objects.create(
+        project=project,
+        name=_unique_set_name(project, name.strip() or f"{version.pool.name} v{version.number + 1}"),
+        description=_("Started from %(pool)s version %(n)d (SHA-256 %(hash)s…).")
+        % {"pool": version.pool.name, "n": version.number, "hash": version.hash_prefix},
+        required_grades=based_grading_set.required_grades if based_grading_set else 2,
+        pool=version.pool,
+        based_on=version,
+        created_by=by,
+    )
+    label = f"{version.pool.name} v{version.number}"
+    candidates = Candidate.objects.bulk_create(
+        [
+            Candidate(
+                grading_set=grading_set, query=queries[r.query_id], document=documents[r.doc_id],
+                source=CandidateSource.COPIED, source_detail=label, added_by=by,
+            )
+            for r in rows
+        ]
+    )
+    numbers = version.criteria_versions or []
+    criteria = (
+        CriteriaVersion.objects.filter(project=project, number=max(numbers)).first() if numbers else None
+    ) or CriteriaVersion.objects.current_for(project)
+    finals = []
+    for r, c in zip(rows, candidates, strict=True):
+        if r.source in FinalSource.values:
+            finals.append(FinalGrade(candidate=c, grade=r.grade, source=r.source, criteria_version=criteria,
+                                     note=_("Copied from %(label)s.") % {"label": label}))
+        else:
+            # FinalGrade has no "imported" source: the person starting the version takes the
+            # imported grade on as a decision, and says so; the next freeze restores "imported".
+            finals.append(FinalGrade(
+                candidate=c, grade=r.grade, source=FinalSource.ADJUDICATED, decided_by=by, criteria_version=criteria,
+                note=_("Copied from %(label)s, where it was %(source)s.") % {"label": label, "source": r.source or "?"},
+            ))
+    FinalGrade.objects.bulk_create(finals)
+    return grading_set
+
+
+# ---- Imports --------------------------------------------------------------------------------------
+
+
+class PoolImportError(Exception):
+    """The file cannot become a pool version; the message names the line, value and rule."""
+
+
+@transaction.atomic
+def pool_import(
+    *,
+    project: Project,
+    by: AbstractBaseUser,
+    data: bytes,
+    file_name: str,
+    fmt: str,
+    pool_name: str = "",
+    pool: Pool | None = None,
+    grade_map: Mapping[int, int] | str = "",
+) -> PoolVersion:
+    """A qrels / CSV / JSONL file -> the next version of `pool` (or of a new pool `pool_name`).
+
+    Owner only. All or nothing: any bad line refuses the whole file (PoolImportError, with the
+    line number). Grades must be 0..3 unless `grade_map` (e.g. "-1:0,4:3") maps them.
+    """
+    _require_role(project, by, Role.OWNER)
+    if pool is not None and pool.project_id != project.pk:
+        raise PoolImportError(_("That pool belongs to another project."))
+    mapping = parse_grade_map(grade_map) if isinstance(grade_map, str) else dict(grade_map)
+    rows = read_judgments(data, fmt, mapping, name=file_name)
+    if not rows:
+        raise PoolImportError(_("%(file)s contains no judgments.") % {"file": file_name})
+    if pool is None:
+        pool_name = pool_name.strip()
+        if not pool_name:
+            raise PoolImportError(_("Name the new pool, or choose an existing one."))
+        if Pool.objects.filter(project=project, name=pool_name).exists():
+            raise PoolImportError(
+                _("A pool named %(name)s exists already: choose it to add a version, or pick another name.")
+                % {"name": pool_name}
+            )
+        pool = Pool.objects.create(project=project, name=pool_name)
+    file_sha = hashlib.sha256(data).hexdigest()
+    return pool_version_create(
+        pool=pool,
+        judgments=[(q, d, g, PoolVersionSource.IMPORTED.value) for q, d, g in rows],
+        source=PoolVersionSource.IMPORTED,
+        by=by,
+        provenance={
+            "imported": {
+                "file_name": file_name, "file_sha256": file_sha, "format": fmt,
+                "grade_map": {str(k): v for k, v in sorted(mapping.items())}, "lines": len(rows),
+            }
+        },
+        file_name=file_name[:255],
+        file_sha256=file_sha,
+    )
+
+
+# ---- Exports (the readers and writers themselves live in evaluation/formats) ----------------------
+
+EXPORT_FORMATS: dict[str, Any] = {"qrels": _lazy("TREC qrels"), "csv": "CSV", "jsonl": "JSONL"}
+EXTENSIONS = {"qrels": "qrels", "csv": "csv", "jsonl": "jsonl"}
+# Our names -> evaluation.formats' names (qrels is their "trec").
+READER_FORMATS = {"qrels": "trec", "csv": "csv", "jsonl": "jsonl"}
+# How to recompute the SHA-256 from each export with standard tools (also in docs_pools.md).
+# `LC_ALL=C sort` orders UTF-8 bytes, which is Unicode code point order; TAB sorts before any ID
+# character, so sorting whole lines sorts by (query_id, doc_id).
+RECOMPUTE = {
+    "qrels": "awk '{print $1 \"\\t\" $3 \"\\t\" $4}' FILE | LC_ALL=C sort | sha256sum",
+    "csv": "tail -n +2 FILE | tr ',' '\\t' | LC_ALL=C sort | sha256sum   (IDs without commas or quotes)",
+    "jsonl": "jq -r '[.query_id, .doc_id, (.grade|tostring)] | join(\"\\t\")' FILE | LC_ALL=C sort | sha256sum",
+}
+
+
+def guess_format(file_name: str) -> str:
+    """.csv -> csv, .jsonl/.ndjson -> jsonl, anything else qrels (trec_eval's files have no extension)."""
+    suffix = PurePath(file_name).suffix.lower()
+    return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "qrels")
+
+
+class PoolExportError(Exception):
+    """This version cannot be written in the chosen format (e.g. a space inside an ID in qrels)."""
+
+
+def parse_grade_map(text: str) -> dict[int, int]:
+    """'-1:0,4:3' -> {-1: 0, 4: 3}; PoolImportError naming the bad entry."""
+    from evaluation.formats import EvaluationError
+    from evaluation.formats import parse_grade_map as parse
+
+    try:
+        return parse(text)
+    except EvaluationError as exc:
+        raise PoolImportError(_("Grade map refused: %(error)s") % {"error": exc}) from exc
+
+
+def read_judgments(
+    data: bytes, fmt: str, grade_map: Mapping[int, int] | None = None, name: str = "upload"
+) -> list[tuple[str, str, int]]:
+    """Parse a judgments file with evaluation.formats; PoolImportError names the line on any problem."""
+    from evaluation.formats import EvaluationError, read_qrels
+
+    if fmt not in READER_FORMATS:
+        raise PoolImportError(
+            _("Unknown format “%(fmt)s”: choose one of %(allowed)s.") % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise PoolImportError(
+            _("%(name)s, line %(line)d: the file is not valid UTF-8 (byte %(byte)d).")
+            % {"name": name, "line": line, "byte": exc.start}
+        ) from None
+    stream = io.StringIO(text, newline="")
+    stream.name = name  # the readers put it in their messages
+    try:
+        qrels = read_qrels(stream, format=READER_FORMATS[fmt], grade_map=dict(grade_map or {}))
+    except EvaluationError as exc:
+        # The readers' detail (file, line, value, rule) is English: frame it in the UI language.
+        raise PoolImportError(_("Nothing was imported: %(error)s") % {"error": exc}) from exc
+    rows = [(q, d, g) for q in qrels for d, g in qrels[q].items()]
+    try:
+        canonical_serialisation(rows)  # stricter than the readers: no tab or line break inside an ID
+    except ValueError as exc:
+        raise PoolImportError(_("Nothing was imported: %(error)s") % {"error": f"{name}: {exc}"}) from exc
+    return rows
+
+
+def _file_stem(version: PoolVersion) -> str:
+    return f"{slugify(version.pool.name) or f'pool-{version.pool_id}'}-v{version.number}"
+
+
+def export_data(version: PoolVersion, fmt: str) -> tuple[str, str]:
+    """(file name, text) of `version` in `fmt`, written by evaluation.formats from the hash-checked judgments."""
+    from evaluation.formats import EvaluationError, write_qrels
+    from evaluation.formats import Pool as Qrels
+
+    if fmt not in READER_FORMATS:
+        raise PoolExportError(
+            _("Unknown format “%(fmt)s”: choose one of %(allowed)s.") % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
+        )
+    stream = io.StringIO()
+    try:
+        write_qrels(stream, Qrels(version.judgments_by_query()), format=READER_FORMATS[fmt])
+    except EvaluationError as exc:
+        raise PoolExportError(
+            _("This version cannot be written as %(fmt)s: %(error)s") % {"fmt": fmt, "error": exc}
+        ) from exc
+    return f"{_file_stem(version)}.{fmt}", stream.getvalue()
+
+
+def export_manifest(version: PoolVersion, fmt: str, data_name: str, data: bytes) -> dict[str, Any]:
+    manifest = version.manifest(fmt)
+    manifest["data_file"] = {"name": data_name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    manifest["recompute_sha256"] = RECOMPUTE[fmt].replace("FILE", data_name)
+    return manifest
+
+
+def export_zip(version: PoolVersion, fmt: str) -> tuple[str, bytes]:
+    """(file name, zip bytes): the data file plus manifest.json. Same version, same bytes."""
+    data_name, text = export_data(version, fmt)
+    data = text.encode("utf-8")
+    manifest = json.dumps(export_manifest(version, fmt, data_name, data), ensure_ascii=False, indent=2) + "\n"
+    # Timestamps from the freeze (not "now") so downloading twice gives identical archives.
+    stamp = version.frozen_at.astimezone(UTC).timetuple()[:6]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, payload in ((data_name, data), ("manifest.json", manifest.encode("utf-8"))):
+            info = zipfile.ZipInfo(name, date_time=stamp)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, payload)
+    return f"{_file_stem(version)}-{fmt}.zip", buffer.getvalue()

@@ -1,0 +1,100 @@
+"""Forms of the pools pages: freeze, start a new version, import a judgments file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from annotator.models import Pool, Project
+from annotator.services.pools import EXPORT_FORMATS, PoolImportError, guess_format, parse_grade_map
+
+# Imports are read in the request; 20 MB is ~500k qrels lines, far above a hand-graded pool.
+MAX_IMPORT_BYTES = 20 * 1024 * 1024
+
+
+class FreezeForm(forms.Form):
+    exclude_unsettled = forms.BooleanField(
+        label=_("Leave out the pairs listed above (open disputes, no final grade) and record why"), required=False
+    )
+    reason = forms.CharField(
+        label=_("Reason for leaving them out"),
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("Recorded in the version beside every excluded pair."),
+    )
+    confirm = forms.BooleanField(
+        label=_("I understand that a frozen version can never be changed, only followed by a new version"),
+        error_messages={"required": _("Tick the box to confirm: freezing cannot be undone.")},
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("exclude_unsettled") and not (data.get("reason") or "").strip():
+            self.add_error("reason", _("Say why these pairs are left out: the reason is recorded in the version."))
+        return data
+
+
+class ContinueForm(forms.Form):
+    name = forms.CharField(
+        label=_("Name of the new grading set"),
+        max_length=190,
+        required=False,
+        help_text=_("Leave empty for “pool name vN”."),
+    )
+    confirm = forms.BooleanField(
+        label=_("Create the grading set with every pair and final grade of this version copied"),
+        error_messages={"required": _("Tick the box to confirm.")},
+    )
+
+
+class PoolImportForm(forms.Form):
+    file = forms.FileField(label=_("Judgments file"), help_text=_("TREC qrels, CSV or JSONL, UTF-8."))
+    format = forms.ChoiceField(
+        label=_("Format"),
+        choices=[("auto", _("From the file name: .csv, .jsonl, anything else TREC qrels"))] + list(EXPORT_FORMATS.items()),
+        initial="auto",
+    )
+    pool = forms.ModelChoiceField(
+        label=_("Add as the next version of"),
+        queryset=Pool.objects.none(),
+        required=False,
+        empty_label=_("A new pool (name it below)"),
+    )
+    pool_name = forms.CharField(label=_("New pool name"), max_length=200, required=False)
+    grade_map = forms.CharField(
+        label=_("Grade map"),
+        required=False,
+        max_length=200,
+        help_text=_("Only when the file has grades outside 0..3: e.g. “-1:0,4:3” turns -1 into 0 and 4 into 3."),
+    )
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["pool"].queryset = Pool.objects.in_project(project).order_by("name")
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_IMPORT_BYTES:
+            raise forms.ValidationError(
+                _("%(name)s is %(size)d bytes; the limit is %(limit)d bytes. Use `manage.py import_pool` for bigger files.")
+                % {"name": upload.name, "size": upload.size, "limit": MAX_IMPORT_BYTES}
+            )
+        return upload
+
+    def clean_grade_map(self) -> dict[int, int]:
+        try:
+            return parse_grade_map(self.cleaned_data.get("grade_map", ""))
+        except PoolImportError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        upload = data.get("file")
+        if data.get("format") == "auto" and upload is not None:
+            data["format"] = guess_format(upload.name)
+        if data.get("pool") is None and not (data.get("pool_name") or "").strip() and "pool" not in self.errors:
+            self.add_error("pool_name", _("Name the new pool, or choose an existing pool above."))
+        return data

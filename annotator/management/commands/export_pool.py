@@ -1,0 +1,66 @@
+"""`manage.py export_pool PROJECT POOL [--number N] [--format qrels|csv|jsonl] [--output PATH]`.
+
+Writes a frozen pool version as TREC qrels, CSV or JSONL with its manifest. Without --output the
+data goes to stdout; with --output FILE the manifest goes beside it as FILE.manifest.json, and
+--output NAME.zip writes both into one zip (what the web page's download gives). Exit status 2 and
+a one-line error for bad input.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotator.models import Pool, PoolVersion
+from annotator.services.pools import EXPORT_FORMATS, PoolExportError, export_data, export_manifest, export_zip
+
+
+def fail(message: str) -> CommandError:
+    return CommandError(message, returncode=2)
+
+
+class Command(BaseCommand):
+    help = "Export a frozen pool version as TREC qrels, CSV or JSONL, with its manifest."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("project", help="project slug")
+        parser.add_argument("pool", help="pool name")
+        parser.add_argument("--number", type=int, help="version number (default: the newest)")
+        parser.add_argument("--format", default="qrels", help=f"one of {', '.join(EXPORT_FORMATS)} (default qrels)")
+        parser.add_argument("--output", help="file to write (NAME.zip: data + manifest.json); default stdout")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        fmt = options["format"]
+        if fmt not in EXPORT_FORMATS:
+            raise fail(f"unknown format {fmt!r}; allowed: {', '.join(EXPORT_FORMATS)}")
+        pool = Pool.objects.filter(project__slug=options["project"], name=options["pool"]).first()
+        if pool is None:
+            raise fail(f"no pool named {options['pool']!r} in project {options['project']!r}")
+        versions = PoolVersion.objects.filter(pool=pool).select_related("pool__project", "frozen_by")
+        version = versions.filter(number=options["number"]).first() if options["number"] else versions.order_by("-number").first()
+        if version is None:
+            raise fail(f"pool {pool.name!r} has no version {options['number'] or ''}".rstrip())
+        problems = version.integrity_problems()
+        if problems:
+            raise fail(f"{version} failed its integrity check, refusing to export: {' '.join(problems)}")
+        try:
+            output = options["output"]
+            if output and output.endswith(".zip"):
+                _, payload = export_zip(version, fmt)
+                Path(output).write_bytes(payload)
+                self.stderr.write(f"wrote {output} ({version}, sha256 {version.sha256})")
+                return
+            name, text = export_data(version, fmt)
+        except PoolExportError as exc:
+            raise fail(str(exc)) from exc
+        if not output:
+            self.stdout.write(text, ending="")
+            return
+        data = text.encode("utf-8")
+        Path(output).write_bytes(data)
+        manifest = export_manifest(version, fmt, Path(output).name, data)
+        Path(f"{output}.manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        self.stderr.write(f"wrote {output} and {output}.manifest.json ({version}, sha256 {version.sha256})")

@@ -1,0 +1,297 @@
+"""Frozen judgment pools: list, versions, freezing, new versions, diffs, exports and imports.
+
+Every page is for reviewers and owners (imports: owners only). Editors never reach them: a pool
+holds every final grade, and editors grade blind.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Count, Max, OuterRef, Subquery
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotator.access import ProjectRequest, project_role
+from annotator.forms_pools import ContinueForm, FreezeForm, PoolImportForm
+from annotator.models import GradingSet, Pool, PoolVersion, Project, Query, Role
+from annotator.models.pools import PoolIntegrityError, sha256_hex
+from annotator.services.pools import (
+    EXPORT_FORMATS,
+    NO_FINAL_GRADE,
+    OPEN_DISPUTE,
+    CopyError,
+    FreezeError,
+    PoolExportError,
+    PoolImportError,
+    export_data,
+    export_zip,
+    freeze_preview,
+    grading_set_create_from_version,
+    pool_freeze,
+    pool_import,
+)
+
+PAGE_SIZE = 50
+
+
+def _version_or_404(request: ProjectRequest, pool_id: int, version_id: int) -> PoolVersion:
+    return get_object_or_404(
+        PoolVersion.objects.select_related("pool__project", "frozen_by", "grading_set"),
+        pk=version_id, pool_id=pool_id, pool__project=request.project,
+    )
+
+
+def _done(request: ProjectRequest, url: str) -> HttpResponse:
+    """After a successful POST: a plain redirect, or a full-page redirect for htmx."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _unfrozen_sets(project: Project) -> list[GradingSet]:
+    """Open grading sets that have not been frozen yet: what the freeze buttons offer."""
+    frozen = PoolVersion.objects.filter(grading_set__isnull=False).values("grading_set")
+    return list(
+        GradingSet.objects.filter(project=project, is_open=True)
+        .exclude(pk__in=frozen)
+        .select_related("pool", "based_on")
+        .annotate(
+            pairs=Count("candidates", distinct=True),
+            final=Count("candidates__final_grade", distinct=True),
+        )
+        .order_by("name")
+    )
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def pool_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    newest = PoolVersion.objects.filter(pool=OuterRef("pk")).order_by("-number").values("pk")[:1]
+    pools = (
+        Pool.objects.in_project(request.project)
+        .annotate(latest_id=Subquery(newest), version_count=Count("versions"))
+        .order_by("name")
+    )
+    page = Paginator(pools, 25).get_page(request.GET.get("page"))
+    latest = PoolVersion.objects.select_related("frozen_by").in_bulk([p.latest_id for p in page if p.latest_id])
+    rows = [(p, latest.get(p.latest_id)) for p in page]
+    context = {
+        "page": page,
+        "rows": rows,
+        "open_sets": _unfrozen_sets(request.project),
+        "can_import": request.membership.can(Role.OWNER),
+    }
+    template = "annotator/pools/list.html" + ("#pool-table" if request.htmx else "")
+    return render(request, template, context)
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def pool_detail(request: ProjectRequest, slug: str, pool_id: int) -> HttpResponse:
+    pool = get_object_or_404(Pool, pk=pool_id, project=request.project)
+    versions = pool.versions.select_related("frozen_by", "grading_set").order_by("-number")
+    page = Paginator(versions, 25).get_page(request.GET.get("page"))
+    # Each version's predecessor (number - 1), for the "changes" link: one small query.
+    by_number = {v.number: v for v in pool.versions.only("pk", "number", "pool_id")}
+    context = {
+        "pool": pool,
+        "page": page,
+        "rows": [(v, by_number.get(v.number - 1)) for v in page],
+        "open_sets": [s for s in _unfrozen_sets(request.project) if s.pool_id == pool.pk],
+    }
+    template = "annotator/pools/pool.html" + ("#version-table" if request.htmx else "")
+    return render(request, template, context)
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
+    version = _version_or_404(request, pool_id, version_id)
+    problems = version.integrity_problems()
+    context: dict[str, object] = {"version": version, "pool": version.pool, "problems": problems}
+    if sha256_hex(version.canonical) == version.sha256:
+        # Even when stored rows disagree, the hashed text is intact: the counts come from it.
+        per_query = version.per_query_counts()
+        page = Paginator(per_query, PAGE_SIZE).get_page(request.GET.get("page"))
+        texts = dict(
+            Query.objects.filter(project=request.project, external_id__in=[r["query_id"] for r in page])
+            .values_list("external_id", "text")
+        )
+        for row in page:
+            row["text"] = texts.get(row["query_id"], "")
+        context["page"] = page
+    if request.htmx and "page" in context:
+        return render(request, "annotator/pools/version.html#query-table", context)
+
+    total = version.counts.get("judgments", 0) or 0
+    context["distribution"] = [
+        (g, n, round(100 * n / total) if total else 0)
+        for g, n in ((g, version.counts.get("by_grade", {}).get(str(g), 0)) for g in (3, 2, 1, 0))
+    ]
+    gap = version.evidence_gap()
+    context["gap_documents"] = gap.values("document_version__document").distinct().count()
+    context["gap_rows"] = list(gap.order_by("doc_id", "query_id")[:20])
+    context["exclusion_reasons"] = {OPEN_DISPUTE: _("open dispute"), NO_FINAL_GRADE: _("no final grade")}
+    context["formats"] = EXPORT_FORMATS.items()
+    context["siblings"] = version.pool.versions.exclude(pk=version.pk).order_by("-number")
+    context["provenance_json"] = json.dumps(version.provenance, ensure_ascii=False, indent=2)
+    return render(request, "annotator/pools/version.html", context)
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
+    version = _version_or_404(request, pool_id, version_id)
+    fmt = request.GET.get("format", "")
+    back = reverse("pool_version_detail", kwargs={"slug": slug, "pool_id": pool_id, "version_id": version_id})
+    if fmt not in EXPORT_FORMATS:
+        messages.error(
+            request,
+            _("Unknown export format “%(fmt)s”: choose one of %(allowed)s.")
+            % {"fmt": fmt, "allowed": ", ".join(EXPORT_FORMATS)},
+        )
+        return redirect(back)
+    problems = version.integrity_problems()
+    if problems:
+        # Never hand out a file that does not match its hash.
+        messages.error(request, _("This version failed its integrity check, so it cannot be exported."))
+        return redirect(back)
+    try:
+        if request.GET.get("part") == "data":
+            name, text = export_data(version, fmt)
+            response = HttpResponse(text.encode("utf-8"), content_type="text/plain; charset=utf-8")
+        else:
+            name, payload = export_zip(version, fmt)
+            response = HttpResponse(payload, content_type="application/zip")
+    except PoolExportError as exc:  # e.g. a space inside an ID cannot be written as qrels
+        messages.error(request, str(exc))
+        return redirect(back)
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def pool_version_manifest(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
+    version = _version_or_404(request, pool_id, version_id)
+    manifest = version.manifest()
+    manifest["integrity"] = version.integrity_problems() or "ok"
+    return JsonResponse(manifest, json_dumps_params={"ensure_ascii": False, "indent": 2})
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def pool_version_diff(
+    request: ProjectRequest, slug: str, pool_id: int, version_id: int, other_id: int
+) -> HttpResponse:
+    version = _version_or_404(request, pool_id, version_id)
+    other = get_object_or_404(
+        PoolVersion.objects.select_related("pool"), pk=other_id, pool__project=request.project
+    )
+    context: dict[str, object] = {"version": version, "other": other, "pool": version.pool}
+    try:
+        diff = version.diff(other)
+    except PoolIntegrityError as exc:
+        context["error"] = str(exc)
+        return render(request, "annotator/pools/diff.html", context)
+    kind = request.GET.get("kind", "")
+    rows = diff.of_kind(kind) if kind in ("added", "removed", "changed") else diff.rows
+    context.update({"counts": diff.counts, "total": len(diff.rows), "kind": kind, "page": Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))})
+    template = "annotator/pools/diff.html" + ("#diff-table" if request.htmx else "")
+    return render(request, template, context)
+
+
+@project_role(Role.REVIEWER)
+@require_http_methods(["GET", "POST"])
+def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
+    """Start version N+1: copy this frozen version into a new open grading set."""
+    version = _version_or_404(request, pool_id, version_id)
+    form = ContinueForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            grading_set = grading_set_create_from_version(version=version, by=request.user, name=form.cleaned_data["name"])
+        except (CopyError, PoolIntegrityError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(
+                request,
+                _("Grading set “%(set)s” holds the %(n)d pairs of version %(v)d with their final grades. Add queries "
+                  "and documents, grade them, then freeze it as version %(next)d.")
+                % {"set": grading_set.name, "n": version.counts.get("judgments", 0), "v": version.number,
+                   "next": version.number + 1},
+            )
+            # The grading area's set page is where queries and documents are added next.
+            return _done(request, reverse("grading_set_detail", kwargs={"slug": slug, "set_id": grading_set.pk}))
+    context = {"version": version, "pool": version.pool, "form": form}
+    template = "annotator/pools/continue.html" + ("#continue-form" if request.htmx else "")
+    return render(request, template, context)
+
+
+@project_role(Role.REVIEWER)
+@require_http_methods(["GET", "POST"])
+def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
+    grading_set = get_object_or_404(GradingSet.objects.select_related("pool", "based_on__pool"), pk=set_id, project=request.project)
+    form = FreezeForm(request.POST if request.method == "POST" else None)
+    error = ""
+    if request.method == "POST" and form.is_valid():
+        try:
+            version = pool_freeze(
+                grading_set=grading_set, by=request.user,
+                exclude_unsettled=form.cleaned_data["exclude_unsettled"], reason=form.cleaned_data["reason"],
+            )
+        except FreezeError as exc:
+            error = str(exc)
+        else:
+            messages.success(
+                request,
+                _("Frozen as %(pool)s version %(n)d (SHA-256 %(hash)s…).")
+                % {"pool": version.pool.name, "n": version.number, "hash": version.hash_prefix},
+            )
+            return _done(request, reverse(
+                "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
+            ))
+    preview = freeze_preview(grading_set)
+    context = {
+        "grading_set": grading_set,
+        "preview": preview,
+        "blockers": Paginator(preview.blockers, PAGE_SIZE).get_page(request.GET.get("page")),
+        "form": form,
+        "error": error,
+        "next_number": (grading_set.pool.versions.aggregate(n=Max("number"))["n"] or 0) + 1 if grading_set.pool else 1,
+    }
+    template = "annotator/pools/freeze.html" + ("#freeze-form" if request.htmx else "")
+    return render(request, template, context)
+
+
+@project_role(Role.OWNER)
+@require_http_methods(["GET", "POST"])
+def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
+    posted = request.method == "POST"
+    form = PoolImportForm(request.POST if posted else None, request.FILES if posted else None, project=request.project)
+    if posted and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            version = pool_import(
+                project=request.project, by=request.user, data=upload.read(), file_name=upload.name,
+                fmt=form.cleaned_data["format"], pool=form.cleaned_data["pool"],
+                pool_name=form.cleaned_data["pool_name"], grade_map=form.cleaned_data["grade_map"],
+            )
+        except PoolImportError as exc:
+            form.add_error("file", str(exc))
+        else:
+            messages.success(
+                request,
+                _("Imported %(file)s as %(pool)s version %(n)d: %(count)d judgments, SHA-256 %(hash)s….")
+                % {"file": upload.name, "pool": version.pool.name, "n": version.number,
+                   "count": version.counts["judgments"], "hash": version.hash_prefix},
+            )
+            return _done(request, reverse(
+                "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
+            ))
+    template = "annotator/pools/import.html" + ("#import-form" if request.htmx else "")
+    return render(request, template, {"form": form})

@@ -1,0 +1,260 @@
+"""Exports and imports in TREC qrels, CSV and JSONL: the hash survives every round trip."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotator.models import Pool, PoolVersion, PoolVersionSource
+from annotator.services.pools import (
+    PoolExportError,
+    PoolImportError,
+    export_data,
+    export_zip,
+    pool_import,
+    pool_version_create,
+)
+from tests.conftest import Cast
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+TREC = SHARED / "oracles" / "trec_eval"
+ROWS = [("q1", "A", 3), ("q1", "B", 2), ("q1", "C", 1), ("q1", "D", 0), ("q1", "E", 0), ("查询-2", "文档-1", 2), ("q10", "x,y", 1)]
+FORMATS = ["qrels", "csv", "jsonl"]
+
+
+def documented_sha256(triples: list[tuple[str, str, int]]) -> str:
+    """The README's rule, written again here: sorted lines `query TAB doc TAB grade LF`, UTF-8."""
+    lines = sorted(f"{q}\t{d}\t{g}\n" for q, d, g in triples)
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+
+
+def triples_from_export(text: str, fmt: str) -> list[tuple[str, str, int]]:
+    """Parse an export without the app's readers, so the hash check is independent of them."""
+    if fmt == "qrels":
+        return [(q, d, int(g)) for q, _, d, g in (line.split() for line in text.splitlines())]
+    if fmt == "csv":
+        rows = list(csv.reader(io.StringIO(text)))
+        assert rows[0] == ["query_id", "doc_id", "grade"]
+        return [(q, d, int(g)) for q, d, g in rows[1:]]
+    return [(o["query_id"], o["doc_id"], o["grade"]) for o in map(json.loads, text.splitlines())]
+
+
+@pytest.fixture
+def version(cast: Cast) -> PoolVersion:
+    rows = [r for r in ROWS if r[1] != "x,y"]  # a comma is fine in CSV/JSONL but keep one set for all three
+    return pool_version_create(
+        pool=Pool.objects.create(project=cast.alpha, name="Phone"), judgments=[(*r, "unanimous") for r in rows],
+        source=PoolVersionSource.FROZEN, by=cast.reviewer,
+    )
+
+
+def import_text(cast: Cast, text: str, fmt: str, *, name: str = "", grade_map: str = "") -> PoolVersion:
+    return pool_import(
+        project=cast.alpha, by=cast.owner, data=text.encode("utf-8"), file_name=name or f"judgments.{fmt}", fmt=fmt,
+        pool_name=f"Imported {Pool.objects.count()}", grade_map=grade_map,
+    )
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_each_export_format_round_trips_to_the_same_hash(cast: Cast, version: PoolVersion, fmt: str) -> None:
+    name, text = export_data(version, fmt)
+    assert name == f"phone-v1.{fmt}"
+    assert documented_sha256(triples_from_export(text, fmt)) == version.sha256
+
+    imported = import_text(cast, text, fmt)
+
+    assert imported.sha256 == version.sha256
+    assert imported.source == PoolVersionSource.IMPORTED
+    assert imported.file_name == f"judgments.{fmt}"
+    assert imported.file_sha256 == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert imported.judgments_by_query() == version.judgments_by_query()
+    assert set(imported.judgments.values_list("source", flat=True)) == {"imported"}
+
+
+def test_the_three_exports_differ_as_files_but_carry_one_hash(version: PoolVersion) -> None:
+    texts = {fmt: export_data(version, fmt)[1] for fmt in FORMATS}
+    assert len(set(texts.values())) == 3
+    assert {documented_sha256(triples_from_export(t, fmt)) for fmt, t in texts.items()} == {version.sha256}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_zip_holds_the_data_file_and_a_manifest_with_the_hash(version: PoolVersion, fmt: str) -> None:
+    name, payload = export_zip(version, fmt)
+    assert name == f"phone-v1-{fmt}.zip"
+    with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+        assert sorted(archive.namelist()) == sorted([f"phone-v1.{fmt}", "manifest.json"])
+        data = archive.read(f"phone-v1.{fmt}")
+        manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["sha256"] == version.sha256 == documented_sha256(triples_from_export(data.decode(), fmt))
+    assert manifest["format"] == fmt
+    assert manifest["pool"] == "Phone" and manifest["version"] == 1
+    assert manifest["counts"] == {"judgments": 6, "queries": 2, "by_grade": {"0": 2, "1": 1, "2": 2, "3": 1}}
+    assert manifest["data_file"]["sha256"] == hashlib.sha256(data).hexdigest()
+    assert "TAB" in manifest["canonical_serialisation"] and "code point" in manifest["canonical_serialisation"]
+    assert manifest["frozen_by"] == "rita"
+    assert export_zip(version, fmt)[1] == payload  # the same version downloads as the same bytes
+
+
+def test_an_id_with_a_space_cannot_be_written_as_qrels_but_can_as_csv(cast: Cast) -> None:
+    spaced = pool_version_create(
+        pool=Pool.objects.create(project=cast.alpha, name="Spaced"), judgments=[("q1", "doc one", 2, "unanimous")],
+        source="frozen", by=cast.reviewer,
+    )
+    with pytest.raises(PoolExportError, match="whitespace"):
+        export_data(spaced, "qrels")
+    assert import_text(cast, export_data(spaced, "csv")[1], "csv").sha256 == spaced.sha256
+
+
+def test_trec_evals_qrels_test_imports_exports_and_reimports_to_the_same_hash(cast: Cast) -> None:
+    raw = (TREC / "qrels.test").read_bytes()
+    independent = documented_sha256([(q, d, int(g)) for q, _, d, g in (line.split() for line in raw.decode().splitlines())])
+
+    first = pool_import(project=cast.alpha, by=cast.owner, data=raw, file_name="qrels.test", fmt="qrels", pool_name="trec_eval")
+
+    assert first.sha256 == independent
+    assert first.counts["judgments"] == len(raw.decode().splitlines())
+    assert first.counts["queries"] == 3
+    assert first.file_sha256 == hashlib.sha256(raw).hexdigest()
+    for fmt in FORMATS:
+        _, text = export_data(first, fmt)
+        again = pool_import(
+            project=cast.alpha, by=cast.owner, data=text.encode(), file_name=f"again.{fmt}", fmt=fmt,
+            pool=first.pool,
+        )
+        assert again.sha256 == first.sha256
+    assert list(first.pool.versions.order_by("number").values_list("number", flat=True)) == [1, 2, 3, 4]
+
+
+def test_qrels_rel_level_is_refused_at_the_line_of_its_first_grade_outside_0_to_3(cast: Cast) -> None:
+    raw = (TREC / "qrels.rel_level").read_bytes()
+    first_bad = next(n for n, line in enumerate(raw.decode().splitlines(), 1) if not 0 <= int(line.split()[3]) <= 3)
+    bad_grade = raw.decode().splitlines()[first_bad - 1].split()[3]
+
+    with pytest.raises(PoolImportError) as refused:
+        pool_import(project=cast.alpha, by=cast.owner, data=raw, file_name="qrels.rel_level", fmt="qrels", pool_name="levels")
+
+    message = str(refused.value)
+    assert f"qrels.rel_level, line {first_bad}:" in message
+    assert f"grade {bad_grade} is outside 0..3" in message
+    assert not Pool.objects.filter(name="levels").exists()  # all or nothing
+
+
+def test_qrels_rel_level_imports_with_a_documented_grade_map(cast: Cast) -> None:
+    raw = (TREC / "qrels.rel_level").read_bytes()
+    mapping = {-1: 0, 4: 3}
+    expected = documented_sha256([
+        (q, d, mapping.get(int(g), int(g))) for q, _, d, g in (line.split() for line in raw.decode().splitlines())
+    ])
+    version = pool_import(
+        project=cast.alpha, by=cast.owner, data=raw, file_name="qrels.rel_level", fmt="qrels", pool_name="levels",
+        grade_map="-1:0,4:3",
+    )
+    assert version.sha256 == expected
+    assert version.provenance["imported"]["grade_map"] == {"-1": 0, "4": 3}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "message"),
+    [
+        ("qrels", "q1 0 A 3\nq1 0 B 2\nq1 0 C 7\n", "line 3: query 'q1', document 'C': grade 7 is outside 0..3"),
+        ("qrels", "q1 0 A 3\nq1 0 A 2\n", "judged twice (lines 1 and 2)"),
+        ("qrels", "q1 0 A\n", "line 1: expected 4 fields"),
+        ("qrels", "q1 0 A 2.5\n", "grade '2.5' is not an integer"),
+        ("csv", "query_id,doc_id\nq1,A\n", "lacks grade"),
+        ("csv", "query_id,doc_id,grade\nq1,A,1\nq1,,2\n", "line 3: query 'q1': doc_id must be a non-empty string"),
+        ("jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 1}\n{"query_id": "q1", "doc_id": "B", "grade": "2"}\n', "line 2"),
+        ("jsonl", '{"query_id": "q1", "doc_id": "A", "grade": true}\n', "grade must be an integer"),
+        ("qrels", "", "no judgments"),
+    ],
+)
+def test_a_bad_file_is_refused_whole_with_the_line_and_value(cast: Cast, fmt: str, text: str, message: str) -> None:
+    with pytest.raises(PoolImportError) as refused:
+        import_text(cast, text, fmt)
+    assert message in str(refused.value)
+    assert not PoolVersion.objects.exists() and not Pool.objects.exists()
+
+
+def test_a_file_that_is_not_utf8_is_refused_with_its_line(cast: Cast) -> None:
+    data = b"q1 0 A 3\nq1 0 B 2\n" + "q1 0 é 1\n".encode("latin-1")
+    with pytest.raises(PoolImportError, match=r"bad.qrels, line 3: the file is not valid UTF-8"):
+        pool_import(project=cast.alpha, by=cast.owner, data=data, file_name="bad.qrels", fmt="qrels", pool_name="x")
+
+
+def test_a_malformed_grade_map_is_refused(cast: Cast) -> None:
+    with pytest.raises(PoolImportError, match="is not FROM:TO"):
+        import_text(cast, "q1 0 A 4\n", "qrels", grade_map="4=3")
+    with pytest.raises(PoolImportError, match="outside 0..3"):
+        import_text(cast, "q1 0 A 4\n", "qrels", grade_map="4:5")
+
+
+def test_only_owners_import(cast: Cast) -> None:
+    with pytest.raises(PermissionDenied):
+        pool_import(project=cast.alpha, by=cast.reviewer, data=b"q1 0 A 1\n", file_name="a.qrels", fmt="qrels", pool_name="x")
+
+
+def test_an_import_into_an_existing_name_without_choosing_the_pool_is_refused(cast: Cast, version: PoolVersion) -> None:
+    with pytest.raises(PoolImportError, match="A pool named Phone exists already"):
+        pool_import(project=cast.alpha, by=cast.owner, data=b"q1 0 A 1\n", file_name="a.qrels", fmt="qrels", pool_name="Phone")
+
+
+# ---- the management commands ----------------------------------------------------------------------
+
+
+def test_the_commands_export_and_reimport_to_the_same_hash(cast: Cast, version: PoolVersion, tmp_path: Path) -> None:
+    for fmt in FORMATS:
+        target = tmp_path / f"phone.{fmt}"
+        call_command("export_pool", "alpha", "Phone", "--format", fmt, "--output", str(target))
+        manifest = json.loads(Path(f"{target}.manifest.json").read_text())
+        assert manifest["sha256"] == version.sha256
+        out = io.StringIO()
+        call_command("import_pool", "alpha", str(target), "--pool", f"Phone {fmt}", "--by", "olivia", stdout=out)
+        assert f"sha256 {version.sha256}" in out.getvalue()
+    assert set(PoolVersion.objects.values_list("sha256", flat=True)) == {version.sha256}
+
+
+def test_export_pool_writes_to_stdout_and_zip(cast: Cast, version: PoolVersion, tmp_path: Path) -> None:
+    out = io.StringIO()
+    call_command("export_pool", "alpha", "Phone", "--number", "1", stdout=out)
+    assert documented_sha256(triples_from_export(out.getvalue(), "qrels")) == version.sha256
+    call_command("export_pool", "alpha", "Phone", "--format", "jsonl", "--output", str(tmp_path / "p.zip"), stderr=io.StringIO())
+    with zipfile.ZipFile(tmp_path / "p.zip") as archive:
+        assert json.loads(archive.read("manifest.json"))["sha256"] == version.sha256
+
+
+def test_import_pool_with_a_grade_map_from_the_shell(cast: Cast) -> None:
+    out = io.StringIO()
+    call_command("import_pool", "alpha", str(TREC / "qrels.rel_level"), "--pool", "levels", "--by", "olivia",
+                 "--grade-map=-1:0,4:3", stdout=out)
+    assert "Imported qrels.rel_level as levels version 1: 3681 judgments in 3 queries" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "message"),
+    [
+        ("import_pool", ["alpha", str(TREC / "qrels.rel_level"), "--pool", "p", "--by", "olivia"], "line 19"),
+        ("import_pool", ["alpha", "/nonexistent/q.qrels", "--pool", "p", "--by", "olivia"], "cannot read"),
+        ("import_pool", ["nope", str(TREC / "qrels.test"), "--pool", "p", "--by", "olivia"], "no project 'nope'"),
+        ("import_pool", ["alpha", str(TREC / "qrels.test"), "--pool", "p", "--by", "rita"], "needs the Owner role"),
+        ("import_pool", ["alpha", str(TREC / "qrels.test"), "--pool", "p", "--by", "olivia", "--format", "xml"], "unknown format"),
+        ("export_pool", ["alpha", "Nope"], "no pool named 'Nope'"),
+        ("export_pool", ["alpha", "Phone", "--number", "7"], "has no version 7"),
+        ("export_pool", ["alpha", "Phone", "--format", "xlsx"], "unknown format 'xlsx'"),
+    ],
+)
+def test_bad_command_input_exits_2_with_one_line(
+    cast: Cast, version: PoolVersion, command: str, args: list[str], message: str
+) -> None:
+    with pytest.raises(CommandError) as refused:
+        call_command(command, *args, stdout=io.StringIO(), stderr=io.StringIO())
+    assert refused.value.returncode == 2
+    assert message in str(refused.value)
+    assert "\n" not in str(refused.value)

@@ -1,0 +1,209 @@
+"""Freezing a grading set into pool version N, the refusals, new versions and the evidence gap."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from django.core.exceptions import PermissionDenied
+
+from annotator.models import (
+    Candidate,
+    CandidateSource,
+    Dispute,
+    Document,
+    FinalGrade,
+    FinalSource,
+    GradingSet,
+    Pool,
+    PoolVersionSource,
+)
+from annotator.services.disputes import dispute_settle
+from annotator.services.pools import (
+    CopyError,
+    FreezeBlocked,
+    FreezeError,
+    grading_set_create_from_version,
+    pool_freeze,
+    pool_version_create,
+)
+from tests.conftest import Cast
+from tests.pools import factories
+
+# The seeds' phone-number example: A3 B2 C1 D0 E0, every pair unanimous.
+PHONE = {("q1", d): (g, g) for d, g in zip("ABCDE", (3, 2, 1, 0, 0), strict=True)}
+
+
+def editors(cast: Cast) -> tuple:
+    return (cast.editor, cast.editor2)
+
+
+def test_freezing_a_settled_set_records_every_final_grade_and_its_provenance(cast: Cast) -> None:
+    grading_set = factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone number change")
+    Candidate.objects.filter(grading_set=grading_set, document__external_id="E").update(
+        source=CandidateSource.MANUAL, source_detail="", added_by=cast.owner
+    )
+    version = pool_freeze(grading_set=grading_set, by=cast.reviewer)
+
+    assert version.number == 1
+    assert version.pool.name == "Phone number change"
+    assert version.source == PoolVersionSource.FROZEN
+    assert version.judgments_by_query() == {"q1": {"A": 3, "B": 2, "C": 1, "D": 0, "E": 0}}
+    expected = "q1\tA\t3\nq1\tB\t2\nq1\tC\t1\nq1\tD\t0\nq1\tE\t0\n"
+    assert version.sha256 == hashlib.sha256(expected.encode()).hexdigest()
+    assert version.counts == {"judgments": 5, "queries": 1, "by_grade": {"0": 2, "1": 1, "2": 1, "3": 1}}
+    assert version.criteria_versions == [1]
+    assert version.frozen_by == cast.reviewer
+    assert version.exclusions == []
+    assert set(version.judgments.values_list("source", flat=True)) == {FinalSource.UNANIMOUS}
+    provenance = version.provenance
+    assert provenance["candidates"]["pooled"] == {"pairs": 4, "details": [{"detail": "run bm25.trec, depth 10", "pairs": 4}]}
+    assert provenance["candidates"]["manual"]["added_by"] == {"olivia": 1}
+    assert provenance["final_grades"] == {"unanimous": 5}
+    # Each judgment remembers the document version that was graded.
+    assert all(j.document_version.version == 1 for j in version.judgments.select_related("document_version"))
+    grading_set.refresh_from_db()
+    assert grading_set.pool == version.pool
+    assert grading_set.is_open is False
+
+
+def test_freezing_with_an_open_dispute_is_refused_with_the_list_of_pairs(cast: Cast) -> None:
+    grades = {**PHONE, ("q1", "B"): (2, 3), ("q1", "F"): (1, None)}
+    grading_set = factories.graded_set(cast.alpha, editors(cast), grades)
+
+    with pytest.raises(FreezeBlocked) as refused:
+        pool_freeze(grading_set=grading_set, by=cast.reviewer)
+
+    listed = [(b.query_id, b.doc_id, b.why) for b in refused.value.blockers]
+    assert listed == [("q1", "B", "open_dispute"), ("q1", "F", "no_final_grade")]
+    message = str(refused.value)
+    assert "(q1, B): open dispute (Waiting for every editor's reason)" in message
+    assert "(q1, F): no final grade (1 of 2 grades)" in message
+    assert not Pool.objects.filter(project=cast.alpha).exists()
+
+
+def test_unsettled_pairs_can_be_left_out_only_with_a_reason_that_is_recorded(cast: Cast) -> None:
+    grades = {**PHONE, ("q1", "B"): (2, 3)}
+    grading_set = factories.graded_set(cast.alpha, editors(cast), grades)
+    with pytest.raises(FreezeError, match="needs a reason"):
+        pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="  ")
+
+    version = pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="B is ambiguous")
+
+    assert version.judgments_by_query() == {"q1": {"A": 3, "C": 1, "D": 0, "E": 0}}
+    assert version.exclusions == [
+        {"query_id": "q1", "doc_id": "B", "why": "open_dispute",
+         "detail": "open dispute (Waiting for every editor's reason)", "reason": "B is ambiguous"}
+    ]
+    assert version.provenance["excluded_pairs"] == 1
+
+
+def test_a_settled_dispute_freezes_with_the_reviewers_grade_and_source(cast: Cast) -> None:
+    grading_set = factories.graded_set(cast.alpha, editors(cast), {**PHONE, ("q1", "B"): (2, 3)})
+    dispute = Dispute.objects.get(candidate__document__external_id="B")
+    dispute.status = "in_review"
+    dispute.save()
+    dispute_settle(dispute=dispute, by=cast.reviewer, grade=2, note="deadline missing")
+
+    version = pool_freeze(grading_set=grading_set, by=cast.owner)
+
+    assert version.judgments.get(doc_id="B").source == FinalSource.ADJUDICATED
+    assert version.provenance["final_grades"] == {"adjudicated": 1, "unanimous": 4}
+
+
+def test_editors_cannot_freeze(cast: Cast) -> None:
+    grading_set = factories.graded_set(cast.alpha, editors(cast), PHONE)
+    with pytest.raises(PermissionDenied):
+        pool_freeze(grading_set=grading_set, by=cast.editor)
+    with pytest.raises(PermissionDenied):
+        pool_freeze(grading_set=grading_set, by=cast.outsider)
+    assert not Pool.objects.exists()
+
+
+def test_a_set_is_frozen_once(cast: Cast) -> None:
+    grading_set = factories.graded_set(cast.alpha, editors(cast), PHONE)
+    pool_freeze(grading_set=grading_set, by=cast.reviewer)
+    with pytest.raises(FreezeError, match="already frozen as .* version 1"):
+        pool_freeze(grading_set=grading_set, by=cast.owner)
+
+
+def test_a_set_with_no_final_grade_has_nothing_to_freeze(cast: Cast) -> None:
+    grading_set = GradingSet.objects.create(project=cast.alpha, name="Empty")
+    with pytest.raises(FreezeError, match="nothing to freeze"):
+        pool_freeze(grading_set=grading_set, by=cast.reviewer)
+
+
+def test_a_new_version_starts_from_a_frozen_one_and_freezes_as_the_next_number(cast: Cast) -> None:
+    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+
+    next_set = grading_set_create_from_version(version=v1, by=cast.reviewer)
+
+    assert next_set.name == "Phone v2"
+    assert next_set.pool == v1.pool and next_set.based_on == v1 and next_set.is_open
+    copied = Candidate.objects.filter(grading_set=next_set)
+    assert {c.source for c in copied} == {CandidateSource.COPIED}
+    assert {(c.document.external_id, c.final_grade.grade, c.final_grade.source) for c in copied} == {
+        ("A", 3, "unanimous"), ("B", 2, "unanimous"), ("C", 1, "unanimous"), ("D", 0, "unanimous"), ("E", 0, "unanimous")
+    }
+    # Extend it: one new document, graded; one copied grade revised by a reviewer.
+    new_doc = factories.document(cast.alpha, "F")
+    added = Candidate.objects.create(grading_set=next_set, query=copied[0].query, document=new_doc, source=CandidateSource.MANUAL)
+    factories.grade_pair(added, editors(cast), (2, 2))
+    FinalGrade.objects.filter(candidate__grading_set=next_set, candidate__document__external_id="D").update(
+        grade=1, source=FinalSource.ADJUDICATED
+    )
+
+    v2 = pool_freeze(grading_set=next_set, by=cast.reviewer)
+
+    assert (v2.pool, v2.number) == (v1.pool, 2)
+    assert v2.judgments_by_query() == {"q1": {"A": 3, "B": 2, "C": 1, "D": 1, "E": 0, "F": 2}}
+    assert v2.provenance["based_on"] == {"pool": "Phone", "version": 1, "sha256": v1.sha256}
+    # Unchanged copies keep their source and the document version graded for version 1.
+    a = v2.judgments.get(doc_id="A")
+    assert a.source == "unanimous" and a.document_version_id == v1.judgments.get(doc_id="A").document_version_id
+    diff = v1.diff(v2)
+    assert [(r.kind, r.doc_id, r.old_grade, r.new_grade) for r in diff.rows] == [("changed", "D", 0, 1), ("added", "F", None, 2)]
+    assert v1.judgments_by_query() == {"q1": {"A": 3, "B": 2, "C": 1, "D": 0, "E": 0}}  # untouched
+
+
+def test_copying_an_imported_version_keeps_imported_as_the_source_of_unchanged_pairs(cast: Cast) -> None:
+    for d in "AB":
+        factories.document(cast.alpha, d)
+    factories.query(cast.alpha, "q1")
+    pool = Pool.objects.create(project=cast.alpha, name="Imported")
+    v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, "imported"), ("q1", "B", 0, "imported")],
+                             source=PoolVersionSource.IMPORTED, by=cast.owner)
+    next_set = grading_set_create_from_version(version=v1, by=cast.owner)
+    assert FinalGrade.objects.filter(candidate__grading_set=next_set, source=FinalSource.ADJUDICATED).count() == 2
+
+    v2 = pool_freeze(grading_set=next_set, by=cast.owner)
+
+    assert set(v2.judgments.values_list("source", flat=True)) == {"imported"}
+    assert v2.sha256 == v1.sha256  # same judgments, same hash
+
+
+def test_a_version_whose_ids_are_not_in_the_project_cannot_be_copied(cast: Cast) -> None:
+    pool = Pool.objects.create(project=cast.alpha, name="Foreign")
+    v1 = pool_version_create(pool=pool, judgments=[("301", "FT-1", 1, "imported")], source="imported", by=cast.owner)
+    with pytest.raises(CopyError, match="queries 301 and documents FT-1"):
+        grading_set_create_from_version(version=v1, by=cast.owner)
+    assert not GradingSet.objects.filter(project=cast.alpha).exists()
+
+
+def test_editors_cannot_start_a_new_version(cast: Cast) -> None:
+    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
+    with pytest.raises(PermissionDenied):
+        grading_set_create_from_version(version=v1, by=cast.editor)
+
+
+def test_a_document_changed_after_freezing_shows_as_an_evidence_gap_without_touching_the_pool(cast: Cast) -> None:
+    version = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
+    before = (version.sha256, version.canonical)
+    assert version.evidence_gap().count() == 0
+
+    Document.upsert(project=cast.alpha, external_id="C", title="Document C", body="Rewritten: now with the deadline.")
+
+    gap = list(version.evidence_gap())
+    assert [(j.doc_id, j.document_version.version, j.document_version.document.version) for j in gap] == [("C", 1, 2)]
+    version.refresh_from_db()
+    assert (version.sha256, version.canonical) == before

@@ -1,0 +1,346 @@
+"""The pools pages: who may open them, what they show, and each form with and without htmx."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotator.models import GradingSet, Pool, PoolVersion, PoolVersionSource
+from annotator.services.pools import pool_freeze, pool_version_create
+from tests.conftest import Cast
+from tests.pools import factories
+
+PHONE = {("q1", d): (g, g) for d, g in zip("ABCDE", (3, 2, 1, 0, 0), strict=True)}
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def frozen(cast: Cast) -> PoolVersion:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), PHONE, name="Phone number change")
+    return pool_freeze(grading_set=grading_set, by=cast.reviewer)
+
+
+def version_url(name: str, version: PoolVersion, **extra: Any) -> str:
+    return reverse(name, kwargs={"slug": version.pool.project.slug, "pool_id": version.pool_id, "version_id": version.pk, **extra})
+
+
+def login(client: Client, user: Any) -> Client:
+    client.force_login(user)
+    return client
+
+
+# ---- list, pool and version pages -----------------------------------------------------------------
+
+
+def test_the_pool_list_shows_an_empty_state_and_the_sets_ready_to_freeze(cast: Cast, client: Client) -> None:
+    GradingSet.objects.create(project=cast.alpha, name="Fresh set")
+    html = login(client, cast.reviewer).get(reverse("pool_list", kwargs={"slug": "alpha"})).content.decode()
+    assert "No frozen pools yet." in html
+    assert "Fresh set" in html
+    assert reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": GradingSet.objects.get().pk}) in html
+    assert "Import a judgments file" not in html  # owners only
+
+
+def test_the_pool_list_shows_status_version_counts_hash_and_who_froze(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    html = login(client, cast.owner).get(reverse("pool_list", kwargs={"slug": "alpha"})).content.decode()
+    assert "Phone number change" in html
+    assert "Frozen · version 1" in html
+    assert f">{frozen.hash_prefix}…</code>" in html
+    assert "1 / 1 / 1 / 2" in html  # grades 3/2/1/0
+    assert "rita" in html
+    assert "Import a judgments file" in html
+
+
+def test_the_pool_list_costs_the_same_queries_for_few_and_many_pools(
+    cast: Cast, client: Client, django_assert_max_num_queries: Any
+) -> None:
+    login(client, cast.reviewer)
+    url = reverse("pool_list", kwargs={"slug": "alpha"})
+
+    def add_pools(n: int) -> None:
+        for i in range(n):
+            pool = Pool.objects.create(project=cast.alpha, name=f"P{Pool.objects.count()}-{i}")
+            pool_version_create(pool=pool, judgments=[("q", "d", 1, "")], source="frozen", by=cast.owner)
+
+    add_pools(2)
+    with CaptureQueriesContext(connection) as few:
+        client.get(url)
+    add_pools(10)
+    # session, user, membership, pool count, pool rows, their latest versions, unfrozen sets
+    assert len(few) == 7
+    with django_assert_max_num_queries(len(few)):
+        client.get(url)
+
+
+def test_the_version_page_shows_counts_distribution_provenance_and_exports(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    response = login(client, cast.reviewer).get(version_url("pool_version_detail", frozen))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert frozen.sha256 in html
+    assert "Integrity check passed" in html
+    assert "Question q1?" in html  # per-query row with the query text
+    assert "Pooled from runs" in html and "run bm25.trec, depth 10" in html
+    for fmt in ("qrels", "csv", "jsonl"):
+        assert f"?format={fmt}" in html
+    assert "Evidence gap" not in html
+
+
+def test_the_version_page_warns_about_documents_changed_since_grading(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    factories.Document.upsert(project=cast.alpha, external_id="A", title="Document A", body="A new body")
+    html = login(client, cast.reviewer).get(version_url("pool_version_detail", frozen)).content.decode()
+    assert "Evidence gap: documents that have a newer version than the one graded: 1." in html
+
+
+def test_the_version_page_lists_exclusions_with_their_reason(cast: Cast, client: Client) -> None:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (1, 3)})
+    version = pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="B is unclear")
+    html = login(client, cast.reviewer).get(version_url("pool_version_detail", version)).content.decode()
+    assert "Pairs left out when freezing: 1" in html
+    assert "B is unclear" in html
+
+
+def test_the_per_query_table_pages_through_htmx_and_costs_constant_queries(
+    cast: Cast, client: Client, django_assert_max_num_queries: Any
+) -> None:
+    pool = Pool.objects.create(project=cast.alpha, name="Big")
+    rows = [(f"q{i:03}", f"d{j}", (i + j) % 4, "") for i in range(120) for j in range(5)]
+    version = pool_version_create(pool=pool, judgments=rows, source=PoolVersionSource.FROZEN, by=cast.owner)
+    login(client, cast.reviewer)
+    # session, user, membership, version, judgments (integrity), query texts
+    with django_assert_max_num_queries(6):
+        response = client.get(version_url("pool_version_detail", version), {"page": 3}, **HTMX)
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="query-table">')
+    assert "q100" in html and "q099" not in html
+    assert "Page 3 of 3" in html
+
+
+def test_the_manifest_is_json_with_the_hash(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    data = json.loads(login(client, cast.reviewer).get(version_url("pool_version_manifest", frozen)).content)
+    assert data["sha256"] == frozen.sha256 and data["integrity"] == "ok" and data["version"] == 1
+
+
+@pytest.mark.parametrize("fmt", ["qrels", "csv", "jsonl"])
+def test_an_export_downloads_a_zip_with_data_and_manifest(cast: Cast, client: Client, frozen: PoolVersion, fmt: str) -> None:
+    response = login(client, cast.reviewer).get(version_url("pool_version_export", frozen), {"format": fmt})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    assert f'filename="phone-number-change-v1-{fmt}.zip"' in response["Content-Disposition"]
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        assert json.loads(archive.read("manifest.json"))["sha256"] == frozen.sha256
+    data_only = client.get(version_url("pool_version_export", frozen), {"format": fmt, "part": "data"})
+    assert data_only.content == archive_data(response.content, f"phone-number-change-v1.{fmt}")
+
+
+def archive_data(payload: bytes, name: str) -> bytes:
+    with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+        return archive.read(name)
+
+
+def test_an_unknown_export_format_goes_back_with_a_clear_message(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    response = login(client, cast.reviewer).get(version_url("pool_version_export", frozen), {"format": "xlsx"}, follow=True)
+    assert "Unknown export format “xlsx”: choose one of qrels, csv, jsonl." in response.content.decode()
+
+
+def test_a_format_that_cannot_hold_the_ids_goes_back_with_the_reason(cast: Cast, client: Client) -> None:
+    pool = Pool.objects.create(project=cast.alpha, name="Spaced")
+    version = pool_version_create(pool=pool, judgments=[("q1", "doc one", 2, "")], source="frozen", by=cast.owner)
+    response = login(client, cast.reviewer).get(version_url("pool_version_export", version), {"format": "qrels"}, follow=True)
+    html = response.content.decode()
+    assert "This version cannot be written as qrels:" in html and "contains whitespace" in html
+    assert client.get(version_url("pool_version_export", version), {"format": "csv"}).status_code == 200
+
+
+def test_the_diff_page_lists_added_removed_and_changed_pairs(cast: Cast, client: Client) -> None:
+    pool = Pool.objects.create(project=cast.alpha, name="Lineage")
+    v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, ""), ("q1", "B", 2, ""), ("q1", "C", 1, "")], source="frozen", by=cast.owner)
+    v2 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, ""), ("q1", "B", 1, ""), ("q1", "D", 0, "")], source="frozen", by=cast.owner)
+    login(client, cast.reviewer)
+    url = version_url("pool_version_diff", v1, other_id=v2.pk)
+    html = client.get(url).content.decode()
+    assert "Added pairs (1)" in html and "Removed pairs (1)" in html and "Changed grades (1)" in html
+    assert html.count('class="diff-') == 3
+    only_changed = client.get(url, {"kind": "changed"}, **HTMX).content.decode()
+    assert only_changed.lstrip().startswith('<div id="diff-table">')
+    assert "grade changed" in only_changed and "added" not in only_changed
+
+
+def test_the_diff_page_paginates_long_lists(cast: Cast, client: Client) -> None:
+    pool = Pool.objects.create(project=cast.alpha, name="Long")
+    v1 = pool_version_create(pool=pool, judgments=[("q", "a", 1, "")], source="frozen", by=cast.owner)
+    v2 = pool_version_create(pool=pool, judgments=[("q", f"d{i:03}", 1, "") for i in range(120)], source="frozen", by=cast.owner)
+    html = login(client, cast.reviewer).get(version_url("pool_version_diff", v1, other_id=v2.pk), {"page": 3}).content.decode()
+    assert "Page 3 of 3" in html and "d119" in html and "d000" not in html
+
+
+# ---- freezing -------------------------------------------------------------------------------------
+
+
+def freeze_url(grading_set: GradingSet) -> str:
+    return reverse("pool_freeze", kwargs={"slug": grading_set.project.slug, "set_id": grading_set.pk})
+
+
+def test_a_reviewer_freezes_a_set_and_lands_on_the_version(cast: Cast, client: Client) -> None:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), PHONE)
+    response = login(client, cast.reviewer).post(freeze_url(grading_set), {"confirm": "on"})
+    version = PoolVersion.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == version_url("pool_version_detail", version)
+    assert "Frozen as Set version 1" in client.get(response["Location"]).content.decode()
+
+
+def test_freezing_through_htmx_redirects_the_whole_page(cast: Cast, client: Client) -> None:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), PHONE)
+    response = login(client, cast.owner).post(freeze_url(grading_set), {"confirm": "on"}, **HTMX)
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == version_url("pool_version_detail", PoolVersion.objects.get())
+
+
+def test_the_freeze_page_lists_what_blocks_freezing(cast: Cast, client: Client) -> None:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)})
+    html = login(client, cast.reviewer).get(freeze_url(grading_set)).content.decode()
+    assert "Pairs that block freezing: 1" in html
+    assert "open dispute (Waiting for every editor&#x27;s reason)" in html
+
+
+def test_freezing_a_blocked_set_is_refused_with_the_list_as_a_fragment(cast: Cast, client: Client) -> None:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)})
+    response = login(client, cast.reviewer).post(freeze_url(grading_set), {"confirm": "on"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<div id="freeze-form">')
+    assert "Pairs that cannot be frozen yet (1): (q1, B): open dispute" in html
+    assert not PoolVersion.objects.exists()
+
+
+def test_leaving_pairs_out_needs_a_reason_on_the_form(cast: Cast, client: Client) -> None:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)})
+    login(client, cast.reviewer)
+    html = client.post(freeze_url(grading_set), {"confirm": "on", "exclude_unsettled": "on"}).content.decode()
+    assert "Say why these pairs are left out" in html
+    response = client.post(freeze_url(grading_set), {"confirm": "on", "exclude_unsettled": "on", "reason": "unclear"})
+    assert response.status_code == 302
+    assert PoolVersion.objects.get().exclusions[0]["reason"] == "unclear"
+
+
+def test_freezing_without_confirming_re_renders_the_form(cast: Cast, client: Client) -> None:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), PHONE)
+    response = login(client, cast.reviewer).post(freeze_url(grading_set), {})
+    assert response.status_code == 200
+    assert "Tick the box to confirm: freezing cannot be undone." in response.content.decode()
+    assert not PoolVersion.objects.exists()
+
+
+def test_editors_cannot_freeze_and_other_methods_are_refused(cast: Cast, client: Client) -> None:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), PHONE)
+    assert login(client, cast.editor).post(freeze_url(grading_set), {"confirm": "on"}).status_code == 403
+    assert login(client, cast.reviewer).put(freeze_url(grading_set)).status_code == 405
+    assert not PoolVersion.objects.exists()
+
+
+def test_a_frozen_set_cannot_be_frozen_again_from_the_page(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    html = login(client, cast.reviewer).get(freeze_url(frozen.grading_set)).content.decode()
+    assert "This set was frozen already as Phone number change version 1." in html
+
+
+# ---- a new version --------------------------------------------------------------------------------
+
+
+def test_a_reviewer_starts_a_new_version_from_a_frozen_one(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    url = version_url("pool_version_continue", frozen)
+    login(client, cast.reviewer)
+    assert "Start version 2 of Phone number change" in client.get(url).content.decode()
+    response = client.post(url, {"confirm": "on", "name": "Phone, round 2"})
+    assert response.status_code == 302
+    new_set = GradingSet.objects.get(name="Phone, round 2")
+    assert new_set.based_on == frozen and new_set.candidates.count() == 5
+    assert response["Location"] == reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": new_set.pk})
+    html = client.get(response["Location"]).content.decode()
+    assert "Phone, round 2" in html and "holds the 5 pairs of version 1" in html
+
+
+def test_starting_a_new_version_through_htmx(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    url = version_url("pool_version_continue", frozen)
+    login(client, cast.owner)
+    invalid = client.post(url, {}, **HTMX)
+    assert invalid.status_code == 200 and invalid.content.decode().lstrip().startswith('<section class="card" id="continue-form">')
+    done = client.post(url, {"confirm": "on"}, **HTMX)
+    new_set = GradingSet.objects.get(name="Phone number change v2")
+    assert done["HX-Redirect"] == reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": new_set.pk})
+
+
+def test_editors_cannot_start_a_new_version_and_delete_is_refused(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    url = version_url("pool_version_continue", frozen)
+    assert login(client, cast.editor).post(url, {"confirm": "on"}).status_code == 403
+    assert login(client, cast.reviewer).delete(url).status_code == 405
+    assert GradingSet.objects.count() == 1
+
+
+# ---- imports --------------------------------------------------------------------------------------
+
+
+def upload(name: str, text: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, text.encode("utf-8"), content_type="text/plain")
+
+
+IMPORT_URL = reverse("pool_import", kwargs={"slug": "alpha"})
+
+
+def test_an_owner_imports_a_qrels_file_as_a_new_pool(cast: Cast, client: Client) -> None:
+    response = login(client, cast.owner).post(
+        IMPORT_URL, {"file": upload("run.qrels", "q1 0 A 3\nq1 0 B 0\n"), "format": "auto", "pool_name": "External"}
+    )
+    version = PoolVersion.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == version_url("pool_version_detail", version)
+    assert (version.pool.name, version.source, version.file_name) == ("External", "imported", "run.qrels")
+    assert "Imported run.qrels as External version 1: 2 judgments" in client.get(response["Location"]).content.decode()
+
+
+def test_importing_into_an_existing_pool_adds_the_next_version(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    login(client, cast.owner).post(
+        IMPORT_URL, {"file": upload("more.csv", "query_id,doc_id,grade\nq1,A,3\n"), "format": "auto", "pool": frozen.pool_id}
+    )
+    assert list(frozen.pool.versions.values_list("number", "source")) == [(2, "imported"), (1, "frozen")]
+
+
+def test_a_bad_file_re_renders_the_form_with_the_line_as_a_fragment(cast: Cast, client: Client) -> None:
+    response = login(client, cast.owner).post(
+        IMPORT_URL, {"file": upload("bad.qrels", "q1 0 A 3\nq1 0 B 9\n"), "format": "auto", "pool_name": "Bad"}, **HTMX
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<section class="card" id="import-form">')
+    assert "bad.qrels, line 2: query &#x27;q1&#x27;, document &#x27;B&#x27;: grade 9 is outside 0..3" in html
+    assert not Pool.objects.exists()
+
+
+def test_the_import_form_explains_missing_choices(cast: Cast, client: Client) -> None:
+    html = login(client, cast.owner).post(IMPORT_URL, {"format": "auto"}).content.decode()
+    assert "This field is required." in html
+    html = client.post(IMPORT_URL, {"file": upload("a.qrels", "q 0 d 1\n"), "format": "auto", "grade_map": "9"}).content.decode()
+    assert "grade map entry &#x27;9&#x27; is not FROM:TO" in html
+    assert "Name the new pool, or choose an existing pool above." in html
+
+
+def test_reviewers_cannot_import_and_put_is_refused(cast: Cast, client: Client) -> None:
+    data = {"file": upload("a.qrels", "q 0 d 1\n"), "format": "auto", "pool_name": "X"}
+    assert login(client, cast.reviewer).post(IMPORT_URL, data).status_code == 403
+    assert login(client, cast.owner).put(IMPORT_URL).status_code == 405
+    assert not Pool.objects.exists()
+
+
+def test_pool_pages_are_closed_to_editors(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+    login(client, cast.editor)
+    assert client.get(reverse("pool_list", kwargs={"slug": "alpha"})).status_code == 403
+    assert client.get(version_url("pool_version_detail", frozen)).status_code == 403
+    assert client.get(version_url("pool_version_export", frozen), {"format": "csv"}).status_code == 403
