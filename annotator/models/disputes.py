@@ -5,6 +5,9 @@ Raw grades are never overwritten. The final grade is its own record and says whe
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -12,6 +15,10 @@ from django.utils.translation import gettext_lazy as _
 
 from annotator.models.documents import CriteriaVersion
 from annotator.models.grading import Candidate
+from annotator.models.projects import Membership, Project, Role
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 
 class DisputeStatus(models.TextChoices):
@@ -22,6 +29,40 @@ class DisputeStatus(models.TextChoices):
     # Still no agreement: a reviewer decides.
     IN_REVIEW = "in_review", _("Waiting for a reviewer")
     SETTLED = "settled", _("Settled")
+
+
+# From the reveal on, every editor of the dispute may see every grade and reason in it.
+REVEALED_STATUSES = frozenset({DisputeStatus.REVEALED, DisputeStatus.IN_REVIEW, DisputeStatus.SETTLED})
+
+
+class DisputeQuerySet(models.QuerySet["Dispute"]):
+    def in_project(self, project: Project) -> DisputeQuerySet:
+        return self.filter(candidate__grading_set__project=project)
+
+    def involving(self, user: AbstractBaseUser | AnonymousUser) -> DisputeQuerySet:
+        return self.filter(statements__editor=user)
+
+    def visible_to(self, membership: Membership) -> DisputeQuerySet:
+        """Reviewers and owners see every dispute of the project; editors only the ones they are in."""
+        disputes = self.in_project(membership.project)
+        if membership.can(Role.REVIEWER):
+            return disputes
+        return disputes.involving(membership.user)
+
+    def open(self) -> DisputeQuerySet:
+        return self.exclude(status=DisputeStatus.SETTLED)
+
+    def review_queue(self) -> DisputeQuerySet:
+        """Disputes a reviewer must decide: the widest disagreements first, then the oldest."""
+        return self.filter(status=DisputeStatus.IN_REVIEW).order_by("-severity", "opened_at", "pk")
+
+    def with_pair(self) -> DisputeQuerySet:
+        return self.select_related(
+            "candidate__query",
+            "candidate__document",
+            "candidate__grading_set",
+            "candidate__final_grade__decided_by",
+        )
 
 
 class Dispute(models.Model):
@@ -36,12 +77,16 @@ class Dispute(models.Model):
     escalated_at = models.DateTimeField(_("sent to review at"), null=True, blank=True)
     settled_at = models.DateTimeField(_("settled at"), null=True, blank=True)
 
+    objects = DisputeQuerySet.as_manager()
+
     class Meta:
         ordering = ["-severity", "opened_at"]
         verbose_name = _("dispute")
         verbose_name_plural = _("disputes")
         constraints = [
-            models.CheckConstraint(condition=Q(severity__gte=1) & Q(severity__lte=3), name="dispute_severity_1_to_3"),
+            models.CheckConstraint(
+                condition=Q(severity__gte=1) & Q(severity__lte=3), name="dispute_severity_1_to_3"
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=[s.value for s in DisputeStatus]), name="dispute_status_valid"
             ),
@@ -49,6 +94,64 @@ class Dispute(models.Model):
 
     def __str__(self) -> str:
         return f"{self.candidate} ({self.get_status_display()})"
+
+    # Reads. They go through `statements.all()` so a `prefetch_related("statements")` serves them.
+
+    @property
+    def is_revealed(self) -> bool:
+        return self.status in REVEALED_STATUSES
+
+    @property
+    def is_settled(self) -> bool:
+        return self.status == DisputeStatus.SETTLED
+
+    def statement_for(self, user: AbstractBaseUser | AnonymousUser) -> DisputeStatement | None:
+        return next((s for s in self.statements.all() if s.editor_id == user.pk), None)
+
+    def has_participant(self, user: AbstractBaseUser | AnonymousUser) -> bool:
+        return self.statement_for(user) is not None
+
+    def reasons_given(self) -> int:
+        return sum(1 for s in self.statements.all() if s.has_reason)
+
+    def current_grades(self) -> list[int]:
+        """Each editor's grade as it stands: the revision if there is one, else the original."""
+        return [s.current_grade for s in self.statements.all()]
+
+    def grades_on_record(self) -> set[int]:
+        """Every grade an editor put forward, originals and revisions: what a reviewer may adopt."""
+        grades = set()
+        for s in self.statements.all():
+            grades.add(s.original_grade)
+            if s.revised_grade is not None:
+                grades.add(s.revised_grade)
+        return grades
+
+    def agreed_grade(self) -> int | None:
+        current = set(self.current_grades())
+        return current.pop() if len(current) == 1 else None
+
+    # State changes. Callers hold a row lock on the dispute (see annotator/services/disputes.py).
+
+    def reveal(self, *, at: datetime) -> None:
+        if self.status != DisputeStatus.AWAITING_REASONS:
+            raise ValueError(f"Only a dispute waiting for reasons can be revealed, not one {self.status}.")
+        if self.reasons_given() < self.statements.count():
+            raise ValueError("Every editor of the dispute must give a reason before the reveal.")
+        self.status, self.revealed_at = DisputeStatus.REVEALED, at
+        self.save(update_fields=["status", "revealed_at"])
+
+    def send_to_review(self, *, at: datetime) -> None:
+        if self.status != DisputeStatus.REVEALED:
+            raise ValueError(f"Only a revealed dispute goes to review, not one {self.status}.")
+        self.status, self.escalated_at = DisputeStatus.IN_REVIEW, at
+        self.save(update_fields=["status", "escalated_at"])
+
+    def mark_settled(self, *, at: datetime) -> None:
+        if self.status == DisputeStatus.SETTLED:
+            raise ValueError("This dispute is already settled.")
+        self.status, self.settled_at = DisputeStatus.SETTLED, at
+        self.save(update_fields=["status", "settled_at"])
 
 
 class DisputeStatement(models.Model):
@@ -71,23 +174,49 @@ class DisputeStatement(models.Model):
         verbose_name_plural = _("dispute statements")
         constraints = [
             models.UniqueConstraint(fields=["dispute", "editor"], name="dispute_statement_unique_editor"),
-            models.CheckConstraint(condition=Q(original_grade__lte=3), name="statement_original_grade_0_to_3"),
             models.CheckConstraint(
-                condition=Q(revised_grade__isnull=True) | Q(revised_grade__lte=3), name="statement_revised_grade_0_to_3"
+                condition=Q(original_grade__lte=3), name="statement_original_grade_0_to_3"
             ),
             models.CheckConstraint(
-                condition=Q(criteria_level__isnull=True) | Q(criteria_level__lte=3), name="statement_criteria_level_0_to_3"
+                condition=Q(revised_grade__isnull=True) | Q(revised_grade__lte=3),
+                name="statement_revised_grade_0_to_3",
+            ),
+            models.CheckConstraint(
+                condition=Q(criteria_level__isnull=True) | Q(criteria_level__lte=3),
+                name="statement_criteria_level_0_to_3",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.dispute.candidate}: {self.editor} gave {self.original_grade}"
 
+    @property
+    def has_reason(self) -> bool:
+        return self.reason_given_at is not None
+
+    @property
+    def has_responded(self) -> bool:
+        """Revised, or explicitly kept the original grade, after the reveal (at most once)."""
+        return self.revised_at is not None
+
+    @property
+    def changed_grade(self) -> bool:
+        return self.revised_grade is not None and self.revised_grade != self.original_grade
+
+    @property
+    def current_grade(self) -> int:
+        return self.revised_grade if self.revised_grade is not None else self.original_grade
+
 
 class FinalSource(models.TextChoices):
     UNANIMOUS = "unanimous", _("Unanimous")
     DISCUSSION = "discussion", _("Agreed after discussion")
     ADJUDICATED = "adjudicated", _("Settled by a reviewer")
+
+
+class FinalGradeQuerySet(models.QuerySet["FinalGrade"]):
+    def in_project(self, project: Project) -> FinalGradeQuerySet:
+        return self.filter(candidate__grading_set__project=project)
 
 
 class FinalGrade(models.Model):
@@ -102,6 +231,8 @@ class FinalGrade(models.Model):
     note = models.TextField(_("note"), blank=True)
     criteria_version = models.ForeignKey(CriteriaVersion, on_delete=models.PROTECT, related_name="+")
     decided_at = models.DateTimeField(_("decided at"), auto_now_add=True)
+
+    objects = FinalGradeQuerySet.as_manager()
 
     class Meta:
         verbose_name = _("final grade")

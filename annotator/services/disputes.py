@@ -1,10 +1,77 @@
-"""What happens when a pair has all its grades: a unanimous final grade, or a dispute."""
+"""From raw grades to one final grade per pair: unanimity, reasons, the reveal, revision, review.
+
+The workflow of one pair, and who may move it on:
+
+    grades complete ──all equal──────────────────────────────> FinalGrade(unanimous)
+          │ any difference
+          v
+    Dispute(awaiting_reasons)  each editor of the dispute gives the basis of their grade, blind
+          │ the last reason is in
+          v
+    Dispute(revealed)          every editor sees all grades and reasons; each revises once or keeps
+          │ all agree ──────────────────────────────────────> FinalGrade(discussion)
+          │ everyone responded and they still differ
+          v
+    Dispute(in_review)         a reviewer who did not grade the pair decides -> FinalGrade(adjudicated)
+
+Raw grades are never overwritten: `Grade.grade` stays what the editor gave blind (the agreement
+statistics are computed on it). A revision is stored beside the original in the editor's
+`DisputeStatement` and logged in `GradeHistory` as `revised`; the decision is its own `FinalGrade`.
+
+Every step locks the dispute row first (`select_for_update`), so two people acting on the same
+dispute at once are serialised; `FinalGrade` being one-to-one with the pair is the last guard.
+"""
 
 from __future__ import annotations
 
-from django.db import transaction
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from annotator.models import Candidate, CriteriaVersion, Dispute, DisputeStatement, FinalGrade, FinalSource
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotator.agreement import check_grade
+from annotator.models import (
+    Candidate,
+    CriteriaVersion,
+    Dispute,
+    DisputeStatement,
+    DisputeStatus,
+    FinalGrade,
+    FinalSource,
+    Grade,
+    GradeHistory,
+    Membership,
+    Role,
+)
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+
+class DisputeError(Exception):
+    """A workflow rule refused the action. `message` is translated and shown to the person as is."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class AlreadySettled(DisputeError):
+    """Someone else settled the pair first; `final_grade` says who, how and when."""
+
+    def __init__(self, final_grade: FinalGrade | None) -> None:
+        self.final_grade = final_grade
+        if final_grade is None:
+            super().__init__(_("This dispute is already settled."))
+            return
+        who = final_grade.decided_by.get_username() if final_grade.decided_by else _("the editors")
+        super().__init__(
+            _("Already settled by %(who)s: grade %(grade)s (%(source)s).")
+            % {"who": who, "grade": final_grade.grade, "source": final_grade.get_source_display()}
+        )
 
 
 @transaction.atomic
@@ -13,10 +80,18 @@ def pair_settle_if_complete(*, candidate: Candidate) -> FinalGrade | Dispute | N
 
     Once the pair has its required number of grades from distinct editors: all equal -> a final
     grade with source `unanimous`; any difference -> a dispute (severity = max - min) waiting for
-    every editor's reason. Does nothing while grades are missing or once settled/disputed.
+    every editor's reason. Does nothing while grades are missing or once settled/disputed: from
+    then on the dispute decides, and the grading service refuses changes to the raw grades (a
+    change of mind is a revision on the dispute page, after the reveal).
     """
-    candidate = Candidate.objects.select_for_update().select_related("grading_set").get(pk=candidate.pk)
-    if FinalGrade.objects.filter(candidate=candidate).exists() or Dispute.objects.filter(candidate=candidate).exists():
+    # of=self: lock only the pair, not the joined grading set (freezing a pool locks that one).
+    candidate = (
+        Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=candidate.pk)
+    )
+    if (
+        FinalGrade.objects.filter(candidate=candidate).exists()
+        or Dispute.objects.filter(candidate=candidate).exists()
+    ):
         return None
     grades = list(candidate.grades.select_related("criteria_version").order_by("pk"))
     if len(grades) < candidate.grading_set.required_grades:
@@ -36,3 +111,367 @@ def pair_settle_if_complete(*, candidate: Candidate) -> FinalGrade | Dispute | N
 
 def current_criteria(candidate: Candidate) -> CriteriaVersion:
     return CriteriaVersion.objects.current_for(candidate.grading_set.project)
+
+
+def _lock(dispute: Dispute) -> Dispute:
+    """The dispute, re-read under a row lock held to the end of the transaction.
+
+    Only the dispute row is locked (`of=self`): the joined pair, set and project stay free for
+    grading and freezing.
+    """
+    return (
+        Dispute.objects.select_for_update(of=("self",))
+        .select_related("candidate__grading_set__project")
+        .get(pk=dispute.pk)
+    )
+
+
+def _statement(dispute: Dispute, editor: AbstractBaseUser) -> DisputeStatement:
+    statement = dispute.statements.filter(editor=editor).first()
+    if statement is None:
+        raise DisputeError(_("You are not one of the editors of this dispute."))
+    return statement
+
+
+def reason_refusal(*, dispute: Dispute, editor: AbstractBaseUser) -> str:
+    """Why `editor` cannot give a reason on `dispute` now, or "" when they can."""
+    if not dispute.statements.filter(editor=editor).exists():
+        return _("You are not one of the editors of this dispute.")
+    if dispute.status == DisputeStatus.SETTLED:
+        return _("This dispute is already settled.")
+    if dispute.status != DisputeStatus.AWAITING_REASONS:
+        return _("Every reason is already in and the grades are revealed: reasons can no longer change.")
+    return ""
+
+
+def revision_refusal(*, dispute: Dispute, editor: AbstractBaseUser) -> str:
+    """Why `editor` cannot revise on `dispute` now, or "" when they can."""
+    statement = dispute.statements.filter(editor=editor).first()
+    if statement is None:
+        return _("You are not one of the editors of this dispute.")
+    if dispute.status == DisputeStatus.SETTLED:
+        return _("This dispute is already settled.")
+    if dispute.status == DisputeStatus.AWAITING_REASONS:
+        return _("Grades are revealed only when every editor has given a reason; you can revise after that.")
+    if dispute.status != DisputeStatus.REVEALED:
+        return _("This dispute is already with a reviewer: grades can no longer be revised.")
+    if statement.has_responded:
+        return _(
+            "You already responded to the reveal (grade %(grade)s): a grade is revised at most once."
+        ) % {"grade": statement.revised_grade}
+    return ""
+
+
+def _refuse_if_settled(dispute: Dispute) -> None:
+    if dispute.status == DisputeStatus.SETTLED:
+        raise AlreadySettled(
+            FinalGrade.objects.select_related("decided_by").filter(candidate_id=dispute.candidate_id).first()
+        )
+
+
+@transaction.atomic
+def dispute_give_reason(
+    *, dispute: Dispute, editor: AbstractBaseUser, reason: str, criteria_level: int | None = None
+) -> Dispute:
+    """Record (or, until the reveal, rewrite) the basis of `editor`'s grade.
+
+    The last missing reason reveals the dispute, and only that does: nobody sees another editor's
+    grade or reason before every reason is in.
+    """
+    dispute = _lock(dispute)
+    _refuse_if_settled(dispute)
+    if refusal := reason_refusal(dispute=dispute, editor=editor):
+        raise DisputeError(refusal)
+    statement = _statement(dispute, editor)
+    reason = reason.strip()
+    if not reason:
+        raise DisputeError(
+            _("Write the basis of your grade: which condition the document meets or misses, and why.")
+        )
+    if criteria_level is not None:
+        criteria_level = check_grade(criteria_level)
+    now = timezone.now()
+    statement.reason, statement.criteria_level, statement.reason_given_at = reason, criteria_level, now
+    statement.save(update_fields=["reason", "criteria_level", "reason_given_at"])
+    if not dispute.statements.filter(reason_given_at__isnull=True).exists():
+        dispute.reveal(at=now)
+    return dispute
+
+
+@transaction.atomic
+def dispute_revise(*, dispute: Dispute, editor: AbstractBaseUser, grade: int, note: str = "") -> Dispute:
+    """After the reveal, `editor` keeps their grade (grade == original) or changes it, once.
+
+    All current grades equal -> final grade `discussion`. Everyone responded and still apart ->
+    the reviewer queue.
+    """
+    dispute = _lock(dispute)
+    _refuse_if_settled(dispute)
+    if refusal := revision_refusal(dispute=dispute, editor=editor):
+        raise DisputeError(refusal)
+    statement = _statement(dispute, editor)
+    grade = check_grade(grade)
+    now = timezone.now()
+    statement.revised_grade, statement.revision_note, statement.revised_at = grade, note.strip(), now
+    statement.save(update_fields=["revised_grade", "revision_note", "revised_at"])
+    if statement.changed_grade:
+        raw = Grade.objects.filter(candidate_id=dispute.candidate_id, editor=editor).first()
+        if raw is not None:
+            # The raw grade row keeps the blind grade; the revision lives beside it.
+            GradeHistory.objects.create(
+                grade=raw,
+                changed_by=editor,
+                kind=GradeHistory.Kind.REVISED,
+                old_grade=statement.original_grade,
+                new_grade=grade,
+                old_reason=statement.reason,
+                new_reason=statement.revision_note,
+            )
+    agreed = dispute.agreed_grade()
+    if agreed is not None:
+        FinalGrade.objects.create(
+            candidate_id=dispute.candidate_id,
+            grade=agreed,
+            source=FinalSource.DISCUSSION,
+            criteria_version=current_criteria(dispute.candidate),
+        )
+        dispute.mark_settled(at=now)
+    elif not dispute.statements.filter(revised_at__isnull=True).exists():
+        dispute.send_to_review(at=now)
+    return dispute
+
+
+def may_settle(*, dispute: Dispute, user: AbstractBaseUser) -> bool:
+    """Reviewer or owner of the project who did not grade the pair."""
+    membership = Membership.objects.filter(
+        project_id=dispute.candidate.grading_set.project_id, user=user
+    ).first()
+    if membership is None or not membership.can(Role.REVIEWER):
+        return False
+    return not graded_pair(candidate_id=dispute.candidate_id, user=user)
+
+
+def graded_pair(*, candidate_id: int, user: AbstractBaseUser) -> bool:
+    return (
+        Grade.objects.filter(candidate_id=candidate_id, editor=user).exists()
+        or DisputeStatement.objects.filter(dispute__candidate_id=candidate_id, editor=user).exists()
+    )
+
+
+@transaction.atomic
+def dispute_settle(*, dispute: Dispute, by: AbstractBaseUser, grade: int, note: str = "") -> FinalGrade:
+    """A reviewer's decision on a dispute in review: adopt an editor's grade or set another.
+
+    A grade no editor put forward (originally or as a revision) overrides all of them and needs a
+    note. Raises `AlreadySettled` (carrying the stored decision) when someone settled it first.
+    """
+    dispute = _lock(dispute)
+    _refuse_if_settled(dispute)
+    if dispute.status != DisputeStatus.IN_REVIEW:
+        raise DisputeError(
+            _("This dispute is not waiting for a reviewer yet: the editors have not finished.")
+        )
+    membership = Membership.objects.filter(project=dispute.candidate.grading_set.project, user=by).first()
+    if membership is None or not membership.can(Role.REVIEWER):
+        raise DisputeError(_("Only a reviewer or an owner of the project can settle a dispute."))
+    if graded_pair(candidate_id=dispute.candidate_id, user=by):
+        raise DisputeError(_("You graded this pair, so you cannot settle it: another reviewer must."))
+    grade = check_grade(grade)
+    note = note.strip()
+    on_record = dispute.grades_on_record()
+    if grade not in on_record and not note:
+        raise DisputeError(override_needs_note_message(grade, on_record))
+    try:
+        with transaction.atomic():
+            final = FinalGrade.objects.create(
+                candidate_id=dispute.candidate_id,
+                grade=grade,
+                source=FinalSource.ADJUDICATED,
+                decided_by=by,
+                note=note,
+                criteria_version=current_criteria(dispute.candidate),
+            )
+    except IntegrityError:
+        # Only reachable where row locks are not real (SQLite): the one-to-one is the last guard.
+        raise AlreadySettled(
+            FinalGrade.objects.select_related("decided_by").filter(candidate_id=dispute.candidate_id).first()
+        ) from None
+    dispute.mark_settled(at=final.decided_at)
+    return final
+
+
+def override_needs_note_message(grade: int, on_record: set[int]) -> str:
+    return _(
+        "Grade %(grade)s differs from every editor's grade (%(grades)s): write a note saying why you override them."
+    ) % {"grade": grade, "grades": ", ".join(str(g) for g in sorted(on_record))}
+
+
+# The timeline of one pair ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    at: datetime
+    # graded, changed, undone, rechecked, opened, reason, revealed, revised, kept, in_review, decided
+    kind: str
+    actor: AbstractBaseUser | None = None
+    grade: int | None = None
+    old_grade: int | None = None
+    text: str = ""
+    criteria_level: int | None = None
+    source: str = ""
+    severity: int | None = None
+
+
+# Same instant: a grade comes before the dispute it opens, a reason before the reveal it causes.
+_KIND_ORDER = {
+    "graded": 0,
+    "changed": 1,
+    "undone": 1,
+    "rechecked": 1,
+    "opened": 2,
+    "reason": 3,
+    "revealed": 4,
+    "revised": 5,
+    "kept": 5,
+    "in_review": 6,
+    "decided": 7,
+}
+_HISTORY_KINDS: dict[str, str] = {
+    GradeHistory.Kind.CREATED: "graded",
+    GradeHistory.Kind.CHANGED: "changed",
+    GradeHistory.Kind.UNDONE: "undone",
+    GradeHistory.Kind.RECHECKED: "rechecked",
+    # REVISED is told by the dispute statement, which also has the "kept" case.
+}
+
+
+@dataclass
+class Timeline:
+    candidate: Candidate
+    dispute: Dispute | None
+    final_grade: FinalGrade | None
+    events: list[TimelineEvent] = field(default_factory=list)
+    # Empty when the viewer sees everything; else why others' grades and reasons are hidden:
+    # "incomplete" (pair still being graded), "blind" (viewer graded it, no reveal yet),
+    # "not_involved" (an editor outside an unsettled dispute).
+    hidden: str = ""
+
+
+def _history_of(candidate: Candidate) -> list[tuple[GradeHistory, AbstractBaseUser]]:
+    """The pair's grade history with, for each entry, the editor whose grade it is.
+
+    Entries name the pair directly when the model has `GradeHistory.candidate` (so they outlive an
+    undone grade); otherwise they are reached through their grade.
+    """
+    if any(f.name == "candidate" for f in GradeHistory._meta.get_fields()):
+        rows = GradeHistory.objects.filter(candidate=candidate).select_related("editor", "grade__editor")
+    else:
+        rows = GradeHistory.objects.filter(grade__candidate=candidate).select_related("grade__editor")
+    result = []
+    for h in rows.order_by("created_at", "pk"):
+        editor = getattr(h, "editor", None) or (h.grade.editor if h.grade is not None else None)
+        if editor is not None:
+            result.append((h, editor))
+    return result
+
+
+def pair_timeline(*, candidate: Candidate, viewer: AbstractBaseUser, membership: Membership) -> Timeline:
+    """Every grade, reason, reveal, revision and decision of the pair, oldest first, as `viewer` may see it.
+
+    Blindness holds here too: until a dispute is revealed (or the pair is settled), a person who
+    graded the pair sees only their own entries, and nobody sees grades of a pair still being graded.
+    """
+    dispute = Dispute.objects.filter(candidate=candidate).prefetch_related("statements__editor").first()
+    final = (
+        FinalGrade.objects.select_related("decided_by", "criteria_version")
+        .filter(candidate=candidate)
+        .first()
+    )
+    grades = list(Grade.objects.filter(candidate=candidate).select_related("editor"))
+    is_grader = any(g.editor_id == viewer.pk for g in grades) or (
+        dispute is not None and dispute.has_participant(viewer)
+    )
+    if final is not None or (dispute is not None and dispute.is_revealed):
+        hidden = ""
+    elif dispute is None:
+        hidden = "incomplete"
+    elif is_grader:
+        hidden = "blind"
+    elif membership.can(Role.REVIEWER):
+        hidden = ""
+    else:
+        hidden = "not_involved"
+
+    def visible(actor_id: int | None) -> bool:
+        return not hidden or actor_id == viewer.pk
+
+    events: list[TimelineEvent] = []
+    history = _history_of(candidate)
+    for g in grades:
+        if not visible(g.editor_id):
+            continue
+        if not any(h.kind == GradeHistory.Kind.CREATED and editor.pk == g.editor_id for h, editor in history):
+            # Grades written without a history row (imports, older data) still show when they came in.
+            events.append(
+                TimelineEvent(at=g.created_at, kind="graded", actor=g.editor, grade=g.grade, text=g.reason)
+            )
+    for h, editor in history:
+        if h.kind in _HISTORY_KINDS and visible(editor.pk):
+            events.append(
+                TimelineEvent(
+                    at=h.created_at,
+                    kind=_HISTORY_KINDS[h.kind],
+                    actor=editor,
+                    grade=h.new_grade,
+                    old_grade=h.old_grade,
+                    text=h.new_reason,
+                )
+            )
+    if dispute is not None:
+        # Severity tells a blind editor how far off the other grade is: shown only after the reveal.
+        events.append(
+            TimelineEvent(at=dispute.opened_at, kind="opened", severity=None if hidden else dispute.severity)
+        )
+        for s in dispute.statements.all():
+            if not visible(s.editor_id):
+                continue
+            if s.reason_given_at:
+                events.append(
+                    TimelineEvent(
+                        at=s.reason_given_at,
+                        kind="reason",
+                        actor=s.editor,
+                        grade=s.original_grade,
+                        text=s.reason,
+                        criteria_level=s.criteria_level,
+                    )
+                )
+            if s.revised_at:
+                events.append(
+                    TimelineEvent(
+                        at=s.revised_at,
+                        kind="revised" if s.changed_grade else "kept",
+                        actor=s.editor,
+                        grade=s.revised_grade,
+                        old_grade=s.original_grade,
+                        text=s.revision_note,
+                    )
+                )
+        if dispute.revealed_at:
+            events.append(TimelineEvent(at=dispute.revealed_at, kind="revealed"))
+        if dispute.escalated_at:
+            events.append(TimelineEvent(at=dispute.escalated_at, kind="in_review"))
+    if final is not None:
+        events.append(
+            TimelineEvent(
+                at=final.decided_at,
+                kind="decided",
+                actor=final.decided_by,
+                grade=final.grade,
+                text=final.note,
+                source=final.source,
+            )
+        )
+    events.sort(key=lambda e: (e.at, _KIND_ORDER[e.kind]))
+    return Timeline(candidate=candidate, dispute=dispute, final_grade=final, events=events, hidden=hidden)

@@ -1,0 +1,84 @@
+"""Forms of the dispute workflow: an editor's reason, an editor's revision, a reviewer's decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from annotator.services.disputes import override_needs_note_message
+
+GRADE_CHOICES: list[tuple[Any, Any]] = [(g, str(g)) for g in (0, 1, 2, 3)]
+
+
+def grade_field(label: Any, *, required: bool = True, help_text: Any = "") -> forms.TypedChoiceField:
+    empty: list[tuple[Any, Any]] = [] if required else [("", _("(none)"))]
+    return forms.TypedChoiceField(
+        label=label,
+        choices=empty + GRADE_CHOICES,
+        coerce=int,
+        empty_value=None,
+        required=required,
+        widget=forms.RadioSelect if required else forms.Select,
+        help_text=help_text,
+        error_messages={
+            "required": _("Choose a grade from 0 to 3."),
+            "invalid_choice": _("“%(value)s” is not a grade: choose 0, 1, 2 or 3."),
+        },
+    )
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        label=_("The basis of your grade"),
+        widget=forms.Textarea(attrs={"rows": 4}),
+        max_length=5000,
+        help_text=_(
+            "Which condition of the criteria the document meets or misses, and why. The other editors see it only once every reason is in."
+        ),
+        error_messages={
+            "required": _(
+                "Write the basis of your grade: which condition the document meets or misses, and why."
+            ),
+        },
+    )
+    criteria_level = grade_field(
+        _("Criteria level it rests on (optional)"),
+        required=False,
+        help_text=_("The level of the written criteria your reading matches."),
+    )
+
+
+class RevisionForm(forms.Form):
+    """After the reveal: the grade as the editor now sees it. The original grade means "keep"."""
+
+    grade = grade_field(_("Your grade after reading the other reasons"))
+    note = forms.CharField(
+        label=_("Why (optional)"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=5000,
+        required=False,
+    )
+
+
+class SettleForm(forms.Form):
+    grade = grade_field(_("Final grade"))
+    note = forms.CharField(
+        label=_("Note"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=5000,
+        required=False,
+        help_text=_("Required when the final grade differs from every editor's grade."),
+    )
+
+    def __init__(self, *args: Any, on_record: set[int], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.on_record = on_record
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        grade = data.get("grade")
+        if grade is not None and grade not in self.on_record and not data.get("note", "").strip():
+            self.add_error("note", override_needs_note_message(grade, self.on_record))
+        return data

@@ -1,0 +1,493 @@
+"""Disputes: editors' reasons and revisions, the reviewer queue and decision, timelines, agreement.
+
+Who sees what (tests/disputes/test_blindness.py holds these):
+- An editor sees only the disputes they are part of, and before the reveal only their own grade
+  and reason in it (not even the severity, which would tell how far off the other grade is).
+- Reviewers and owners see every dispute; one who graded the pair is treated as its editor there
+  (same blindness) and cannot settle it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Case, Count, Prefetch, When
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotator import agreement
+from annotator.access import ProjectRequest, project_role
+from annotator.forms_disputes import ReasonForm, RevisionForm, SettleForm
+from annotator.models import (
+    Candidate,
+    CriteriaVersion,
+    Dispute,
+    DisputeStatement,
+    DisputeStatus,
+    FinalGrade,
+    Grade,
+    GradingSet,
+    Role,
+)
+from annotator.services.disputes import (
+    AlreadySettled,
+    DisputeError,
+    dispute_give_reason,
+    dispute_revise,
+    dispute_settle,
+    graded_pair,
+    pair_timeline,
+    reason_refusal,
+    revision_refusal,
+)
+
+PER_PAGE = 25
+ANONYMOUS_SESSION_KEY = "disputes_anonymous"
+
+
+def _dispute_or_404(request: ProjectRequest, dispute_id: int) -> Dispute:
+    """The dispute, if it is in this project and the person may see it (else 404, like an unknown ID)."""
+    statements = Prefetch(
+        "statements", queryset=DisputeStatement.objects.select_related("editor").order_by("pk")
+    )
+    return get_object_or_404(
+        Dispute.objects.visible_to(request.membership).with_pair().prefetch_related(statements),
+        pk=dispute_id,
+    )
+
+
+def _page(request: ProjectRequest, items: Any, param: str = "page") -> Any:
+    return Paginator(items, PER_PAGE).get_page(request.GET.get(param))
+
+
+# Lists -------------------------------------------------------------------------------------------
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    """Editors: their own disputes. Reviewers and owners: every dispute of the project."""
+    status = request.GET.get("status", "")
+    disputes = Dispute.objects.visible_to(request.membership).with_pair().prefetch_related("statements")
+    if status and status not in DisputeStatus.values:
+        messages.error(
+            request,
+            _("Unknown status “%(status)s”: choose one of %(choices)s.")
+            % {"status": status, "choices": ", ".join(DisputeStatus.values)},
+        )
+        status = ""
+    if status:
+        disputes = disputes.filter(status=status)
+    # Open disputes first, then the widest disagreements, then the oldest.
+    settled_last = Case(When(status=DisputeStatus.SETTLED, then=1), default=0)
+    page = _page(request, disputes.order_by(settled_last, "-severity", "opened_at", "pk"))
+    rows = [{"dispute": d, "mine": d.statement_for(request.user)} for d in page]
+    context = {
+        "page": page,
+        "rows": rows,
+        "status": status,
+        "statuses": DisputeStatus.choices,
+        "sees_all": request.membership.can(Role.REVIEWER),
+    }
+    template = "annotator/disputes/list.html" + ("#dispute-table" if request.htmx else "")
+    return render(request, template, context)
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def dispute_queue(request: ProjectRequest, slug: str) -> HttpResponse:
+    """Disputes waiting for a reviewer: the widest disagreements first, then the oldest."""
+    queue = (
+        Dispute.objects.in_project(request.project).review_queue().with_pair().prefetch_related("statements")
+    )
+    page = _page(request, queue)
+    rows = [{"dispute": d, "graded_by_me": d.has_participant(request.user)} for d in page]
+    template = "annotator/disputes/queue.html" + ("#queue-table" if request.htmx else "")
+    return render(request, template, {"page": page, "rows": rows})
+
+
+# One dispute, as its editor sees it --------------------------------------------------------------
+
+
+def _pair_context(dispute: Dispute) -> dict[str, Any]:
+    """What the grades were about: the query, the document version and criteria the grades used."""
+    candidate = dispute.candidate
+    grades = list(
+        Grade.objects.filter(candidate=candidate).select_related(
+            "document_version", "criteria_version", "editor"
+        )
+    )
+    graded_version = max((g.document_version for g in grades), key=lambda v: v.version, default=None)
+    criteria = max((g.criteria_version for g in grades), key=lambda c: c.number, default=None)
+    current_criteria = CriteriaVersion.objects.current_for(candidate.grading_set.project)
+    return {
+        "candidate": candidate,
+        "query": candidate.query,
+        "document": candidate.document,
+        "document_version": graded_version,
+        # The document changed after it was graded: the grades may need a re-check.
+        "document_changed": graded_version is not None
+        and graded_version.version != candidate.document.version,
+        "criteria": criteria or current_criteria,
+        "current_criteria": current_criteria,
+        "raw_grades": {g.editor_id: g for g in grades},
+    }
+
+
+def _detail_context(
+    request: ProjectRequest,
+    dispute: Dispute,
+    *,
+    reason_form: ReasonForm | None = None,
+    revision_form: RevisionForm | None = None,
+    flash: str = "",
+    flash_level: str = "success",
+) -> dict[str, Any]:
+    mine = dispute.statement_for(request.user)
+    is_grader = mine is not None or graded_pair(candidate_id=dispute.candidate_id, user=request.user)
+    # Blindness: someone who graded this pair sees the others only from the reveal on.
+    sees_others = dispute.is_revealed or not is_grader
+    pair = _pair_context(dispute)
+    if mine is not None and reason_form is None and dispute.status == DisputeStatus.AWAITING_REASONS:
+        raw = pair["raw_grades"].get(request.user.pk)
+        initial_reason = mine.reason or (raw.reason if raw else "")
+        reason_form = ReasonForm(initial={"reason": initial_reason, "criteria_level": mine.criteria_level})
+    if (
+        mine is not None
+        and revision_form is None
+        and dispute.status == DisputeStatus.REVEALED
+        and not mine.has_responded
+    ):
+        revision_form = RevisionForm(initial={"grade": mine.original_grade})
+    statements = list(dispute.statements.all())
+    return {
+        **pair,
+        "dispute": dispute,
+        "mine": mine,
+        "is_grader": is_grader,
+        "sees_others": sees_others,
+        "statements": statements if sees_others else [s for s in statements if s == mine],
+        "reasons_given": dispute.reasons_given(),
+        "editor_count": len(statements),
+        "final_grade": getattr(dispute.candidate, "final_grade", None),
+        "reason_form": reason_form
+        if mine is not None and dispute.status == DisputeStatus.AWAITING_REASONS
+        else None,
+        "revision_form": revision_form
+        if mine is not None and dispute.status == DisputeStatus.REVEALED and not mine.has_responded
+        else None,
+        "can_review": request.membership.can(Role.REVIEWER) and not is_grader,
+        "flash": flash,
+        "flash_level": flash_level,
+    }
+
+
+def _render_detail(
+    request: ProjectRequest, dispute: Dispute, status: int = 200, **kwargs: Any
+) -> HttpResponse:
+    template = "annotator/disputes/detail.html" + ("#dispute-main" if request.htmx else "")
+    return render(request, template, _detail_context(request, dispute, **kwargs), status=status)
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def dispute_detail(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
+    return _render_detail(request, _dispute_or_404(request, dispute_id))
+
+
+def _after_action(
+    request: ProjectRequest, dispute_id: int, message: str, *, error: bool = False
+) -> HttpResponse:
+    """Post/redirect/get without JavaScript; with htmx, the refreshed dispute in place."""
+    if not request.htmx:
+        (messages.error if error else messages.success)(request, message)
+        return redirect("dispute_detail", slug=request.project.slug, dispute_id=dispute_id)
+    dispute = _dispute_or_404(request, dispute_id)
+    return _render_detail(request, dispute, flash=message, flash_level="error" if error else "success")
+
+
+@project_role(Role.EDITOR)
+@require_POST
+def dispute_reason(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
+    dispute = _dispute_or_404(request, dispute_id)
+    if refusal := reason_refusal(dispute=dispute, editor=request.user):
+        return _after_action(request, dispute_id, refusal, error=True)
+    form = ReasonForm(request.POST)
+    if not form.is_valid():
+        return _render_detail(request, dispute, reason_form=form)
+    try:
+        dispute = dispute_give_reason(
+            dispute=dispute,
+            editor=request.user,
+            reason=form.cleaned_data.get("reason", ""),
+            criteria_level=form.cleaned_data.get("criteria_level"),
+        )
+    except DisputeError as exc:
+        return _after_action(request, dispute_id, exc.message, error=True)
+    if dispute.status == DisputeStatus.REVEALED:
+        message = _("Your reason is in, and so is everyone else's: the grades and reasons are now revealed.")
+    else:
+        message = _(
+            "Your reason is saved. The other grades stay hidden until every editor has given a reason."
+        )
+    return _after_action(request, dispute_id, message)
+
+
+@project_role(Role.EDITOR)
+@require_POST
+def dispute_revision(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
+    dispute = _dispute_or_404(request, dispute_id)
+    refusal = revision_refusal(dispute=dispute, editor=request.user)
+    mine = dispute.statement_for(request.user)
+    if refusal or mine is None:  # not one of its editors, not revealed yet, or already answered
+        return _after_action(request, dispute_id, refusal, error=True)
+    form = RevisionForm(request.POST)
+    if not form.is_valid():
+        return _render_detail(request, dispute, revision_form=form)
+    grade = form.cleaned_data["grade"]
+    try:
+        dispute = dispute_revise(
+            dispute=dispute, editor=request.user, grade=grade, note=form.cleaned_data["note"]
+        )
+    except DisputeError as exc:
+        return _after_action(request, dispute_id, exc.message, error=True)
+    if grade == mine.original_grade:
+        message = _("You kept your grade %(grade)s.") % {"grade": grade}
+    else:
+        message = _("You revised your grade from %(old)s to %(new)s.") % {
+            "old": mine.original_grade,
+            "new": grade,
+        }
+    if dispute.status == DisputeStatus.SETTLED:
+        message += " " + _("All editors now agree: the pair is settled by discussion.")
+    elif dispute.status == DisputeStatus.IN_REVIEW:
+        message += " " + _("The grades still differ: the dispute goes to a reviewer.")
+    return _after_action(request, dispute_id, message)
+
+
+# The reviewer's page -----------------------------------------------------------------------------
+
+
+def _anonymous(request: ProjectRequest) -> bool:
+    """The reviewer's "Editor 1/2" choice, kept for the session so it holds along the queue."""
+    if request.GET.get("names") in ("hide", "show"):
+        request.session[ANONYMOUS_SESSION_KEY] = request.GET["names"] == "hide"
+    return bool(request.session.get(ANONYMOUS_SESSION_KEY, False))
+
+
+def _review_context(
+    request: ProjectRequest,
+    dispute: Dispute,
+    form: SettleForm | None,
+    *,
+    flash: str = "",
+    flash_level: str = "",
+) -> dict[str, Any]:
+    anonymous = _anonymous(request)
+    statements = list(dispute.statements.all())
+    pair = _pair_context(dispute)
+    columns = [
+        {
+            "statement": s,
+            "label": _("Editor %(n)s") % {"n": i} if anonymous else s.editor.get_username(),
+            "raw": pair["raw_grades"].get(s.editor_id),
+        }
+        for i, s in enumerate(statements, start=1)
+    ]
+    is_grader = graded_pair(candidate_id=dispute.candidate_id, user=request.user)
+    can_settle = dispute.status == DisputeStatus.IN_REVIEW and not is_grader
+    next_in_queue = (
+        Dispute.objects.in_project(request.project)
+        .review_queue()
+        .exclude(pk=dispute.pk)
+        .exclude(statements__editor=request.user)
+        .first()
+    )
+    return {
+        **pair,
+        "dispute": dispute,
+        "columns": columns,
+        "anonymous": anonymous,
+        "is_grader": is_grader,
+        "form": (form or SettleForm(on_record=dispute.grades_on_record())) if can_settle else None,
+        "on_record": sorted(dispute.grades_on_record()),
+        "final_grade": getattr(dispute.candidate, "final_grade", None),
+        "next_in_queue": next_in_queue,
+        "flash": flash,
+        "flash_level": flash_level,
+    }
+
+
+@project_role(Role.REVIEWER)
+@require_http_methods(["GET", "POST"])
+def dispute_review(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
+    """Side by side: query, document, criteria and each editor's grade, reason and revision; decide."""
+    dispute = _dispute_or_404(request, dispute_id)
+    if dispute.has_participant(request.user) and not dispute.is_revealed:
+        # A reviewer who graded the pair is one of its editors: blind until the reveal.
+        messages.info(request, _("You graded this pair: it is shown to you as to its other editors."))
+        return redirect("dispute_detail", slug=request.project.slug, dispute_id=dispute.pk)
+    template = "annotator/disputes/review.html" + ("#dispute-review" if request.htmx else "")
+    if request.method != "POST":
+        return render(request, template, _review_context(request, dispute, None))
+
+    form = SettleForm(request.POST, on_record=dispute.grades_on_record())
+    if not form.is_valid():
+        return render(request, template, _review_context(request, dispute, form))
+    try:
+        final = dispute_settle(
+            dispute=dispute, by=request.user, grade=form.cleaned_data["grade"], note=form.cleaned_data["note"]
+        )
+    except AlreadySettled as exc:
+        # Lost a race (or a stale page): say who settled it and how. 409 without htmx; htmx 2
+        # swaps only 2xx, so the same explanation comes with 200 there.
+        dispute = _dispute_or_404(request, dispute_id)
+        context = _review_context(request, dispute, None, flash=exc.message, flash_level="error")
+        return render(request, template, context, status=200 if request.htmx else 409)
+    except DisputeError as exc:
+        form.add_error(None, exc.message)
+        context = _review_context(request, dispute, form)
+        if context["form"] is None:  # no form on the page (not in review, or graded by this reviewer)
+            context.update(flash=exc.message, flash_level="error")
+        return render(request, template, context)
+    message = _("Settled: final grade %(grade)s.") % {"grade": final.grade}
+    if not request.htmx:
+        messages.success(request, message)
+        return redirect("dispute_review", slug=request.project.slug, dispute_id=dispute.pk)
+    dispute = _dispute_or_404(request, dispute_id)
+    return render(
+        request, template, _review_context(request, dispute, None, flash=message, flash_level="success")
+    )
+
+
+# Timeline ----------------------------------------------------------------------------------------
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpResponse:
+    candidate = get_object_or_404(
+        Candidate.objects.select_related("query", "document", "grading_set"),
+        pk=candidate_id,
+        grading_set__project=request.project,
+    )
+    timeline = pair_timeline(candidate=candidate, viewer=request.user, membership=request.membership)
+    return render(request, "annotator/disputes/timeline.html", {"timeline": timeline, "candidate": candidate})
+
+
+# Agreement ---------------------------------------------------------------------------------------
+
+NOT_ENOUGH = {
+    agreement.NO_PAIRS: gettext_lazy("Not enough data: no pair has grades from two editors yet."),
+    agreement.TOO_FEW_ITEMS: gettext_lazy(
+        "Not enough data: these two editors share fewer than two graded pairs."
+    ),
+    agreement.NO_VARIATION: gettext_lazy(
+        "Not enough data: every grade involved is the same, so agreement cannot be told apart from chance."
+    ),
+}
+
+
+def _figure(fig: agreement.Figure) -> dict[str, Any]:
+    """A figure for the template: its value, or the sentence that replaces a misleading number."""
+    percent = fig.value * 100 if fig.value is not None else None
+    return {"value": fig.value, "percent": percent, "n": fig.n, "note": NOT_ENOUGH.get(fig.reason, "")}
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
+    sets = (
+        GradingSet.objects.filter(project=request.project)
+        .annotate(
+            pairs=Count("candidates", distinct=True),
+            grade_count=Count("candidates__grades", distinct=True),
+            dispute_count=Count("candidates__dispute", distinct=True),
+        )
+        .order_by("name")
+    )
+    return render(request, "annotator/disputes/agreement_index.html", {"page": _page(request, sets)})
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
+    """Agreement on raw grades (before any discussion or decision) for one grading set."""
+    grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
+    rows = Grade.objects.filter(candidate__grading_set=grading_set).values_list(
+        "candidate_id",
+        "candidate__query_id",
+        "candidate__query__external_id",
+        "candidate__query__text",
+        "editor_id",
+        "editor__username",
+        "grade",
+    )
+    ratings: dict[int, dict[int, int]] = {}
+    query_of: dict[int, int] = {}
+    queries: dict[int, tuple[str, str]] = {}
+    names: dict[int, str] = {}
+    for candidate_id, query_id, query_ext, query_text, editor_id, username, grade in rows:
+        ratings.setdefault(candidate_id, {})[editor_id] = grade
+        query_of[candidate_id] = query_id
+        queries[query_id] = (query_ext, query_text)
+        names[editor_id] = username
+    report = agreement.agreement_report(ratings, query_of)
+
+    # Ambiguous queries first: lowest alpha on top, queries without a figure last.
+    by_query = sorted(
+        report.alpha_by_group,
+        key=lambda item: (not item[1].available, item[1].value or 0.0, queries[item[0]][0]),
+    )
+    query_page = _page(
+        request,
+        [{"external_id": queries[q][0], "text": queries[q][1], "alpha": _figure(fig)} for q, fig in by_query],
+        "qpage",
+    )
+    pairs = [
+        {
+            "a": names[p.rater_a],
+            "b": names[p.rater_b],
+            "shared": p.shared,
+            "exact": _figure(p.exact),
+            "within_one": _figure(p.within_one),
+            "kappa": _figure(p.kappa),
+            "matrix": list(zip(range(4), p.confusion, strict=True)),
+        }
+        for p in report.pairs
+    ]
+    counts = {
+        (row["status"], row["severity"]): row["n"]
+        for row in Dispute.objects.filter(candidate__grading_set=grading_set)
+        .values("status", "severity")
+        .annotate(n=Count("pk"))
+        .order_by()
+    }
+    dispute_table = [
+        {
+            "status": label,
+            "by_severity": [counts.get((value, s), 0) for s in (1, 2, 3)],
+            "total": sum(counts.get((value, s), 0) for s in (1, 2, 3)),
+        }
+        for value, label in DisputeStatus.choices
+    ]
+    context = {
+        "grading_set": grading_set,
+        "report": report,
+        "exact": _figure(report.exact),
+        "within_one": _figure(report.within_one),
+        "alpha": _figure(report.alpha),
+        "pairs": pairs,
+        "query_page": query_page,
+        "dispute_table": dispute_table,
+        "dispute_total": sum(counts.values()),
+        "severity_totals": [sum(counts.get((v, s), 0) for v in DisputeStatus.values) for s in (1, 2, 3)],
+        "settled_count": FinalGrade.objects.filter(candidate__grading_set=grading_set).count(),
+    }
+    template = "annotator/disputes/agreement.html" + ("#query-alpha" if request.htmx else "")
+    return render(request, template, context)

@@ -1,0 +1,159 @@
+"""The agreement page: figures from raw grades, checked against outside oracles; honest gaps."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from sklearn.metrics import cohen_kappa_score
+
+from annotator.models import GradingSet
+from annotator.services.disputes import dispute_give_reason, dispute_revise
+from tests.conftest import Cast
+from tests.disputes.factories import grade, make_pair
+from tests.disputes.test_agreement_maths import plain_alpha
+
+# (query, document) -> grades by ed, eve and rita (None: not graded by them).
+FIXTURE = {
+    ("q1", "A"): (3, 3, None),
+    ("q1", "B"): (2, 3, 2),
+    ("q1", "C"): (1, 1, None),
+    ("q1", "D"): (0, 1, None),
+    ("q2", "A"): (3, 0, None),
+    ("q2", "B"): (2, 2, 2),
+}
+
+
+def build(cast: Cast) -> GradingSet:
+    people = (cast.editor, cast.editor2, cast.reviewer)
+    for (query, document), grades in FIXTURE.items():
+        pair = make_pair(cast.alpha, query=query, document=document, required=2)
+        for person, value in zip(people, grades, strict=True):
+            if value is not None:
+                grade(pair, person, value)
+    return GradingSet.objects.get(project=cast.alpha, name="Phone number change")
+
+
+def page(client: Client, grading_set: GradingSet, **extra: str) -> str:
+    response = client.get(
+        reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}), **extra
+    )
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_figures_match_hand_counts_and_outside_oracles(cast: Cast, client: Client) -> None:
+    grading_set = build(cast)
+    client.force_login(cast.reviewer)
+    response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
+    report = response.context["report"]
+
+    # Comparisons: 4 two-editor pairs + 2 three-editor pairs (3 comparisons each) = 10 by hand;
+    # exact: q1/A, q1/C, q1/B (ed-rita), q2/B (all three) = 1 + 1 + 1 + 3 = 6.
+    # Within one: all but q2/A (3 vs 0) = 9.
+    assert (report.exact.n, report.exact.value) == (10, pytest.approx(0.6))
+    assert report.within_one.value == pytest.approx(0.9)
+
+    units = [[float(g) for g in grades if g is not None] for grades in FIXTURE.values()]
+    assert report.alpha.value == pytest.approx(plain_alpha(units, "ordinal", [0.0, 1.0, 2.0, 3.0]))
+
+    pairs = {frozenset((p["a"], p["b"])): p for p in response.context["pairs"]}
+    ed = [g[0] for g in FIXTURE.values()]
+    eve = [g[1] for g in FIXTURE.values()]
+    assert pairs[frozenset(("ed", "eve"))]["kappa"]["value"] == pytest.approx(
+        cohen_kappa_score(ed, eve, labels=[0, 1, 2, 3], weights="quadratic")
+    )
+    # Ed and Rita share q1/B and q2/B: both 2 and 2, no variation -> no kappa, a sentence instead.
+    assert pairs[frozenset(("ed", "rita"))]["kappa"]["value"] is None
+    ed_eve = pairs[frozenset(("ed", "eve"))]
+    assert ed_eve["a"] == "ed"  # rows are the first editor's grades (editors in ID order)
+    assert ed_eve["matrix"][3] == (3, (1, 0, 0, 1))  # ed's 3s: eve gave 3 once and 0 once
+
+    html = page(client, grading_set)
+    assert f"{report.exact.value * 100:.1f} %" in html
+    assert f"{report.alpha.value:.3f}" in html
+    assert "every grade involved is the same" in html
+
+
+def test_the_per_query_alpha_puts_the_most_ambiguous_query_first(cast: Cast, client: Client) -> None:
+    grading_set = build(cast)
+    client.force_login(cast.owner)
+    response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
+    rows = list(response.context["query_page"])
+    assert [r["external_id"] for r in rows] == ["q2", "q1"]
+    q2 = [[3.0, 0.0], [2.0, 2.0, 2.0]]
+    assert rows[0]["alpha"]["value"] == pytest.approx(plain_alpha(q2, "ordinal", [0.0, 1.0, 2.0, 3.0]))
+    fragment = page(client, grading_set, HTTP_HX_REQUEST="true")
+    assert fragment.lstrip().startswith('<div id="query-alpha">')
+
+
+def test_agreement_is_computed_on_raw_grades_not_on_revisions_or_decisions(
+    cast: Cast, client: Client
+) -> None:
+    grading_set = build(cast)
+    client.force_login(cast.reviewer)
+    before = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
+    dispute = make_pair(cast.alpha, query="q2", document="A").dispute
+    dispute_give_reason(dispute=dispute, editor=cast.editor, reason="Direct answer.")
+    dispute_give_reason(dispute=dispute, editor=cast.editor2, reason="Wrong event.")
+    dispute_revise(dispute=dispute, editor=cast.editor2, grade=3)  # they now agree on 3 -> settled
+    after = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
+    assert after.context["report"] == before.context["report"]
+    assert after.context["settled_count"] == before.context["settled_count"] + 1
+
+
+def test_dispute_counts_by_status_and_severity(cast: Cast, client: Client) -> None:
+    grading_set = build(cast)
+    client.force_login(cast.reviewer)
+    response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
+    table = {row["status"]: row["by_severity"] for row in response.context["dispute_table"]}
+    # q1/B: 2,3 (+ rita's 2 came after the pair was complete) -> severity 1; q1/D 0,1 -> 1; q2/A 3,0 -> 3.
+    assert table["Waiting for every editor's reason"] == [2, 0, 1]
+    assert response.context["dispute_total"] == 3
+
+
+def test_an_empty_set_says_not_enough_data_instead_of_numbers(cast: Cast, client: Client) -> None:
+    grading_set = GradingSet.objects.create(project=cast.alpha, name="Empty")
+    client.force_login(cast.reviewer)
+    html = page(client, grading_set)
+    assert "Not enough data: no pair has grades from two editors yet." in html
+    assert "No two editors have graded the same pair yet." in html
+    assert re.search(r"\bnan\b", html, flags=re.IGNORECASE) is None
+
+
+def test_a_set_of_another_project_is_not_found(cast: Cast, client: Client) -> None:
+    theirs = GradingSet.objects.create(project=cast.beta, name="Theirs")
+    client.force_login(cast.owner)
+    response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": theirs.pk}))
+    assert response.status_code == 404
+
+
+def test_the_agreement_page_costs_the_same_queries_for_more_grades(cast: Cast, client: Client) -> None:
+    grading_set = build(cast)
+    client.force_login(cast.reviewer)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            page(client, grading_set)
+        return len(ctx.captured_queries)
+
+    few = queries()
+    for i in range(10):
+        pair = make_pair(cast.alpha, query=f"q{i + 3}", document="A")
+        grade(pair, cast.editor, i % 4)
+        grade(pair, cast.editor2, (i + 1) % 4)
+    # session, user, membership, set, grades (one query for all), paginator count is in memory,
+    # dispute counts, final-grade count, nav: independent of how many grades there are.
+    assert queries() == few
+
+
+def test_the_index_lists_the_projects_sets(cast: Cast, client: Client) -> None:
+    grading_set = build(cast)
+    GradingSet.objects.create(project=cast.beta, name="Not ours")
+    client.force_login(cast.reviewer)
+    html = client.get(reverse("agreement_index", kwargs={"slug": "alpha"})).content.decode()
+    assert grading_set.name in html and "Not ours" not in html

@@ -1,0 +1,99 @@
+"""Two reviewers settle the same dispute at the same moment: one decision is stored, the other is told.
+
+Needs real row locks, so PostgreSQL only (SQLite serialises whole-database writes instead).
+Run with DATABASE_URL=postgres://... to include it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection, connections
+from django.test import Client
+from django.urls import reverse
+
+from annotator.models import Dispute, DisputeStatus, FinalGrade
+from annotator.services import disputes as service
+from annotator.services.disputes import AlreadySettled, dispute_settle
+from tests.conftest import Cast
+from tests.disputes.factories import in_review
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+def run_together(*jobs: Callable[[], Any]) -> list[Any]:
+    """Start every job at the same instant, each in its own thread (and database connection)."""
+    barrier = threading.Barrier(len(jobs))
+    results: list[Any] = [None] * len(jobs)
+
+    def worker(i: int, job: Callable[[], Any]) -> None:
+        barrier.wait()
+        try:
+            results[i] = job()
+        except Exception as exc:  # noqa: BLE001  (the test inspects what each side saw)
+            results[i] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(i, job)) for i, job in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return results
+
+
+def test_two_reviewers_settling_at_once_store_exactly_one_decision(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2, (2, 3))
+    real = service.current_criteria
+
+    def slow_criteria(candidate: Any) -> Any:
+        # Hold the dispute's row lock a while, so the other reviewer surely arrives while it is held.
+        time.sleep(0.3)
+        return real(candidate)
+
+    monkeypatch.setattr(service, "current_criteria", slow_criteria)
+    results = run_together(
+        lambda: dispute_settle(dispute=dispute, by=cast.reviewer, grade=2, note="Deadline missing."),
+        lambda: dispute_settle(dispute=dispute, by=cast.owner, grade=3, note="Good enough."),
+    )
+    winners = [r for r in results if isinstance(r, FinalGrade)]
+    losers = [r for r in results if isinstance(r, AlreadySettled)]
+    assert len(winners) == 1 and len(losers) == 1, results
+    stored = FinalGrade.objects.get(candidate=dispute.candidate)
+    assert (stored.grade, stored.decided_by_id) == (winners[0].grade, winners[0].decided_by_id)
+    # The loser learns who decided, and how.
+    assert losers[0].final_grade.pk == stored.pk
+    assert stored.decided_by.username in losers[0].message and f"grade {stored.grade}" in losers[0].message
+    assert Dispute.objects.get(pk=dispute.pk).status == DisputeStatus.SETTLED
+
+
+def test_two_reviewers_posting_the_settle_form_at_once_get_one_success_and_one_explanation(
+    cast: Cast,
+) -> None:
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2, (2, 3))
+    url = reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": dispute.pk})
+
+    def post_as(user: Any, grade: int) -> tuple[int, str]:
+        client = Client()
+        client.force_login(user)
+        response = client.post(url, {"grade": str(grade), "note": "decided"})
+        return response.status_code, response.content.decode()
+
+    results = run_together(lambda: post_as(cast.reviewer, 2), lambda: post_as(cast.owner, 3))
+    assert all(not isinstance(r, Exception) for r in results), results
+    statuses = sorted(status for status, _ in results)
+    assert statuses == [302, 409]
+    stored = FinalGrade.objects.get(candidate=dispute.candidate)
+    loser_html = next(html for status, html in results if status == 409)
+    assert f"Already settled by {stored.decided_by.username}: grade {stored.grade}" in loser_html

@@ -1,0 +1,319 @@
+"""The dispute pages: roles, methods, full pages and htmx fragments, bad input, the settle race's loser."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotator.models import Dispute, DisputeStatus, FinalGrade, FinalSource
+from annotator.services.disputes import dispute_give_reason, dispute_settle
+from annotator.views import disputes as views
+from tests.conftest import Cast
+from tests.disputes.factories import disputed_pair, in_review
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def url(name: str, **kwargs: int) -> str:
+    return reverse(name, kwargs={"slug": "alpha", **kwargs})
+
+
+def revealed(cast: Cast, grades: tuple[int, int] = (2, 3), document: str = "B") -> Dispute:
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, grades, document=document)
+    dispute_give_reason(dispute=dispute, editor=cast.editor, reason="Ed's basis")
+    dispute_give_reason(dispute=dispute, editor=cast.editor2, reason="Eve's basis")
+    dispute.refresh_from_db()
+    return dispute
+
+
+# --- an editor's reason ---------------------------------------------------------------------------
+
+
+def test_an_editor_of_the_dispute_gives_a_reason_without_javascript(cast: Cast, client: Client) -> None:
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.editor)
+    response = client.post(
+        url("dispute_reason", dispute_id=dispute.pk), {"reason": "No deadline", "criteria_level": "2"}
+    )
+    assert response.status_code == 302 and response["Location"] == url(
+        "dispute_detail", dispute_id=dispute.pk
+    )
+    statement = dispute.statements.get(editor=cast.editor)
+    assert (statement.reason, statement.criteria_level) == ("No deadline", 2)
+    page = client.get(response["Location"]).content.decode()
+    assert "Your reason is saved" in page and "<html" in page
+
+
+def test_an_editor_gives_a_reason_with_htmx_and_gets_the_fragment_back(cast: Cast, client: Client) -> None:
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.editor)
+    response = client.post(url("dispute_reason", dispute_id=dispute.pk), {"reason": "No deadline"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<div id="dispute-main">') and "<html" not in html
+    assert "Your reason is saved" in html
+
+
+def test_an_empty_reason_is_refused_with_a_clear_message_and_status_200(cast: Cast, client: Client) -> None:
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.editor)
+    for headers in ({}, HTMX):
+        response = client.post(url("dispute_reason", dispute_id=dispute.pk), {"reason": "  "}, **headers)
+        assert response.status_code == 200
+        assert "Write the basis of your grade" in response.content.decode()
+    response = client.post(
+        url("dispute_reason", dispute_id=dispute.pk), {"reason": "x", "criteria_level": "7"}
+    )
+    assert response.status_code == 200 and "“7” is not a grade" in response.content.decode()
+    assert not dispute.statements.filter(reason_given_at__isnull=False).exists()
+
+
+def test_a_reviewer_outside_the_dispute_cannot_give_a_reason(cast: Cast, client: Client) -> None:
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.reviewer)
+    response = client.post(
+        url("dispute_reason", dispute_id=dispute.pk), {"reason": "Let me help"}, follow=True
+    )
+    assert "not one of the editors of this dispute" in response.content.decode()
+    assert not dispute.statements.filter(reason_given_at__isnull=False).exists()
+
+
+def test_the_reason_and_revision_urls_take_only_post(cast: Cast, client: Client) -> None:
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.editor)
+    assert client.get(url("dispute_reason", dispute_id=dispute.pk)).status_code == 405
+    assert client.get(url("dispute_revision", dispute_id=dispute.pk)).status_code == 405
+    assert client.delete(url("dispute_review", dispute_id=dispute.pk)).status_code in (403, 405)
+
+
+# --- an editor's revision -------------------------------------------------------------------------
+
+
+def test_the_revision_form_appears_only_after_the_reveal(cast: Cast, client: Client) -> None:
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.editor)
+    assert (
+        "Revise or keep your grade"
+        not in client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode()
+    )
+    response = client.post(url("dispute_revision", dispute_id=dispute.pk), {"grade": "3"}, follow=True)
+    assert "you can revise after that" in response.content.decode()
+    dispute = revealed(cast, document="C")  # a second pair, now revealed
+    assert (
+        "Revise or keep your grade"
+        in client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode()
+    )
+
+
+def test_an_editor_revises_once_and_the_dispute_settles_by_discussion(cast: Cast, client: Client) -> None:
+    dispute = revealed(cast, (2, 3))
+    client.force_login(cast.editor2)
+    response = client.post(
+        url("dispute_revision", dispute_id=dispute.pk), {"grade": "2", "note": "Fair: no deadline."}
+    )
+    assert response.status_code == 302
+    page = client.get(response["Location"]).content.decode()
+    assert "revised your grade from 3 to 2" in page and "settled by discussion" in page
+    assert FinalGrade.objects.get(candidate=dispute.candidate).source == FinalSource.DISCUSSION
+    again = client.post(
+        url("dispute_revision", dispute_id=dispute.pk), {"grade": "3"}, follow=True
+    ).content.decode()
+    assert "already settled" in again
+
+
+def test_keeping_grades_with_htmx_sends_the_dispute_to_review(cast: Cast, client: Client) -> None:
+    dispute = revealed(cast, (2, 3))
+    client.force_login(cast.editor)
+    html = client.post(
+        url("dispute_revision", dispute_id=dispute.pk), {"grade": "2"}, **HTMX
+    ).content.decode()
+    assert "You kept your grade 2." in html and "<html" not in html
+    client.force_login(cast.editor2)
+    html = client.post(
+        url("dispute_revision", dispute_id=dispute.pk), {"grade": "3"}, **HTMX
+    ).content.decode()
+    assert "goes to a reviewer" in html
+    dispute.refresh_from_db()
+    assert dispute.status == DisputeStatus.IN_REVIEW
+
+
+def test_a_revision_to_a_non_grade_is_refused_clearly(cast: Cast, client: Client) -> None:
+    dispute = revealed(cast)
+    client.force_login(cast.editor)
+    for bad in ("4", "two", ""):
+        response = client.post(url("dispute_revision", dispute_id=dispute.pk), {"grade": bad})
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert ("is not a grade" in html) or ("Choose a grade from 0 to 3" in html)
+    assert not dispute.statements.filter(revised_at__isnull=False).exists()
+
+
+# --- the reviewer ---------------------------------------------------------------------------------
+
+
+def test_editors_cannot_reach_the_reviewer_pages_or_settle(cast: Cast, client: Client) -> None:
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.editor)
+    assert client.get(url("dispute_queue")).status_code == 403
+    assert client.get(url("dispute_review", dispute_id=dispute.pk)).status_code == 403
+    assert client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "3"}).status_code == 403
+    assert client.get(url("agreement_index")).status_code == 403
+    assert client.get(url("agreement_detail", set_id=dispute.candidate.grading_set_id)).status_code == 403
+    assert not FinalGrade.objects.filter(candidate=dispute.candidate).exists()
+
+
+def test_a_reviewer_settles_with_a_note_without_javascript(cast: Cast, client: Client) -> None:
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2, (0, 3))
+    client.force_login(cast.reviewer)
+    page = client.get(url("dispute_review", dispute_id=dispute.pk)).content.decode()
+    assert "<html" in page and "Settle this dispute" in page
+    response = client.post(
+        url("dispute_review", dispute_id=dispute.pk), {"grade": "2", "note": "Steps, no deadline."}
+    )
+    assert response.status_code == 302
+    page = client.get(response["Location"]).content.decode()
+    assert "Settled: final grade 2." in page and "Steps, no deadline." in page
+    final = FinalGrade.objects.get(candidate=dispute.candidate)
+    assert (final.grade, final.decided_by, final.source) == (2, cast.reviewer, FinalSource.ADJUDICATED)
+
+
+def test_a_reviewer_settles_with_htmx_and_gets_the_fragment(cast: Cast, client: Client) -> None:
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2, (2, 3))
+    client.force_login(cast.owner)
+    response = client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "3"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200 and html.lstrip().startswith('<div id="dispute-review">')
+    assert "Settled: final grade 3." in html
+
+
+def test_overriding_every_editor_without_a_note_re_renders_the_form_with_the_reason(
+    cast: Cast, client: Client
+) -> None:
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2, (0, 3))
+    client.force_login(cast.reviewer)
+    for headers in ({}, HTMX):
+        response = client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "1"}, **headers)
+        assert response.status_code == 200
+        assert "Grade 1 differs from every editor&#x27;s grade (0, 3)" in response.content.decode()
+    response = client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "9"})
+    assert response.status_code == 200 and "“9” is not a grade" in response.content.decode()
+    assert not FinalGrade.objects.filter(candidate=dispute.candidate).exists()
+
+
+def test_the_loser_of_a_settle_race_is_told_who_settled_and_how(cast: Cast, client: Client) -> None:
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2, (2, 3))
+    client.force_login(cast.owner)
+    client.get(url("dispute_review", dispute_id=dispute.pk))  # the owner opens the page...
+    dispute_settle(dispute=dispute, by=cast.reviewer, grade=2, note="Deadline missing.")  # ...Rita is faster
+    response = client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "3"})
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "Already settled by rita: grade 2 (Settled by a reviewer)." in html and "Deadline missing." in html
+    response = client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "3"}, **HTMX)
+    assert response.status_code == 200 and "Already settled by rita" in response.content.decode()
+    assert FinalGrade.objects.get(candidate=dispute.candidate).grade == 2
+
+
+def test_a_reviewer_who_graded_sees_the_revealed_page_but_no_settle_form(cast: Cast, client: Client) -> None:
+    dispute = in_review(cast.alpha, cast.reviewer, cast.editor, (2, 3))
+    client.force_login(cast.reviewer)
+    html = client.get(url("dispute_review", dispute_id=dispute.pk)).content.decode()
+    assert "You graded this pair, so you cannot settle it" in html and "Settle this dispute" not in html
+    response = client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "2"})
+    assert response.status_code == 200 and "You graded this pair" in response.content.decode()
+    assert not FinalGrade.objects.filter(candidate=dispute.candidate).exists()
+
+
+def test_the_anonymous_toggle_shows_editor_1_and_2_and_sticks_for_the_session(
+    cast: Cast, client: Client
+) -> None:
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.reviewer)
+    html = client.get(url("dispute_review", dispute_id=dispute.pk) + "?names=hide").content.decode()
+    assert "Editor 1" in html and "Editor 2" in html and 'aria-label="ed"' not in html
+    html = client.get(url("dispute_review", dispute_id=dispute.pk)).content.decode()
+    assert "Editor 1" in html
+    html = client.get(url("dispute_review", dispute_id=dispute.pk) + "?names=show", **HTMX).content.decode()
+    assert 'aria-label="ed"' in html and 'aria-label="eve"' in html and "<html" not in html
+
+
+def test_the_review_page_shows_query_need_document_and_criteria_side_by_side(
+    cast: Cast, client: Client
+) -> None:
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.reviewer)
+    html = client.get(url("dispute_review", dispute_id=dispute.pk)).content.decode()
+    candidate = dispute.candidate
+    for text in (candidate.query.text, candidate.query.information_need, candidate.document.body):
+        assert text in html
+    assert "version 1" in html and "Substantive help, but an important condition is missing." in html
+    assert "Explains how to request a change but not the deadline." in html  # Ed's reason
+    assert "kept after the reveal" in html
+
+
+# --- lists ----------------------------------------------------------------------------------------
+
+
+def test_the_queue_lists_widest_first_and_pages(cast: Cast, client: Client) -> None:
+    mild = in_review(cast.alpha, cast.editor, cast.editor2, (2, 3), document="B")
+    wide = in_review(cast.alpha, cast.editor, cast.editor2, (0, 3), document="C")
+    client.force_login(cast.reviewer)
+    html = client.get(url("dispute_queue")).content.decode()
+    assert html.index(f"/disputes/{wide.pk}/review/") < html.index(f"/disputes/{mild.pk}/review/")
+    fragment = client.get(url("dispute_queue"), **HTMX).content.decode()
+    assert fragment.lstrip().startswith('<div id="queue-table">')
+
+
+def test_the_queue_costs_the_same_queries_for_two_rows_as_for_eight(cast: Cast, client: Client) -> None:
+    client.force_login(cast.reviewer)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(url("dispute_queue")).status_code == 200
+        return len(ctx.captured_queries)
+
+    for doc in ("B", "C"):
+        in_review(cast.alpha, cast.editor, cast.editor2, document=doc)
+    two = queries()
+    for doc in ("D", "E", "F", "G", "H", "I"):
+        in_review(cast.alpha, cast.editor, cast.editor2, document=doc)
+    # session, user, membership, count, page of disputes with their pair, statements, nav
+    assert queries() == two
+
+
+def test_the_dispute_list_pages_and_filters_by_status(
+    cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(views, "PER_PAGE", 2)
+    for doc in ("B", "C", "D"):
+        in_review(cast.alpha, cast.editor, cast.editor2, document=doc)
+    disputed_pair(cast.alpha, cast.editor, cast.editor2, document="E")
+    client.force_login(cast.reviewer)
+    first = client.get(url("dispute_list")).content.decode()
+    assert "Page 1 of 2" in first
+    second = client.get(url("dispute_list") + "?page=2").content.decode()
+    assert "Page 2 of 2" in second
+    only_waiting = client.get(url("dispute_list") + "?status=awaiting_reasons", **HTMX).content.decode()
+    assert "q1 / E" in only_waiting and "q1 / B" not in only_waiting and "<html" not in only_waiting
+    bad = client.get(url("dispute_list") + "?status=nonsense").content.decode()
+    assert "Unknown status “nonsense”" in bad
+
+
+def test_the_lists_have_clear_empty_states(cast: Cast, client: Client) -> None:
+    client.force_login(cast.editor)
+    assert "You have no disputes" in client.get(url("dispute_list")).content.decode()
+    client.force_login(cast.reviewer)
+    assert "Nothing waiting for a reviewer." in client.get(url("dispute_queue")).content.decode()
+    assert "No disputes yet" in client.get(url("dispute_list")).content.decode()
+
+
+def test_settling_a_dispute_the_editors_have_not_finished_explains_why(cast: Cast, client: Client) -> None:
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
+    client.force_login(cast.reviewer)
+    response = client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "2"})
+    assert response.status_code == 200
+    assert "not waiting for a reviewer yet" in response.content.decode()
+    assert not FinalGrade.objects.filter(candidate=dispute.candidate).exists()

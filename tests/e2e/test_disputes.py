@@ -1,0 +1,146 @@
+"""A whole dispute in the browser: two editors grade one pair differently on the grading page,
+each gives the basis of their grade blind, both keep their grades after the reveal, the reviewer
+settles it with a note, and the pair's timeline tells all of it in order."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from annotator.models import Membership, Role
+from tests.conftest import PASSWORD, make_user
+from tests.disputes.factories import make_pair
+from tests.e2e.conftest import log_in
+
+ED_REASON = "Explains how to request a change but not the deadline."
+EVE_REASON = "Names the entry point and the phone field: enough to act."
+NOTE = "Steps are there but no deadline; background at most for a reader in a hurry."
+
+
+@pytest.fixture
+def people(browser: Browser) -> Iterator[dict[str, Page]]:
+    """One browser context (own cookies) per person."""
+    contexts = {
+        name: browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
+        for name in ("ed", "eve", "rita")
+    }
+    pages = {}
+    for name, context in contexts.items():
+        context.set_default_timeout(10_000)
+        pages[name] = context.new_page()
+    yield pages
+    for context in contexts.values():
+        context.close()
+
+
+def grade_on_the_grading_page(
+    page: Page, base_url: str, url: str, candidate_id: int, value: int, reason: str
+) -> None:
+    page.goto(base_url + url)
+    row = page.locator(f"#cand-{candidate_id}")
+    row.get_by_label("Reason (optional): which condition is met or missing").fill(reason)
+    row.locator(f'button[name="grade"][value="{value}"]').click()
+    # "Saved: grade 2." or, once both grades are in and differ, "In dispute: ... Your grade: 3."
+    expect(page.locator(f"#cand-{candidate_id}")).to_contain_text(re.compile(rf"grade:? {value}\."))
+
+
+def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
+    people: dict[str, Page], live_server: Any, transactional_db: None, cast_for_browser: dict[str, Any]
+) -> None:
+    base = live_server.url
+    pair = cast_for_browser["pair"]
+    ed, eve, rita = people["ed"], people["eve"], people["rita"]
+    grade_url = f"/p/alpha/sets/{pair.grading_set_id}/queries/{pair.query_id}/grade/"
+
+    log_in(ed, base, "ed", PASSWORD)
+    grade_on_the_grading_page(ed, base, grade_url, pair.pk, 2, "No deadline mentioned.")
+    log_in(eve, base, "eve", PASSWORD)
+    grade_on_the_grading_page(eve, base, grade_url, pair.pk, 3, "")
+
+    # Ed finds the dispute from the navigation: his side only, nothing of Eve's.
+    ed.goto(f"{base}/p/alpha/")
+    ed.get_by_role("link", name="Disputes", exact=True).click()
+    expect(ed.get_by_text("Give your reason.")).to_be_visible()
+    ed.get_by_role("link", name="q1 / B").click()
+    expect(ed.get_by_text("Reasons in: 0 of 2.")).to_be_visible()
+    expect(ed.locator("#dispute-main")).not_to_contain_text(re.compile(r"\beve\b"))
+    # The note Ed wrote while grading is offered as a start; the reason counts only once saved here.
+    expect(ed.get_by_role("textbox", name="The basis of your grade")).to_have_value("No deadline mentioned.")
+    ed.get_by_role("textbox", name="The basis of your grade").fill(ED_REASON)
+    ed.get_by_label("Criteria level it rests on (optional)").select_option("2")
+    ed.get_by_role("button", name="Save my reason").click()
+    expect(ed.get_by_text("Your reason is saved.")).to_be_visible()
+    expect(ed.get_by_text("Reasons in: 1 of 2.")).to_be_visible()
+    expect(ed.locator("#dispute-main .grade-chip")).to_have_text(["2"])  # Eve's grade stays hidden
+
+    # Eve's reason is the last one: the reveal. She reads Ed's reason and keeps her 3.
+    eve.goto(f"{base}/p/alpha/disputes/")
+    eve.get_by_role("link", name="q1 / B").click()
+    eve.get_by_role("textbox", name="The basis of your grade").fill(EVE_REASON)
+    eve.get_by_role("button", name="Save my reason").click()
+    expect(eve.get_by_text("the grades and reasons are now revealed")).to_be_visible()
+    expect(eve.locator("#dispute-main")).to_contain_text(ED_REASON)
+    eve.get_by_role("textbox", name="Why (optional)").fill("The steps are enough for this reader.")
+    eve.get_by_role("button", name="Record my decision").click()
+    expect(eve.get_by_text("You kept your grade 3.")).to_be_visible()
+
+    # Ed now sees Eve's side and keeps his 2: still apart, so it goes to the reviewer.
+    ed.reload()
+    expect(ed.locator("#dispute-main")).to_contain_text(EVE_REASON)
+    ed.get_by_role("button", name="Record my decision").click()
+    expect(ed.get_by_text("The grades still differ: the dispute goes to a reviewer.")).to_be_visible()
+
+    # Rita: the queue, names hidden, an override without a note is refused, then settled with one.
+    log_in(rita, base, "rita", PASSWORD)
+    rita.goto(f"{base}/p/alpha/")
+    rita.get_by_role("link", name="Review queue").click()
+    rita.get_by_role("link", name="Review q1 / B").click()
+    rita.get_by_role("link", name="Hide names (Editor 1, Editor 2…)").click()
+    expect(rita.get_by_role("heading", name="Editor 1")).to_be_visible()
+    expect(rita.get_by_role("heading", name="Editor 2")).to_be_visible()
+    expect(rita.locator("#dispute-review")).to_contain_text(ED_REASON)
+    rita.get_by_label("1", exact=True).check()
+    rita.get_by_role("button", name="Settle").click()
+    expect(rita.get_by_text("write a note saying why you override them")).to_be_visible()
+    rita.get_by_label("1", exact=True).check()
+    rita.get_by_role("textbox", name="Note").fill(NOTE)
+    rita.get_by_role("button", name="Settle").click()
+    expect(rita.get_by_text("Settled: final grade 1.")).to_be_visible()
+    expect(rita.locator("#dispute-review")).to_contain_text("decided by rita")
+
+    # The timeline: every step, in order.
+    rita.get_by_role("link", name="Timeline of this pair").click()
+    events = rita.locator(".timeline-event")
+    expected = [
+        "ed graded 2.",
+        "eve graded 3.",
+        "dispute opened (severity 1)",
+        "ed gave the basis of grade 2.",
+        "eve gave the basis of grade 3.",
+        "revealed to the editors",
+        "eve kept the grade 3 after the reveal.",
+        "ed kept the grade 2 after the reveal.",
+        "sent to the review queue",
+        "rita settled it: final grade 1.",
+    ]
+    expect(events).to_have_count(len(expected))
+    for i, text in enumerate(expected):
+        expect(events.nth(i)).to_contain_text(text)
+    expect(events.nth(3)).to_contain_text(ED_REASON)
+    expect(events.nth(len(expected) - 1)).to_contain_text(NOTE)
+
+
+@pytest.fixture
+def cast_for_browser(transactional_db: None) -> dict[str, Any]:
+    from annotator.models import Project
+
+    alpha = Project.objects.create(name="Alpha", slug="alpha")
+    users = {name: make_user(name) for name in ("ed", "eve", "rita")}
+    Membership.objects.create(project=alpha, user=users["ed"], role=Role.EDITOR)
+    Membership.objects.create(project=alpha, user=users["eve"], role=Role.EDITOR)
+    Membership.objects.create(project=alpha, user=users["rita"], role=Role.REVIEWER)
+    return {"project": alpha, "pair": make_pair(alpha), **users}
