@@ -37,6 +37,15 @@ class DocumentQuerySet(models.QuerySet["Document"]):
     def in_project(self, project: Project) -> DocumentQuerySet:
         return self.filter(project=project)
 
+    def search(self, text: str) -> DocumentQuerySet:
+        """Documents whose external ID, title or body contains `text` (case-insensitive)."""
+        text = text.strip()
+        if not text:
+            return self
+        return self.filter(
+            models.Q(external_id__icontains=text) | models.Q(title__icontains=text) | models.Q(body__icontains=text)
+        )
+
 
 class Document(models.Model):
     """The current version of a document; `versions` keeps every version ever graded."""
@@ -121,6 +130,21 @@ class DocumentVersion(models.Model):
         return f"{self.document.external_id} v{self.version}"
 
 
+class QueryQuerySet(models.QuerySet["Query"]):
+    def in_project(self, project: Project) -> QueryQuerySet:
+        return self.filter(project=project)
+
+    def search(self, text: str) -> QueryQuerySet:
+        text = text.strip()
+        if not text:
+            return self
+        return self.filter(
+            models.Q(external_id__icontains=text)
+            | models.Q(text__icontains=text)
+            | models.Q(information_need__icontains=text)
+        )
+
+
 class Query(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queries")
     external_id = models.CharField(_("external ID"), max_length=255)
@@ -129,6 +153,8 @@ class Query(models.Model):
         _("information need"), blank=True, help_text=_("What a complete answer must contain.")
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    objects = QueryQuerySet.as_manager()
 
     class Meta:
         ordering = ["external_id"]
@@ -140,6 +166,27 @@ class Query(models.Model):
 
     def __str__(self) -> str:
         return f"{self.external_id} · {self.text[:60]}"
+
+    @classmethod
+    @transaction.atomic
+    def upsert(
+        cls, *, project: Project, external_id: str, text: str, information_need: str = ""
+    ) -> tuple[Query, str]:
+        """Create, update or leave alone. Returns (query, "created"|"updated"|"unchanged").
+
+        Queries keep no versions: a changed text changes what every grade of the query meant, so
+        the caller flags those grades for re-checking.
+        """
+        query = cls.objects.select_for_update().filter(project=project, external_id=external_id).first()
+        if query is None:
+            return cls.objects.create(
+                project=project, external_id=external_id, text=text, information_need=information_need
+            ), "created"
+        if query.text == text and query.information_need == information_need:
+            return query, "unchanged"
+        query.text, query.information_need = text, information_need
+        query.save(update_fields=["text", "information_need"])
+        return query, "updated"
 
 
 # The contract's default criteria (../shared/evaluation-contract.md), editable and versioned.

@@ -6,11 +6,13 @@ or overwritten silently: every change appends a `GradeHistory` row.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Q
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce, Concat
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.documents import CriteriaVersion, Document, DocumentVersion, Query
@@ -20,6 +22,37 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
 GRADE_VALUES = (0, 1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """`done` of `total` pairs; a bar on the page, never a per-grade breakdown (blindness)."""
+
+    done: int
+    total: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+class GradingSetQuerySet(models.QuerySet["GradingSet"]):
+    def in_project(self, project: Project) -> GradingSetQuerySet:
+        return self.filter(project=project)
+
+    def open(self) -> GradingSetQuerySet:
+        return self.filter(is_open=True)
+
+    def with_progress(self, editor: AbstractBaseUser) -> GradingSetQuerySet:
+        """`pairs`, `pairs_done` and `pairs_mine` (graded by `editor`) per set, in this one query."""
+        candidates = Candidate.objects.all()
+        done = candidates.with_grade_total().filter(candidates.done_condition())
+        mine = candidates.filter(grades__editor=editor)
+        return self.annotate(
+            pairs=count_of(candidates, "grading_set"),
+            pairs_done=count_of(done, "grading_set"),
+            pairs_mine=count_of(mine, "grading_set"),
+        )
 
 
 class GradingSet(models.Model):
@@ -44,6 +77,8 @@ class GradingSet(models.Model):
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
+    objects = GradingSetQuerySet.as_manager()
+
     class Meta:
         ordering = ["project", "-created_at"]
         verbose_name = _("grading set")
@@ -56,6 +91,20 @@ class GradingSet(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def progress(self) -> Progress:
+        return self.candidates.progress()
+
+    def annotated_progress(self) -> tuple[Progress, Progress]:
+        """(whole set, the editor's share) from `with_progress` annotations."""
+        return (
+            Progress(done=self.pairs_done, total=self.pairs),  # type: ignore[attr-defined]
+            Progress(done=self.pairs_mine, total=self.pairs),  # type: ignore[attr-defined]
+        )
+
+    def progress_of(self, editor: AbstractBaseUser) -> Progress:
+        """The editor's own share: pairs of this set they have graded, out of all pairs."""
+        return Progress(done=self.candidates.filter(grades__editor=editor).count(), total=self.candidates.count())
+
 
 class CandidateSource(models.TextChoices):
     POOLED = "pooled", _("Pooled from runs")
@@ -64,9 +113,35 @@ class CandidateSource(models.TextChoices):
     COPIED = "copied", _("Copied from a frozen version")
 
 
+def count_of(queryset: models.QuerySet, outer: str) -> Coalesce:
+    """A correlated COUNT(*) subquery: cheaper than JOIN + GROUP BY and composable with more counts."""
+    counted = queryset.filter(**{outer: OuterRef("pk")}).order_by().values(outer).annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
 class CandidateQuerySet(models.QuerySet["Candidate"]):
     def with_grade_counts(self) -> CandidateQuerySet:
         return self.annotate(grade_count=Count("grades__editor", distinct=True))
+
+    def with_grade_total(self) -> CandidateQuerySet:
+        """`grade_total`: grades of the pair (one per editor, so distinct editors), as a subquery."""
+        return self.annotate(grade_total=count_of(Grade.objects.all(), "candidate"))
+
+    def unsettled(self) -> CandidateQuerySet:
+        """Pairs with neither a final grade nor a dispute: the only pairs whose grades may still change."""
+        return self.filter(final_grade__isnull=True, dispute__isnull=True)
+
+    def done_condition(self) -> Q:
+        """A pair is done once settled, disputed or holding its required grades (needs `with_grade_total`)."""
+        return (
+            Q(final_grade__isnull=False)
+            | Q(dispute__isnull=False)
+            | Q(grade_total__gte=F("grading_set__required_grades"))
+        )
+
+    def progress(self) -> Progress:
+        totals = self.with_grade_total().aggregate(total=Count("pk"), done=Count("pk", filter=self.done_condition()))
+        return Progress(done=totals["done"], total=totals["total"])
 
     def needing_grades(self) -> CandidateQuerySet:
         """Pairs that still lack their required number of grades from distinct editors."""
@@ -120,10 +195,38 @@ class Reservation(models.Model):
         return f"{self.candidate} reserved by {self.editor} until {self.expires_at:%H:%M}"
 
 
+class StaleReason(models.TextChoices):
+    """Why a grade needs re-checking; stored as codes, shown in the reader's language."""
+
+    DOCUMENT = "document", _("The document changed since you graded it.")
+    CRITERIA = "criteria", _("The criteria changed meaningfully since you graded it.")
+    QUERY = "query", _("The query or its information need changed since you graded it.")
+
+
 class GradeQuerySet(models.QuerySet["Grade"]):
     def blind_for(self, editor: AbstractBaseUser) -> GradeQuerySet:
         """What an editor may see before a dispute reveals others' grades: only their own."""
         return self.filter(editor=editor)
+
+    def in_open_sets(self) -> GradeQuerySet:
+        return self.filter(candidate__grading_set__is_open=True)
+
+    def stale(self) -> GradeQuerySet:
+        return self.filter(stale=True)
+
+    def mark_stale(self, reason: StaleReason) -> int:
+        """Flag these grades for re-checking, adding `reason` to any reason already recorded.
+
+        Returns how many grades carry the flag for this reason now. Bulk updates: a re-import may
+        touch thousands of grades, and none of this is an edit of the grade itself (no history).
+        """
+        fresh = self.filter(stale=False).update(stale=True, stale_reason=reason.value)
+        already = (
+            self.filter(stale=True)
+            .exclude(stale_reason__contains=reason.value)
+            .update(stale_reason=Concat(F("stale_reason"), Value("," + reason.value)))
+        )
+        return fresh + already
 
 
 class Grade(models.Model):
@@ -155,6 +258,11 @@ class Grade(models.Model):
     def __str__(self) -> str:
         return f"{self.candidate}: {self.grade} by {self.editor}"
 
+    def stale_reasons(self) -> list[str]:
+        """The reasons this grade needs re-checking, translated; unknown codes are shown as-is."""
+        labels = dict(StaleReason.choices)
+        return [str(labels.get(code, code)) for code in self.stale_reason.split(",") if code]
+
 
 class GradeHistory(models.Model):
     """Append-only log of every grade change: who, old, new, reason, when."""
@@ -166,7 +274,15 @@ class GradeHistory(models.Model):
         REVISED = "revised", _("Revised after the reveal")
         RECHECKED = "rechecked", _("Re-checked")
 
-    grade = models.ForeignKey(Grade, on_delete=models.PROTECT, related_name="history")
+    # Undoing a first grade deletes the Grade (it never existed as far as counting and settling
+    # go); its history stays, still naming the pair and the editor, so nothing is forgotten.
+    grade = models.ForeignKey(Grade, on_delete=models.SET_NULL, null=True, blank=True, related_name="history")
+    candidate = models.ForeignKey(
+        Candidate, on_delete=models.PROTECT, null=True, blank=True, related_name="grade_history"
+    )
+    editor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     old_grade = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -176,14 +292,20 @@ class GradeHistory(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["grade", "created_at", "pk"]
+        ordering = ["created_at", "pk"]
         verbose_name = _("grade history entry")
         verbose_name_plural = _("grade history")
 
     def __str__(self) -> str:
-        return f"{self.grade.candidate}: {self.old_grade} -> {self.new_grade} ({self.kind})"
+        return f"{self.candidate}: {self.old_grade} -> {self.new_grade} ({self.kind})"
 
     def save(self, *args: object, **kwargs: object) -> None:
         if self.pk is not None:
             raise ValueError("Grade history is append-only.")
+        # Callers may pass only `grade`; the pair and editor are copied so the entry outlives it.
+        if self.grade_id is not None:
+            if self.candidate_id is None:
+                self.candidate_id = self.grade.candidate_id
+            if self.editor_id is None:
+                self.editor_id = self.grade.editor_id
         super().save(*args, **kwargs)  # type: ignore[arg-type]

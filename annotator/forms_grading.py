@@ -1,0 +1,189 @@
+"""Forms of the grading area: grades, criteria, grading sets, candidates and file imports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.files.uploadedfile import UploadedFile
+from django.utils.translation import gettext_lazy as _
+
+from annotator.importers import FORMATS, ID_MAX_LENGTH
+from annotator.models import CriteriaChange, CriteriaVersion, Document, GradingSet, Project, Query
+
+GRADE_CHOICES = [(str(g), str(g)) for g in (0, 1, 2, 3)]
+
+
+class GradeForm(forms.Form):
+    grade = forms.TypedChoiceField(
+        label=_("Grade"), choices=GRADE_CHOICES, coerce=int,
+        error_messages={
+            "required": _("Choose a grade from 0 to 3."),
+            "invalid_choice": _("“%(value)s” is not a grade: choose 0, 1, 2 or 3."),
+        },
+    )
+    reason = forms.CharField(label=_("Reason"), required=False, max_length=4000)
+    # The document version the editor read; a newer version on the server refuses the save.
+    document_version = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(label=_("Search"), required=False, max_length=200)
+
+
+class CriteriaForm(forms.Form):
+    level_3 = forms.CharField(label=_("Grade 3"), widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
+    level_2 = forms.CharField(label=_("Grade 2"), widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
+    level_1 = forms.CharField(label=_("Grade 1"), widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
+    level_0 = forms.CharField(label=_("Grade 0"), widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
+    change = forms.ChoiceField(
+        label=_("Kind of change"),
+        choices=[(CriteriaChange.MEANING.value, CriteriaChange.MEANING.label),
+                 (CriteriaChange.WORDING.value, CriteriaChange.WORDING.label)],
+        widget=forms.RadioSelect,
+        error_messages={"required": _("Say whether this edit changes the meaning or only the wording.")},
+    )
+    note = forms.CharField(label=_("What changed and why"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                           max_length=2000)
+
+    def __init__(self, *args: Any, current: CriteriaVersion, **kwargs: Any) -> None:
+        self.current = current
+        kwargs.setdefault("initial", {f"level_{n}": text for n, text in current.levels()})
+        super().__init__(*args, **kwargs)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        levels = self.levels()
+        if levels and all(levels.get(n, "").strip() == text.strip() for n, text in self.current.levels()):
+            raise forms.ValidationError(_("Nothing changed: edit at least one level's text before publishing."))
+        return data
+
+    def levels(self) -> dict[int, str]:
+        return {n: self.cleaned_data.get(f"level_{n}", "").strip() for n in (3, 2, 1, 0)
+                if f"level_{n}" in getattr(self, "cleaned_data", {})}
+
+
+class GradingSetForm(forms.ModelForm):
+    class Meta:
+        model = GradingSet
+        fields = ["name", "description", "required_grades"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+        self.project = project
+        super().__init__(*args, **kwargs)
+        self.fields["required_grades"].min_value = 1
+        self.fields["required_grades"].max_value = 10
+        self.fields["required_grades"].widget.attrs.update({"min": 1, "max": 10})
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if GradingSet.objects.filter(project=self.project, name=name).exists():
+            raise forms.ValidationError(_("This project already has a grading set called “%(name)s”.") % {"name": name})
+        return name
+
+    def save(self, commit: bool = True) -> GradingSet:
+        self.instance.project = self.project
+        return super().save(commit=commit)
+
+
+class CandidateAddForm(forms.Form):
+    """Add documents to one query of a set by their external IDs (one per line or comma-separated)."""
+
+    query_id = forms.CharField(label=_("Query ID"), max_length=ID_MAX_LENGTH)
+    doc_ids = forms.CharField(
+        label=_("Document IDs"), widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("One per line, or separated by commas."),
+    )
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+        self.project = project
+        super().__init__(*args, **kwargs)
+
+    def clean_query_id(self) -> Query:
+        value = self.cleaned_data["query_id"].strip()
+        query = Query.objects.filter(project=self.project, external_id=value).first()
+        if query is None:
+            raise forms.ValidationError(_("No query with ID “%(id)s” in this project.") % {"id": value})
+        return query
+
+    def clean_doc_ids(self) -> list[Document]:
+        raw = self.cleaned_data["doc_ids"].replace(",", "\n")
+        ids = list(dict.fromkeys(part.strip() for part in raw.splitlines() if part.strip()))
+        if not ids:
+            raise forms.ValidationError(_("Give at least one document ID."))
+        found = {d.external_id: d for d in Document.objects.filter(project=self.project, external_id__in=ids)}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise forms.ValidationError(
+                _("No document with these IDs in this project: %(ids)s.") % {"ids": ", ".join(missing[:20])}
+            )
+        return [found[i] for i in ids]
+
+
+FORMAT_CHOICES = [("", _("From the file name (.csv or .jsonl)")), ("csv", "CSV"), ("jsonl", "JSONL")]
+RUN_FORMAT_CHOICES = [
+    ("", _("From the file name (.csv, .jsonl; anything else is a TREC run)")),
+    ("trec", _("TREC run")),
+    ("csv", "CSV"),
+    ("jsonl", "JSONL"),
+]
+
+
+class ImportForm(forms.Form):
+    """One file of documents or queries."""
+
+    file = forms.FileField(label=_("File"), error_messages={"required": _("Choose a file to upload.")})
+    format = forms.ChoiceField(label=_("Format"), choices=FORMAT_CHOICES, required=False)
+
+    def clean_format(self) -> str:
+        return self.cleaned_data.get("format") or ""
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(d, initial) for d in data]
+        return [single(data, initial)]
+
+
+class CandidateImportForm(forms.Form):
+    """Run files (or plain pair lists) whose top k per query become a set's candidates."""
+
+    grading_set = forms.ModelChoiceField(
+        label=_("Grading set"), queryset=GradingSet.objects.none(),
+        error_messages={"required": _("Choose the grading set to add candidates to."),
+                        "invalid_choice": _("Choose one of this project's grading sets.")},
+    )
+    files = MultipleFileField(
+        label=_("Run files"), error_messages={"required": _("Choose at least one file to upload.")},
+        help_text=_("One or more runs: TREC (qid Q0 docno rank score tag), CSV or JSONL (query_id, doc_id, rank)."),
+    )
+    format = forms.ChoiceField(
+        label=_("Format"), required=False,
+        choices=RUN_FORMAT_CHOICES,
+    )
+    depth = forms.IntegerField(
+        label=_("Pool depth k"), required=False, min_value=1, max_value=10000,
+        help_text=_("Each run's top k per query joins the set (the union over runs). Leave empty to add every "
+                    "listed pair."),
+    )
+
+    def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["grading_set"].queryset = GradingSet.objects.filter(project=project).order_by("name")
+
+    def clean_format(self) -> str:
+        value = self.cleaned_data.get("format") or ""
+        if value and value not in FORMATS:
+            raise forms.ValidationError(_("Unknown format."))
+        return value

@@ -1,0 +1,542 @@
+"""Reading documents, queries and runs from uploaded files: CSV, JSONL and TREC run format.
+
+Pure Python (no database): each reader turns bytes into validated records or raises
+`ImportFileError` listing every problem found (up to `MAX_ERRORS`), each naming the line, the
+field and the value, so a person can fix the file in one pass. Nothing here writes anything; the
+services in `annotator/services/grading.py` store the records, all or nothing.
+
+Formats (documented for users in the README's "Grading" section):
+
+- documents: CSV header / JSONL keys `doc_id` (required), `body` (required), `title`, `url`, `unit`
+  (`document`, `page` or `chunk`; default `document`).
+- queries: `query_id` (required), `text` (required), `information_need`.
+- runs (candidates): one run per file. TREC run lines `qid Q0 docno rank score tag`; CSV/JSONL
+  `query_id`, `doc_id` (required), `score`, `rank`, `run` (optional). A run is ordered per query by
+  score (descending; ties by document ID descending, as trec_eval does; TREC's rank column is not
+  interpreted, as in trec_eval), else by rank (ascending), else by file order. Pooling to depth k
+  takes each run's top k per query, plus any document tied on score with the k-th.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.utils.translation import gettext as _
+
+MAX_ERRORS = 20
+ID_MAX_LENGTH = 255
+TITLE_MAX_LENGTH = 500
+URL_MAX_LENGTH = 2000
+UNITS = ("document", "page", "chunk")
+FORMATS = ("csv", "jsonl", "trec")
+
+# Document bodies are long; the csv module's default field limit (128 KiB) would reject them.
+csv.field_size_limit(16 * 1024 * 1024)
+
+
+@dataclass(frozen=True)
+class LineError:
+    """One problem in an uploaded file. `line` is the 1-based physical line where the record starts."""
+
+    line: int
+    field: str
+    value: str
+    message: str
+    source: str = ""  # the file name, when several files are read together
+
+    def __str__(self) -> str:
+        value = self.value if len(self.value) <= 80 else self.value[:77] + "…"
+        if self.field:
+            text = _("Line %(line)d, field “%(field)s”, value “%(value)s”: %(message)s") % {
+                "line": self.line, "field": self.field, "value": value, "message": self.message,
+            }
+        else:
+            text = _("Line %(line)d: %(message)s") % {"line": self.line, "message": self.message}
+        return f"{self.source}: {text}" if self.source else text
+
+
+class ImportFileError(Exception):
+    """The file cannot be imported; `errors` says exactly where and why. Nothing was stored."""
+
+    def __init__(self, errors: list[LineError], more: int = 0) -> None:
+        self.errors = errors
+        self.more = more
+        super().__init__("; ".join(str(e) for e in errors))
+
+    def messages(self) -> list[str]:
+        lines = [str(e) for e in self.errors]
+        if self.more:
+            lines.append(
+                _("More problems not listed here: %(count)d.") % {"count": self.more}
+            )
+        return lines
+
+
+class _Collector:
+    """Collects errors; stops keeping them after MAX_ERRORS but keeps counting."""
+
+    def __init__(self) -> None:
+        self.errors: list[LineError] = []
+        self.more = 0
+
+    def add(self, line: int, field_name: str, value: Any, message: str) -> None:
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append(LineError(line, field_name, "" if value is None else str(value), message))
+        else:
+            self.more += 1
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise ImportFileError(self.errors, self.more)
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    line: int
+    external_id: str
+    body: str
+    title: str = ""
+    url: str = ""
+    unit: str = "document"
+
+
+@dataclass(frozen=True)
+class QueryRecord:
+    line: int
+    external_id: str
+    text: str
+    information_need: str = ""
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One ranked line of a run. `rank` is None when the file has no rank column (file order counts)."""
+
+    line: int
+    run: str
+    query_id: str
+    doc_id: str
+    rank: int | None = None
+    score: float | None = None
+
+
+@dataclass
+class PooledPair:
+    """A (query, document) pair in the union of the runs' top-k, with every run that put it there."""
+
+    query_id: str
+    doc_id: str
+    hits: list[tuple[str, int]] = field(default_factory=list)  # (run name, 1-based position)
+    line: int = 0
+    source: str = ""  # the file it was first seen in
+
+    def provenance(self, depth: int) -> str:
+        """e.g. "bm25 #3, dense #1 (k=10)": stored on the candidate, shown to owners only."""
+        runs = ", ".join(f"{run} #{position}" for run, position in self.hits)
+        return f"{runs} (k={depth})"
+
+
+def detect_format(filename: str, declared: str = "") -> str:
+    """The declared format, else one from the file extension (.csv, .jsonl/.ndjson/.json; else TREC)."""
+    if declared:
+        if declared not in FORMATS:
+            raise ValueError(declared)
+        return declared
+    suffix = PurePath(filename).suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    return "trec"
+
+
+def _decode(data: bytes | str) -> str:
+    if isinstance(data, str):
+        return data.removeprefix("\ufeff")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ImportFileError(
+            [LineError(line, "", "", _("the file is not UTF-8 text (byte %(byte)d of the file). Save it as UTF-8 and upload again.")
+                       % {"byte": exc.start + 1})]
+        ) from exc
+
+
+def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector) -> Iterator[
+    tuple[int, dict[str, str]]
+]:
+    """(starting line, {column: value}) per data row of a CSV file with a header line."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        errors.add(1, "", "", _("the header line cannot be read as CSV (%(error)s).") % {"error": exc})
+        return
+    if header is None or not any(h.strip() for h in header):
+        errors.add(1, "", "", _("the file is empty: the first line must name the columns (%(columns)s).")
+                   % {"columns": ", ".join(allowed)})
+        return
+    columns = [h.strip().lower() for h in header]
+    bad_header = False
+    for name in columns:
+        if name not in allowed:
+            errors.add(1, _("header"), name, _("unknown column. Allowed columns: %(columns)s.")
+                       % {"columns": ", ".join(allowed)})
+            bad_header = True
+    for name in required:
+        if name not in columns:
+            errors.add(1, _("header"), ", ".join(columns), _("the required column “%(column)s” is missing.")
+                       % {"column": name})
+            bad_header = True
+    seen: set[str] = set()
+    for name in columns:
+        if name in seen:
+            errors.add(1, _("header"), name, _("this column appears twice."))
+            bad_header = True
+        seen.add(name)
+    if bad_header:
+        return
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            errors.add(start, "", "", _("this line cannot be read as CSV (%(error)s).") % {"error": exc})
+            return
+        line = start
+        start = reader.line_num + 1
+        if not row or not any(cell.strip() for cell in row):
+            continue  # blank lines are allowed, e.g. at the end of the file
+        if len(row) != len(columns):
+            errors.add(line, "", "", _("this row has %(found)d fields but the header has %(expected)d.")
+                       % {"found": len(row), "expected": len(columns)})
+            continue
+        yield line, dict(zip(columns, row, strict=True))
+
+
+def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector) -> Iterator[
+    tuple[int, dict[str, str]]
+]:
+    """(line, {key: value as text}) per JSON object line; IDs may be JSON integers."""
+    any_line = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        any_line = True
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            errors.add(number, "", raw.strip(), _("not valid JSON (%(error)s).") % {"error": exc.msg})
+            continue
+        if not isinstance(obj, dict):
+            errors.add(number, "", raw.strip(), _("each line must be one JSON object, like {\"key\": \"value\"}."))
+            continue
+        row: dict[str, str] = {}
+        ok = True
+        for key, value in obj.items():
+            if key not in allowed:
+                errors.add(number, key, value, _("unknown key. Allowed keys: %(keys)s.") % {"keys": ", ".join(allowed)})
+                ok = False
+            elif value is None:
+                row[key] = ""
+            elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                errors.add(number, key, json.dumps(value, ensure_ascii=False),
+                           _("must be text or a number, not %(type)s.") % {"type": type(value).__name__})
+                ok = False
+            else:
+                row[key] = value if isinstance(value, str) else json.dumps(value)
+        for key in required:
+            if key not in obj:
+                errors.add(number, key, "", _("the required key is missing."))
+                ok = False
+        if ok:
+            yield number, row
+    if not any_line:
+        errors.add(1, "", "", _("the file is empty."))
+
+
+def _rows(text: str, fmt: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector) -> Iterator[
+    tuple[int, dict[str, str]]
+]:
+    reader: Callable[..., Iterator[tuple[int, dict[str, str]]]] = _csv_rows if fmt == "csv" else _jsonl_rows
+    return reader(text, allowed, required, errors)
+
+
+def _check_id(line: int, name: str, value: str, errors: _Collector) -> bool:
+    """External IDs are what scores and frozen pools are bound to: non-empty, no padding, no tabs/newlines."""
+    if not value:
+        errors.add(line, name, value, _("must not be empty."))
+        return False
+    if value != value.strip():
+        errors.add(line, name, value, _("must not start or end with spaces."))
+        return False
+    if any(c in value for c in "\t\r\n"):
+        errors.add(line, name, value, _("must not contain tabs or line breaks."))
+        return False
+    if len(value) > ID_MAX_LENGTH:
+        errors.add(line, name, value, _("is longer than %(max)d characters.") % {"max": ID_MAX_LENGTH})
+        return False
+    return True
+
+
+def _check_unique(line: int, name: str, value: str, seen: dict[str, int], errors: _Collector) -> bool:
+    if value in seen:
+        errors.add(line, name, value, _("appears twice in the file (first on line %(line)d).") % {"line": seen[value]})
+        return False
+    seen[value] = line
+    return True
+
+
+DOCUMENT_COLUMNS = ("doc_id", "title", "body", "url", "unit")
+QUERY_COLUMNS = ("query_id", "text", "information_need")
+RUN_COLUMNS = ("query_id", "doc_id", "rank", "score", "run")
+
+_url_validator = URLValidator(schemes=["http", "https"])
+
+
+def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
+    """Validated documents from a CSV or JSONL file; raises ImportFileError naming every bad line."""
+    errors = _Collector()
+    text = _decode(data)
+    records: list[DocumentRecord] = []
+    seen: dict[str, int] = {}
+    for line, row in _rows(text, fmt, DOCUMENT_COLUMNS, ("doc_id", "body"), errors):
+        doc_id = row.get("doc_id", "")
+        ok = _check_id(line, "doc_id", doc_id, errors) and _check_unique(line, "doc_id", doc_id, seen, errors)
+        body = row.get("body", "")
+        if not body.strip():
+            errors.add(line, "body", body, _("is empty: editors grade the body, so every document needs one."))
+            ok = False
+        title = row.get("title", "").strip()
+        if len(title) > TITLE_MAX_LENGTH:
+            errors.add(line, "title", title, _("is longer than %(max)d characters.") % {"max": TITLE_MAX_LENGTH})
+            ok = False
+        url = row.get("url", "").strip()
+        if url:
+            try:
+                if len(url) > URL_MAX_LENGTH:
+                    raise ValidationError("too long")
+                _url_validator(url)
+            except ValidationError:
+                errors.add(line, "url", url, _("is not an http(s) URL of at most %(max)d characters.")
+                           % {"max": URL_MAX_LENGTH})
+                ok = False
+        unit = row.get("unit", "").strip().lower() or "document"
+        if unit not in UNITS:
+            errors.add(line, "unit", row.get("unit", ""), _("must be one of: %(units)s.") % {"units": ", ".join(UNITS)})
+            ok = False
+        if ok:
+            records.append(DocumentRecord(line=line, external_id=doc_id, body=body, title=title, url=url, unit=unit))
+    errors.raise_if_any()
+    return records
+
+
+def read_queries(data: bytes | str, fmt: str) -> list[QueryRecord]:
+    """Validated queries from a CSV or JSONL file; raises ImportFileError naming every bad line."""
+    errors = _Collector()
+    text = _decode(data)
+    records: list[QueryRecord] = []
+    seen: dict[str, int] = {}
+    for line, row in _rows(text, fmt, QUERY_COLUMNS, ("query_id", "text"), errors):
+        query_id = row.get("query_id", "")
+        ok = _check_id(line, "query_id", query_id, errors) and _check_unique(line, "query_id", query_id, seen, errors)
+        query_text = row.get("text", "").strip()
+        if not query_text:
+            errors.add(line, "text", row.get("text", ""), _("must not be empty."))
+            ok = False
+        if ok:
+            records.append(QueryRecord(
+                line=line, external_id=query_id, text=query_text,
+                information_need=row.get("information_need", "").strip(),
+            ))
+    errors.raise_if_any()
+    return records
+
+
+def _parse_rank(line: int, raw: str, errors: _Collector) -> tuple[bool, int | None]:
+    raw = raw.strip()
+    if not raw:
+        return True, None
+    try:
+        rank = int(raw)
+    except ValueError:
+        errors.add(line, "rank", raw, _("must be a whole number."))
+        return False, None
+    if rank < 0:
+        errors.add(line, "rank", raw, _("must not be negative."))
+        return False, None
+    return True, rank
+
+
+def _parse_score(line: int, raw: str, errors: _Collector) -> tuple[bool, float | None]:
+    raw = raw.strip()
+    if not raw:
+        return True, None
+    try:
+        score = float(raw)
+    except ValueError:
+        errors.add(line, "score", raw, _("must be a number."))
+        return False, None
+    if not math.isfinite(score):
+        errors.add(line, "score", raw, _("must be a finite number."))
+        return False, None
+    return True, score
+
+
+def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
+    """Ranked rows of one run from a TREC run, CSV or JSONL file.
+
+    TREC: as in trec_eval the rank column is not interpreted (the scores order the run) and the
+    run is named by its tag. CSV/JSONL: rows carry a score, or a rank, or neither (file order),
+    the same way on every line; the run is named by the `run` column or the file name.
+    Errors: malformed lines, a document twice in one query, a rank used twice in one query.
+    """
+    errors = _Collector()
+    text = _decode(data)
+    rows: list[RunRow] = []
+    if fmt == "trec":
+        any_line = False
+        for number, raw in enumerate(text.splitlines(), start=1):
+            if not raw.strip():
+                continue
+            any_line = True
+            parts = raw.split()
+            if len(parts) != 6:
+                errors.add(number, "", raw.strip(), _(
+                    "a TREC run line has 6 fields separated by spaces: qid Q0 docno rank score tag "
+                    "(found %(count)d)."
+                ) % {"count": len(parts)})
+                continue
+            qid, _q0, docno, _rank, score_raw, tag = parts
+            ok_score, score = _parse_score(number, score_raw, errors)
+            ok = _check_id(number, "qid", qid, errors) & _check_id(number, "docno", docno, errors)
+            if ok and ok_score:
+                rows.append(RunRow(line=number, run=tag, query_id=qid, doc_id=docno, score=score))
+        if not any_line:
+            errors.add(1, "", "", _("the file is empty."))
+        tags = {r.run for r in rows}
+        if len(tags) > 1:  # one file is one run; several tags name it after the file instead
+            rows = [RunRow(r.line, default_name, r.query_id, r.doc_id, r.rank, r.score) for r in rows]
+    else:
+        names: set[str] = set()
+        for line, row in _rows(text, fmt, RUN_COLUMNS, ("query_id", "doc_id"), errors):
+            query_id, doc_id = row.get("query_id", ""), row.get("doc_id", "")
+            ok = _check_id(line, "query_id", query_id, errors) & _check_id(line, "doc_id", doc_id, errors)
+            ok_rank, rank = _parse_rank(line, row.get("rank", ""), errors)
+            ok_score, score = _parse_score(line, row.get("score", ""), errors)
+            names.add(row.get("run", "").strip())
+            if ok and ok_rank and ok_score:
+                rows.append(RunRow(line=line, run="", query_id=query_id, doc_id=doc_id, rank=rank, score=score))
+        if len(names) > 1:
+            errors.add(rows[0].line if rows else 1, "run", ", ".join(sorted(names)), _(
+                "one file holds one run: upload each run as its own file."
+            ))
+        name = next(iter(names), "") or default_name
+        if rows:
+            first = rows[0]
+            expected = _order_kind(first)
+            for r in rows:
+                if _order_kind(r) != expected:
+                    errors.add(r.line, "score" if "score" in (expected, _order_kind(r)) else "rank", "", _(
+                        "line %(first)d orders the run by %(a)s, this line by %(b)s: use one way on every line."
+                    ) % {"first": first.line, "a": _order_label(expected), "b": _order_label(_order_kind(r))})
+                    break
+        rows = [RunRow(r.line, name, r.query_id, r.doc_id, r.rank, r.score) for r in rows]
+    seen_doc: dict[tuple[str, str], int] = {}
+    seen_rank: dict[tuple[str, int], int] = {}
+    for row in rows:
+        key = (row.query_id, row.doc_id)
+        if key in seen_doc:
+            errors.add(row.line, "doc_id", row.doc_id, _(
+                "this document is already listed for query %(query)s (line %(line)d)."
+            ) % {"query": row.query_id, "line": seen_doc[key]})
+        seen_doc.setdefault(key, row.line)
+        if row.rank is not None and row.score is None:
+            rank_key = (row.query_id, row.rank)
+            if rank_key in seen_rank:
+                errors.add(row.line, "rank", str(row.rank), _(
+                    "rank used twice for query %(query)s (line %(line)d): pooling needs an unambiguous order."
+                ) % {"query": row.query_id, "line": seen_rank[rank_key]})
+            seen_rank.setdefault(rank_key, row.line)
+    errors.raise_if_any()
+    return rows
+
+
+def _order_kind(row: RunRow) -> str:
+    return "score" if row.score is not None else "rank" if row.rank is not None else "file"
+
+
+def _order_label(kind: str) -> str:
+    return {"score": _("score"), "rank": _("rank")}.get(kind, _("file order"))
+
+
+def _ordered(rows: list[RunRow]) -> list[RunRow]:
+    """One query of one run in ranked order: score descending with ties by document ID descending
+    (trec_eval's order), else rank ascending, else file order."""
+    if rows[0].score is not None:
+        return sorted(rows, key=lambda r: (-(r.score or 0.0), _Desc(r.doc_id)))
+    if rows[0].rank is not None:
+        return sorted(rows, key=lambda r: (r.rank, r.line))
+    return sorted(rows, key=lambda r: r.line)
+
+
+class _Desc:
+    """Sort key wrapper for descending strings inside an ascending tuple sort."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.value > other.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+def pool_top_k(runs: list[tuple[str, list[RunRow]]], depth: int | None) -> list[PooledPair]:
+    """The union over runs (file name, rows) of each run's top `depth` documents per query (every
+    row if `depth` is None).
+
+    A document whose score ties the k-th document's score is pooled too: whichever tie policy a
+    later comparison declares, every document it may place in the top k has then been graded.
+    Returns pairs in first-seen order, each with the (run, position) hits that pooled it.
+    """
+    pooled: dict[tuple[str, str], PooledPair] = {}
+    for source, rows in runs:
+        by_query: dict[str, list[RunRow]] = {}
+        for row in rows:
+            by_query.setdefault(row.query_id, []).append(row)
+        for query_id, listed in by_query.items():
+            ranked = _ordered(listed)
+            top = ranked
+            if depth is not None and len(ranked) > depth:
+                cut = depth
+                boundary = ranked[depth - 1].score
+                while boundary is not None and cut < len(ranked) and ranked[cut].score == boundary:
+                    cut += 1
+                top = ranked[:cut]
+            for position, row in enumerate(top, start=1):
+                pair = pooled.get((query_id, row.doc_id))
+                if pair is None:
+                    pair = pooled[(query_id, row.doc_id)] = PooledPair(
+                        query_id=query_id, doc_id=row.doc_id, line=row.line, source=source
+                    )
+                pair.hits.append((row.run, position))
+    return list(pooled.values())

@@ -1,0 +1,69 @@
+"""`manage.py import_candidates PROJECT SET RUN [RUN ...] --depth K`: pool a grading set's candidates.
+
+Each run file (TREC `qid Q0 docno rank score tag`, or CSV/JSONL with query_id, doc_id and score
+or rank) contributes its top K documents per query, plus any tied on score with the K-th; the
+set gets the union, each candidate recording which runs pooled it at which position. Without
+--depth every listed pair is added (a plain list of pairs). All or nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from annotator.importers import ImportFileError, detect_format, pool_top_k, read_run
+from annotator.management.commands._grading_import import (
+    add_project_argument,
+    file_error,
+    get_project,
+    read_bytes,
+)
+from annotator.models import GradingSet
+from annotator.services.grading import candidates_add
+
+
+class Command(BaseCommand):
+    help = "Add candidates to a grading set from run files (union of each run's top k), all or nothing."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_project_argument(parser)
+        parser.add_argument("grading_set", help="name or numeric ID of the grading set")
+        parser.add_argument("files", nargs="+", help="run files: TREC, .csv or .jsonl")
+        parser.add_argument("--depth", type=int, default=None, help="pool each run's top K per query")
+        parser.add_argument("--format", choices=["trec", "csv", "jsonl"], default="", help="default: from the file name")
+        parser.add_argument("--create", action="store_true", help="create the grading set if it does not exist")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = get_project(options["project"])
+        depth = options["depth"]
+        if depth is not None and depth < 1:
+            raise CommandError(f"--depth must be a positive whole number, got {depth}.")
+        name = options["grading_set"]
+        sets = GradingSet.objects.filter(project=project)
+        grading_set = sets.filter(name=name).first() or (sets.filter(pk=int(name)).first() if name.isdigit() else None)
+        if grading_set is None and options["create"]:
+            grading_set = GradingSet.objects.create(project=project, name=name)
+            self.stderr.write(f"Created grading set {name!r}.")
+        if grading_set is None:
+            raise CommandError(f"No grading set {name!r} in project {project.slug} (use --create to make it).")
+        runs = []
+        for path in options["files"]:
+            fmt = detect_format(path, options["format"])
+            try:
+                rows = read_run(read_bytes(path), fmt, default_name=path.rsplit("/", 1)[-1])
+            except ImportFileError as error:
+                raise file_error(path, error) from None
+            self.stderr.write(f"{path}: {len(rows)} ranked lines ({fmt}).")
+            runs.append((path, rows))
+        pairs = pool_top_k(runs, depth)
+        try:
+            with transaction.atomic():
+                summary = candidates_add(grading_set=grading_set, pairs=pairs, by=None, depth=depth)
+        except ImportFileError as error:
+            raise file_error(", ".join(options["files"]), error) from None
+        self.stdout.write(self.style.SUCCESS(
+            f"{grading_set.name}: added {summary.added} candidates, {summary.already} already there "
+            f"({summary.queries} queries; runs: {', '.join(summary.runs) or '-'})."
+        ))

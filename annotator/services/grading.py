@@ -1,0 +1,527 @@
+"""Grading workflows: saving and undoing grades, the editor's queue, imports, criteria, candidates.
+
+Every grade goes through `grade_submit`, so every grade records the document version and criteria
+version it was made under, appends to the grade history, and asks the disputes service whether
+the pair is now complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Q, QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotator.importers import DocumentRecord, ImportFileError, LineError, PooledPair, QueryRecord
+from annotator.models import (
+    GRADE_VALUES,
+    Candidate,
+    CandidateSource,
+    CriteriaChange,
+    CriteriaVersion,
+    Document,
+    DocumentVersion,
+    Grade,
+    GradeHistory,
+    GradingSet,
+    Membership,
+    Project,
+    Query,
+    Reservation,
+)
+from annotator.models.documents import content_hash
+from annotator.models.grading import StaleReason, count_of
+from annotator.services.disputes import pair_settle_if_complete
+
+# How long "next" holds a pair for an editor before others may be sent to it.
+RESERVATION_TTL = timedelta(minutes=20)
+# Import progress is reported (management commands) every this many records.
+PROGRESS_EVERY = 1000
+BATCH = 1000
+
+
+class GradingError(Exception):
+    """A grade cannot be saved or undone; the message says why, in the reader's language."""
+
+
+class PairLocked(GradingError):
+    """The pair is settled or in dispute: the editor's grade changes only through the dispute flow."""
+
+
+# --- grading ---------------------------------------------------------------------------------
+
+
+def _validate_value(value: object) -> int:
+    # bool is an int in Python: True must not become grade 1.
+    if type(value) is not int or value not in GRADE_VALUES:
+        raise GradingError(_("A grade is a whole number from 0 to 3; got %(value)r.") % {"value": value})
+    return value
+
+
+def pair_lock_reason(candidate: Candidate) -> str | None:
+    """Why grades of this pair can no longer change on the grading page, or None."""
+    if hasattr(candidate, "final_grade"):
+        return _("This pair is settled: changes go through a reviewer.")
+    if hasattr(candidate, "dispute"):
+        return _("This pair is in dispute: changes go through the dispute page.")
+    return None
+
+
+def _record(grade: Grade, *, by: AbstractBaseUser, kind: str, old: tuple[int | None, str], new: tuple[int | None, str]) -> None:
+    GradeHistory.objects.create(
+        grade=grade, candidate_id=grade.candidate_id, editor_id=grade.editor_id, changed_by=by, kind=kind,
+        old_grade=old[0], old_reason=old[1], new_grade=new[0], new_reason=new[1],
+    )
+
+
+@transaction.atomic
+def grade_submit(
+    *,
+    candidate: Candidate,
+    editor: AbstractBaseUser,
+    value: int,
+    reason: str = "",
+    document_version: int | None = None,
+) -> Grade:
+    """Save `editor`'s grade for `candidate` (create or update), then let the pair settle if complete.
+
+    Raises GradingError for a value outside 0..3, a closed set, a non-member, a document that
+    changed since the editor read it (`document_version` = the version shown, when given), and
+    PairLocked once the pair is settled or in dispute. Submitting the same grade twice stores one
+    grade and one history entry. The candidate row is locked, so concurrent saves of one pair
+    (by the same or different editors) are serialised and none is lost.
+    """
+    value = _validate_value(value)
+    reason = (reason or "").strip()
+    candidate = (
+        Candidate.objects.select_for_update(of=("self",))
+        .select_related("grading_set__project", "document")
+        .get(pk=candidate.pk)
+    )
+    grading_set = candidate.grading_set
+    if not grading_set.is_open:
+        raise GradingError(_("The grading set “%(set)s” is closed.") % {"set": grading_set.name})
+    if not Membership.objects.filter(project=grading_set.project_id, user=editor).exists():
+        raise GradingError(_("Only members of the project can grade in it."))
+    locked = pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk))
+    if locked:
+        raise PairLocked(locked)
+    document = candidate.document
+    if document_version is not None and document_version != document.version:
+        raise GradingError(
+            _("This document changed while you were reading it (you saw version %(seen)d, it is now "
+              "version %(now)d). Reload the page and grade the new text.")
+            % {"seen": document_version, "now": document.version}
+        )
+    doc_version = DocumentVersion.objects.get(document=document, version=document.version)
+    criteria = CriteriaVersion.objects.current_for(grading_set.project)
+
+    grade = Grade.objects.filter(candidate=candidate, editor=editor).first()
+    if grade is None:
+        try:
+            with transaction.atomic():  # savepoint: SQLite cannot lock rows, so a twin may win the insert
+                grade = Grade.objects.create(
+                    candidate=candidate, editor=editor, grade=value, reason=reason,
+                    criteria_version=criteria, document_version=doc_version,
+                )
+        except IntegrityError:
+            grade = Grade.objects.get(candidate=candidate, editor=editor)
+        else:
+            _record(grade, by=editor, kind=GradeHistory.Kind.CREATED, old=(None, ""), new=(value, reason))
+            Reservation.objects.filter(candidate=candidate, editor=editor).delete()
+            pair_settle_if_complete(candidate=candidate)
+            return grade
+
+    unchanged = grade.grade == value and grade.reason == reason
+    if unchanged and not grade.stale:
+        return grade  # a double submit: nothing new to store
+    kind = GradeHistory.Kind.RECHECKED if grade.stale else GradeHistory.Kind.CHANGED
+    old = (grade.grade, grade.reason)
+    grade.grade, grade.reason = value, reason
+    grade.criteria_version, grade.document_version = criteria, doc_version
+    # The reason stays (unused while not stale) so that undoing this re-check can restore it.
+    grade.stale = False
+    grade.save()
+    _record(grade, by=editor, kind=kind, old=old, new=(value, reason))
+    Reservation.objects.filter(candidate=candidate, editor=editor).delete()
+    pair_settle_if_complete(candidate=candidate)
+    return grade
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    candidate: Candidate
+    grade: Grade | None  # None: the undone action was the first grade, so the pair is ungraded again
+
+
+def _undo_target(entries: Iterable[GradeHistory]) -> GradeHistory | None:
+    """The newest action not yet undone, reading history newest first (each UNDONE cancels one)."""
+    pending = 0
+    for entry in entries:
+        if entry.kind == GradeHistory.Kind.UNDONE:
+            pending += 1
+        elif entry.kind in (GradeHistory.Kind.CREATED, GradeHistory.Kind.CHANGED, GradeHistory.Kind.RECHECKED):
+            if pending:
+                pending -= 1
+            else:
+                return entry
+        else:
+            return None  # a dispute revision: nothing before it may be undone from the grading page
+    return None
+
+
+@transaction.atomic
+def grade_undo(*, editor: AbstractBaseUser, grading_set: GradingSet, query: Query) -> UndoResult:
+    """Undo `editor`'s last grade action on this query of this set (repeatable, like an undo stack).
+
+    The undo is itself recorded (history kind UNDONE). Undoing a first grade deletes the grade,
+    undoing a change restores the previous grade and reason, undoing a re-check flags the grade
+    stale again. Refused (PairLocked) once the pair is settled or in dispute.
+    """
+    entries = GradeHistory.objects.filter(
+        editor=editor, candidate__grading_set=grading_set, candidate__query=query
+    ).order_by("-created_at", "-pk")[:500]
+    target = _undo_target(entries)
+    if target is None:
+        raise GradingError(_("There is nothing to undo on this page."))
+    candidate = (
+        Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=target.candidate_id)
+    )
+    if not candidate.grading_set.is_open:
+        raise GradingError(_("The grading set “%(set)s” is closed.") % {"set": candidate.grading_set.name})
+    locked = pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk))
+    if locked:
+        raise PairLocked(locked)
+    grade = Grade.objects.filter(candidate=candidate, editor=editor).first()
+    if grade is None:
+        raise GradingError(_("There is nothing to undo on this page."))
+    old = (grade.grade, grade.reason)
+    if target.old_grade is None:
+        _record(grade, by=editor, kind=GradeHistory.Kind.UNDONE, old=old, new=(None, ""))
+        grade.delete()  # history keeps candidate + editor (SET_NULL on the grade link)
+        return UndoResult(candidate=candidate, grade=None)
+    grade.grade, grade.reason = target.old_grade, target.old_reason
+    if target.kind == GradeHistory.Kind.RECHECKED:
+        grade.stale = True
+        grade.stale_reason = grade.stale_reason or StaleReason.DOCUMENT.value  # set by the flag being undone
+    grade.save()
+    _record(grade, by=editor, kind=GradeHistory.Kind.UNDONE, old=old, new=(grade.grade, grade.reason))
+    return UndoResult(candidate=candidate, grade=grade)
+
+
+def shuffle_key(editor: AbstractBaseUser, candidate: Candidate) -> str:
+    """A stable per-editor order that carries no system's rank: hash of (editor, candidate)."""
+    return hashlib.sha256(f"{editor.pk}:{candidate.pk}".encode()).hexdigest()
+
+
+def shuffled_for(editor: AbstractBaseUser, candidates: Iterable[Candidate]) -> list[Candidate]:
+    return sorted(candidates, key=lambda c: shuffle_key(editor, c))
+
+
+# --- the queue ---------------------------------------------------------------------------------
+
+
+def queue_candidates(
+    *, project: Project, editor: AbstractBaseUser, grading_set: GradingSet | None = None
+) -> QuerySet[Candidate]:
+    """Pairs this editor could be sent to now: in an open set, unsettled, not graded by them, and
+    with room left once the pair's grades and other editors' live reservations are counted."""
+    others_holding = Reservation.objects.filter(expires_at__gt=timezone.now()).exclude(editor=editor)
+    qs = (
+        Candidate.objects.filter(grading_set__project=project, grading_set__is_open=True)
+        .unsettled()
+        .exclude(grades__editor=editor)
+        .alias(
+            grade_total=count_of(Grade.objects.all(), "candidate"),
+            held=count_of(others_holding, "candidate"),
+        )
+        .alias(taken=F("grade_total") + F("held"))
+        .filter(taken__lt=F("grading_set__required_grades"))
+    )
+    if grading_set is not None:
+        qs = qs.filter(grading_set=grading_set)
+    return qs
+
+
+@transaction.atomic
+def queue_next(
+    *, project: Project, editor: AbstractBaseUser, grading_set: GradingSet | None = None
+) -> tuple[GradingSet, Query] | None:
+    """The (set, query) with the most pairs this editor can still grade; reserves those pairs.
+
+    Reservations stop other editors from being sent to the same pairs once the pairs have enough
+    takers. On PostgreSQL the candidate rows are locked with SKIP LOCKED while reserving, so two
+    editors pressing "next" at the same moment never both take the last free slot; the check is
+    repeated after locking because a rival may have committed in between. SQLite serialises
+    writers, which gives the same outcome more slowly.
+    """
+    now = timezone.now()
+    Reservation.objects.filter(Q(editor=editor) | Q(expires_at__lte=now)).delete()
+    groups = (
+        queue_candidates(project=project, editor=editor, grading_set=grading_set)
+        .values("grading_set", "query")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "grading_set__created_at", "grading_set", "query__external_id")
+    )
+    for group in groups[:25]:
+        available = queue_candidates(project=project, editor=editor).filter(
+            grading_set=group["grading_set"], query=group["query"]
+        )
+        locked = list(
+            Candidate.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(pk__in=list(available.values_list("pk", flat=True)))
+            .values_list("pk", flat=True)
+        )
+        still_free = list(available.filter(pk__in=locked).values_list("pk", flat=True))
+        if not still_free:
+            continue
+        Reservation.objects.bulk_create(
+            [Reservation(candidate_id=pk, editor=editor, expires_at=now + RESERVATION_TTL) for pk in still_free]
+        )
+        return (
+            GradingSet.objects.get(pk=group["grading_set"]),
+            Query.objects.get(pk=group["query"]),
+        )
+    return None
+
+
+# --- imports -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ImportSummary:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    stale_grades: int = 0
+
+
+ProgressCallback = Callable[[int, int], None]  # (records done, records in all)
+
+
+def _chunks(items: Sequence, size: int = BATCH) -> Iterable[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@transaction.atomic
+def documents_import(
+    *, project: Project, records: Sequence[DocumentRecord], on_progress: ProgressCallback | None = None
+) -> ImportSummary:
+    """Store documents all or nothing: new ones at version 1, changed ones as a new version (their
+    grades in open sets flagged stale), unchanged ones left alone. Works in batches so 100k rows
+    cost a few hundred queries, not a few hundred thousand."""
+    summary = ImportSummary()
+    changed: list[int] = []
+    done = 0
+    for chunk in _chunks(records):
+        existing = {
+            d.external_id: d
+            for d in Document.objects.select_for_update().filter(
+                project=project, external_id__in=[r.external_id for r in chunk]
+            )
+        }
+        new_records = [r for r in chunk if r.external_id not in existing]
+        if new_records:
+            Document.objects.bulk_create([
+                Document(
+                    project=project, external_id=r.external_id, unit=r.unit, title=r.title, body=r.body, url=r.url,
+                    content_hash=content_hash(r.title, r.body, r.url), version=1,
+                )
+                for r in new_records
+            ])
+            ids = dict(
+                Document.objects.filter(
+                    project=project, external_id__in=[r.external_id for r in new_records]
+                ).values_list("external_id", "pk")
+            )
+            DocumentVersion.objects.bulk_create([
+                DocumentVersion(
+                    document_id=ids[r.external_id], version=1, title=r.title, body=r.body, url=r.url,
+                    content_hash=content_hash(r.title, r.body, r.url),
+                )
+                for r in new_records
+            ])
+            summary.created += len(new_records)
+        for r in chunk:
+            doc = existing.get(r.external_id)
+            if doc is None:
+                continue
+            digest = content_hash(r.title, r.body, r.url)
+            if doc.content_hash == digest and doc.unit == r.unit:
+                summary.unchanged += 1
+                continue
+            if doc.content_hash != digest:
+                doc.version += 1
+                DocumentVersion.objects.create(
+                    document=doc, version=doc.version, title=r.title, body=r.body, url=r.url, content_hash=digest
+                )
+                changed.append(doc.pk)
+            doc.title, doc.body, doc.url, doc.unit, doc.content_hash = r.title, r.body, r.url, r.unit, digest
+            doc.save()
+            summary.updated += 1
+        done += len(chunk)
+        if on_progress:
+            on_progress(done, len(records))
+    for ids_chunk in _chunks(changed):
+        summary.stale_grades += (
+            Grade.objects.in_open_sets().filter(candidate__document_id__in=ids_chunk).mark_stale(StaleReason.DOCUMENT)
+        )
+    return summary
+
+
+@transaction.atomic
+def queries_import(
+    *, project: Project, records: Sequence[QueryRecord], on_progress: ProgressCallback | None = None
+) -> ImportSummary:
+    """Store queries all or nothing; a changed text or information need flags the query's grades
+    in open sets stale (queries keep no versions, so the old grades were about another question)."""
+    summary = ImportSummary()
+    changed: list[int] = []
+    for done, r in enumerate(records, start=1):
+        query, outcome = Query.upsert(
+            project=project, external_id=r.external_id, text=r.text, information_need=r.information_need
+        )
+        if outcome == "created":
+            summary.created += 1
+        elif outcome == "updated":
+            summary.updated += 1
+            changed.append(query.pk)
+        else:
+            summary.unchanged += 1
+        if on_progress and (done % PROGRESS_EVERY == 0 or done == len(records)):
+            on_progress(done, len(records))
+    if changed:
+        summary.stale_grades = (
+            Grade.objects.in_open_sets().filter(candidate__query_id__in=changed).mark_stale(StaleReason.QUERY)
+        )
+    return summary
+
+
+@dataclass
+class CandidateSummary:
+    added: int = 0
+    already: int = 0
+    queries: int = 0
+    runs: list[str] = field(default_factory=list)
+
+
+@transaction.atomic
+def candidates_add(
+    *,
+    grading_set: GradingSet,
+    pairs: Sequence[PooledPair],
+    by: AbstractBaseUser | None,
+    depth: int | None = None,
+) -> CandidateSummary:
+    """Add (query, document) pairs to a set, all or nothing; every unknown ID is an error naming its line.
+
+    With a `depth` the pairs are pooled from runs (provenance: each run and position that pooled
+    it); without, they are imported as listed. Pairs already in the set are left as they are.
+    """
+    project = grading_set.project
+    query_ids = {p.query_id for p in pairs}
+    doc_ids = {p.doc_id for p in pairs}
+    queries = dict(Query.objects.filter(project=project, external_id__in=query_ids).values_list("external_id", "pk"))
+    documents: dict[str, int] = {}
+    for chunk in _chunks(sorted(doc_ids)):
+        documents.update(
+            Document.objects.filter(project=project, external_id__in=chunk).values_list("external_id", "pk")
+        )
+    errors: list[LineError] = []
+    more = 0
+    for p in pairs:
+        for name, value, known in (("query_id", p.query_id, queries), ("doc_id", p.doc_id, documents)):
+            if value not in known:
+                if len(errors) < 20:
+                    message = (
+                        _("no query with this ID in the project: import the queries first.")
+                        if name == "query_id"
+                        else _("no document with this ID in the project: import the documents first.")
+                    )
+                    errors.append(LineError(p.line, name, value, message, source=p.source))
+                else:
+                    more += 1
+    if errors:
+        raise ImportFileError(errors, more)
+    existing = set(
+        Candidate.objects.filter(grading_set=grading_set).values_list("query_id", "document_id")
+    )
+    source = CandidateSource.POOLED if depth else CandidateSource.IMPORTED
+    new = []
+    summary = CandidateSummary()
+    for p in pairs:
+        key = (queries[p.query_id], documents[p.doc_id])
+        if key in existing:
+            summary.already += 1
+            continue
+        existing.add(key)
+        # Pooled: which runs put it in their top k, at which position. Imported: file and line.
+        detail = p.provenance(depth) if depth else f"{p.source}:{p.line}"
+        new.append(Candidate(
+            grading_set=grading_set, query_id=key[0], document_id=key[1], source=source,
+            source_detail=detail[:500], added_by=by,
+        ))
+    Candidate.objects.bulk_create(new, batch_size=BATCH)
+    summary.added = len(new)
+    summary.queries = len(query_ids)
+    summary.runs = sorted({run for p in pairs for run, _pos in p.hits})
+    return summary
+
+
+@transaction.atomic
+def candidates_add_by_hand(
+    *, grading_set: GradingSet, query: Query, documents: Sequence[Document], by: AbstractBaseUser
+) -> CandidateSummary:
+    summary = CandidateSummary(queries=1)
+    for document in documents:
+        _candidate, created = Candidate.objects.get_or_create(
+            grading_set=grading_set, query=query, document=document,
+            defaults={"source": CandidateSource.MANUAL, "added_by": by},
+        )
+        if created:
+            summary.added += 1
+        else:
+            summary.already += 1
+    return summary
+
+
+@transaction.atomic
+def candidate_remove(*, candidate: Candidate) -> None:
+    """Remove a pair nobody has graded yet (a grade, its history or a settlement keeps it)."""
+    candidate = Candidate.objects.select_for_update(of=("self",)).get(pk=candidate.pk)
+    if candidate.grade_history.exists() or candidate.grades.exists():
+        raise GradingError(_("This pair has been graded, so it stays: grades are never thrown away."))
+    if pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk)):
+        raise GradingError(_("This pair is settled or in dispute, so it stays."))
+    candidate.delete()
+
+
+# --- criteria ----------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def criteria_publish(
+    *, project: Project, levels: dict[int, str], change: str, note: str, by: AbstractBaseUser
+) -> tuple[CriteriaVersion, int]:
+    """Publish the next criteria version. Meaning-changing: every grade in an open set made under
+    an older version is flagged for re-checking. Returns (version, grades flagged)."""
+    if change not in (CriteriaChange.MEANING, CriteriaChange.WORDING):
+        raise GradingError(_("Say whether the change is meaning-changing or wording only."))
+    CriteriaVersion.objects.current_for(project)  # version 1 exists before version 2 does
+    version = CriteriaVersion.publish(project=project, levels=levels, change=change, note=note, by=by)
+    flagged = 0
+    if change == CriteriaChange.MEANING:
+        flagged = (
+            Grade.objects.in_open_sets()
+            .filter(candidate__grading_set__project=project, criteria_version__number__lt=version.number)
+            .mark_stale(StaleReason.CRITERIA)
+        )
+    return version, flagged
+

@@ -1,0 +1,307 @@
+"""What is graded: documents, queries, the versioned criteria, and the imports that fill them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db import IntegrityError
+from django.db.models.functions import Substr
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotator.access import ProjectRequest, project_role
+from annotator.forms_grading import CandidateImportForm, CriteriaForm, ImportForm, SearchForm
+from annotator.importers import (
+    ImportFileError,
+    LineError,
+    detect_format,
+    pool_top_k,
+    read_documents,
+    read_queries,
+    read_run,
+)
+from annotator.models import CriteriaVersion, Document, Query, Role
+from annotator.services.grading import (
+    CandidateSummary,
+    GradingError,
+    ImportSummary,
+    candidates_add,
+    criteria_publish,
+    documents_import,
+    queries_import,
+)
+
+PAGE_SIZE = 50
+
+
+def _redirect(request: ProjectRequest, url: str) -> HttpResponse:
+    """After a successful POST: a full page load, also when the form was sent by htmx."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _search(request: ProjectRequest) -> str:
+    form = SearchForm(request.GET or None)
+    return form.cleaned_data["q"] if form.is_valid() else ""
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def document_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    q = _search(request)
+    documents = (
+        Document.objects.in_project(request.project)
+        .search(q)
+        .defer("body")
+        .annotate(snippet=Substr("body", 1, 200))
+        .order_by("external_id")
+    )
+    page = Paginator(documents, PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {"page": page, "q": q}
+    template = "annotator/grading/document_list.html" + ("#document-table" if request.htmx else "")
+    return render(request, template, context)
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def document_detail(request: ProjectRequest, slug: str, document_id: int) -> HttpResponse:
+    document = get_object_or_404(Document, pk=document_id, project=request.project)
+    versions = list(document.versions.order_by("-version"))
+    shown = versions[0] if versions else None
+    wanted = request.GET.get("version", "")
+    if wanted:
+        shown = next((v for v in versions if str(v.version) == wanted), None)
+        if shown is None:
+            raise Http404(_("This document has no version %(version)s.") % {"version": wanted})
+    context = {"document": document, "versions": versions, "shown": shown}
+    return render(request, "annotator/grading/document_detail.html", context)
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def query_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    q = _search(request)
+    queries = Query.objects.in_project(request.project).search(q).order_by("external_id")
+    page = Paginator(queries, PAGE_SIZE).get_page(request.GET.get("page"))
+    template = "annotator/grading/query_list.html" + ("#query-table" if request.htmx else "")
+    return render(request, template, {"page": page, "q": q})
+
+
+def _criteria_context(request: ProjectRequest, form: CriteriaForm | None = None) -> dict[str, Any]:
+    current = CriteriaVersion.objects.current_for(request.project)
+    history = list(
+        CriteriaVersion.objects.filter(project=request.project).select_related("created_by").order_by("-number")
+    )
+    if form is None and request.membership.can(Role.OWNER):
+        form = CriteriaForm(current=current)
+    return {"current": current, "history": history, "form": form}
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def criteria(request: ProjectRequest, slug: str) -> HttpResponse:
+    return render(request, "annotator/grading/criteria.html", _criteria_context(request))
+
+
+@project_role(Role.OWNER)
+@require_POST
+def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
+    current = CriteriaVersion.objects.current_for(request.project)
+    form = CriteriaForm(request.POST, current=current)
+    if form.is_valid():
+        try:
+            version, flagged = criteria_publish(
+                project=request.project, levels=form.levels(), change=form.cleaned_data["change"],
+                note=form.cleaned_data["note"].strip(), by=request.user,
+            )
+        except GradingError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, _("Criteria version %(number)d is published.") % {"number": version.number})
+            if flagged:
+                messages.warning(
+                    request,
+                    _("Grades in open grading sets made under older criteria, now flagged for re-checking: %(count)d.")
+                    % {"count": flagged},
+                )
+            return _redirect(request, reverse("criteria", kwargs={"slug": request.project.slug}))
+    context = _criteria_context(request, form)
+    template = "annotator/grading/criteria.html" + ("#criteria-form" if request.htmx else "")
+    return render(request, template, context)
+
+
+# --- imports -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ImportSection:
+    """One upload form on the imports page, with its result or its errors."""
+
+    kind: str
+    title: Any
+    help: Any
+    form: Any
+    action: str
+    summary: ImportSummary | CandidateSummary | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+SECTION_TEXT = {
+    "documents": (
+        gettext_lazy("Documents"),
+        gettext_lazy("CSV columns or JSONL keys: doc_id and body (required), title, url, unit "
+                     "(document, page or chunk). Changed documents become a new version and their "
+                     "grades are flagged for re-checking; unchanged ones are left alone."),
+    ),
+    "queries": (
+        gettext_lazy("Queries"),
+        gettext_lazy("CSV columns or JSONL keys: query_id and text (required), information_need "
+                     "(what a complete answer must contain)."),
+    ),
+    "candidates": (
+        gettext_lazy("Candidates"),
+        gettext_lazy("Run files pooled into a grading set: TREC runs (qid Q0 docno rank score tag), or CSV "
+                     "columns / JSONL keys query_id and doc_id (required), score, rank, run. Each run's "
+                     "top k per query is added (plus documents tied on score with the k-th); without k, "
+                     "every listed pair is added."),
+    ),
+}
+
+
+def _sections(request: ProjectRequest, **overrides: ImportSection) -> list[ImportSection]:
+    project = request.project
+    initial_set = request.GET.get("set") if request.method == "GET" else None
+    defaults = {
+        "documents": ImportForm(),
+        "queries": ImportForm(),
+        "candidates": CandidateImportForm(project=project, initial={"grading_set": initial_set} if initial_set else None),
+    }
+    sections = []
+    for kind in ("documents", "queries", "candidates"):
+        if kind in overrides:
+            sections.append(overrides[kind])
+            continue
+        title, help_text = SECTION_TEXT[kind]
+        sections.append(ImportSection(
+            kind=kind, title=title, help=help_text, form=defaults[kind],
+            action=reverse(f"import_{kind}", kwargs={"slug": project.slug}),
+        ))
+    return sections
+
+
+@project_role(Role.OWNER)
+@require_GET
+def import_page(request: ProjectRequest, slug: str) -> HttpResponse:
+    return render(request, "annotator/grading/imports.html", {"sections": _sections(request)})
+
+
+def _respond(request: ProjectRequest, section: ImportSection) -> HttpResponse:
+    """htmx: the section alone. Without JS: PRG on success, the whole page with errors otherwise."""
+    if request.htmx:
+        return render(request, "annotator/grading/imports.html#import-section", {"section": section})
+    if section.summary is not None and not section.errors:
+        messages.success(request, _summary_text(section))
+        return redirect("import_page", slug=request.project.slug)
+    return render(request, "annotator/grading/imports.html", {"sections": _sections(request, **{section.kind: section})})
+
+
+def _summary_text(section: ImportSection) -> str:
+    s = section.summary
+    if isinstance(s, CandidateSummary):
+        return _("Candidates: added %(added)d, already in the set %(already)d.") % {"added": s.added, "already": s.already}
+    assert s is not None
+    text = _("%(kind)s: created %(created)d, updated %(updated)d, unchanged %(unchanged)d.") % {
+        "kind": section.title, "created": s.created, "updated": s.updated, "unchanged": s.unchanged,
+    }
+    if s.stale_grades:
+        text += " " + _("Grades in open sets that now need re-checking: %(count)d.") % {"count": s.stale_grades}
+    return text
+
+
+def _file_problem(error: Exception) -> list[str]:
+    if isinstance(error, ImportFileError):
+        return error.messages()
+    return [str(error)]
+
+
+def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
+    title, help_text = SECTION_TEXT[kind]
+    form = ImportForm(request.POST, request.FILES)
+    section = ImportSection(
+        kind=kind, title=title, help=help_text, form=form,
+        action=reverse(f"import_{kind}", kwargs={"slug": request.project.slug}),
+    )
+    if not form.is_valid():
+        return _respond(request, section)
+    upload = form.cleaned_data["file"]
+    fmt = detect_format(upload.name, form.cleaned_data["format"])
+    if fmt == "trec":
+        section.errors = [_("“%(name)s” is neither .csv nor .jsonl: choose the format, or rename the file.")
+                          % {"name": upload.name}]
+        return _respond(request, section)
+    try:
+        data = upload.read()
+        if kind == "documents":
+            section.summary = documents_import(project=request.project, records=read_documents(data, fmt))
+        else:
+            section.summary = queries_import(project=request.project, records=read_queries(data, fmt))
+    except ImportFileError as error:
+        section.errors = _file_problem(error)
+    except IntegrityError:
+        section.errors = [_("Another import changed the same rows at the same moment; nothing was imported. "
+                            "Upload the file again.")]
+    return _respond(request, section)
+
+
+@project_role(Role.OWNER)
+@require_POST
+def import_documents(request: ProjectRequest, slug: str) -> HttpResponse:
+    return _import_file(request, "documents")
+
+
+@project_role(Role.OWNER)
+@require_POST
+def import_queries(request: ProjectRequest, slug: str) -> HttpResponse:
+    return _import_file(request, "queries")
+
+
+@project_role(Role.OWNER)
+@require_POST
+def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
+    title, help_text = SECTION_TEXT["candidates"]
+    form = CandidateImportForm(request.POST, request.FILES, project=request.project)
+    section = ImportSection(
+        kind="candidates", title=title, help=help_text, form=form,
+        action=reverse("import_candidates", kwargs={"slug": request.project.slug}),
+    )
+    if not form.is_valid():
+        return _respond(request, section)
+    runs = []
+    errors: list[str] = []
+    for upload in form.cleaned_data["files"]:
+        fmt = detect_format(upload.name, form.cleaned_data["format"])
+        try:
+            runs.append((upload.name, read_run(upload.read(), fmt, default_name=upload.name)))
+        except ImportFileError as error:
+            errors += [f"{upload.name}: {message}" for message in error.messages()]
+    if errors:
+        section.errors = errors
+        return _respond(request, section)
+    depth = form.cleaned_data["depth"]
+    try:
+        section.summary = candidates_add(
+            grading_set=form.cleaned_data["grading_set"], pairs=pool_top_k(runs, depth), by=request.user, depth=depth
+        )
+    except ImportFileError as error:
+        section.errors = _file_problem(error)
+    except IntegrityError:
+        section.errors = [str(LineError(1, "", "", _("another upload added the same pairs at the same moment; "
+                                                      "nothing was added. Upload again.")))]
+    return _respond(request, section)

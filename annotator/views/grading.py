@@ -1,0 +1,397 @@
+"""Grading sets, the editor's queue, the blind grading page, and the re-check list.
+
+Blindness is enforced here, on the server: nothing an editor can reach (the grading page, its
+row fragments, the queue, the set pages, the re-check list) carries another editor's grade or
+reason, a count of grades per value, or any system's rank or score. Candidate provenance (which
+run pooled it, at which position) reaches owners only, on the set page, never the grading page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
+
+from annotator.access import ProjectRequest, project_role
+from annotator.forms_grading import CandidateAddForm, GradeForm, GradingSetForm
+from annotator.models import Candidate, CriteriaVersion, Document, Grade, GradingSet, Query, Role
+from annotator.models.grading import Progress
+from annotator.services.grading import (
+    GradingError,
+    candidate_remove,
+    candidates_add_by_hand,
+    grade_submit,
+    grade_undo,
+    pair_lock_reason,
+    queue_candidates,
+    queue_next,
+    shuffled_for,
+)
+
+PAGE_SIZE = 100
+
+
+def _redirect(request: ProjectRequest, url: str) -> HttpResponse:
+    """After a successful POST: a full page load, also when the form was sent by htmx."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+# --- grading sets ------------------------------------------------------------------------------
+
+
+def _set_list_context(request: ProjectRequest, form: GradingSetForm | None = None) -> dict[str, object]:
+    sets = list(
+        GradingSet.objects.in_project(request.project).with_progress(request.user).order_by("-is_open", "name")
+    )
+    if form is None and request.membership.can(Role.OWNER):
+        form = GradingSetForm(project=request.project)
+    return {"sets": [(s, *s.annotated_progress()) for s in sets], "form": form}
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def grading_set_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    return render(request, "annotator/grading/set_list.html", _set_list_context(request))
+
+
+@project_role(Role.OWNER)
+@require_POST
+def grading_set_create(request: ProjectRequest, slug: str) -> HttpResponse:
+    form = GradingSetForm(request.POST, project=request.project)
+    if form.is_valid():
+        form.instance.created_by = request.user
+        grading_set = form.save()
+        messages.success(request, _("Grading set “%(name)s” created. Now add its candidates.") % {"name": grading_set.name})
+        return _redirect(
+            request, reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk})
+        )
+    template = "annotator/grading/set_list.html" + ("#set-form" if request.htmx else "")
+    return render(request, template, _set_list_context(request, form))
+
+
+def _set_detail_context(
+    request: ProjectRequest, grading_set: GradingSet, add_form: CandidateAddForm | None = None
+) -> dict[str, object]:
+    me = request.user
+    candidates = Candidate.objects.filter(grading_set=grading_set)
+    per_query = (
+        candidates.with_grade_total()
+        .alias(mine_flag=Exists(Grade.objects.filter(candidate=OuterRef("pk"), editor=me)))
+        .values("query", "query__external_id", "query__text")
+        .annotate(
+            total=Count("pk"),
+            done=Count("pk", filter=candidates.done_condition()),
+            mine=Count("pk", filter=Q(mine_flag=True)),
+        )
+        .order_by("query__external_id")
+    )
+    queries = Paginator(per_query, PAGE_SIZE).get_page(request.GET.get("page"))
+    context: dict[str, object] = {
+        "grading_set": grading_set,
+        "queries": queries,
+        "set_progress": grading_set.progress(),
+        "my_progress": grading_set.progress_of(me),
+        "is_owner": request.membership.can(Role.OWNER),
+    }
+    # Provenance (runs and positions) is for owners only: it is built here or not at all.
+    if context["is_owner"]:
+        listed = (
+            candidates.select_related("query", "document", "added_by")
+            .annotate(graded=Exists(Grade.objects.filter(candidate=OuterRef("pk"))))
+            .order_by("query__external_id", "document__external_id")
+        )
+        context["candidates"] = Paginator(listed, PAGE_SIZE).get_page(request.GET.get("cpage"))
+        context["add_form"] = add_form or CandidateAddForm(project=request.project)
+    return context
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def grading_set_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
+    grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
+    return render(request, "annotator/grading/set_detail.html", _set_detail_context(request, grading_set))
+
+
+@project_role(Role.OWNER)
+@require_POST
+def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
+    grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
+    form = CandidateAddForm(request.POST, project=request.project)
+    if form.is_valid():
+        summary = candidates_add_by_hand(
+            grading_set=grading_set, query=form.cleaned_data["query_id"], documents=form.cleaned_data["doc_ids"],
+            by=request.user,
+        )
+        messages.success(
+            request,
+            _("Candidates: added %(added)d, already in the set %(already)d.")
+            % {"added": summary.added, "already": summary.already},
+        )
+        return _redirect(
+            request, reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk})
+        )
+    template = "annotator/grading/set_detail.html" + ("#candidate-add" if request.htmx else "")
+    return render(request, template, _set_detail_context(request, grading_set, add_form=form))
+
+
+@project_role(Role.OWNER)
+@require_POST
+def candidate_remove_view(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
+    candidate = get_object_or_404(
+        Candidate.objects.select_related("query", "document"),
+        pk=candidate_id, grading_set_id=set_id, grading_set__project=request.project,
+    )
+    try:
+        candidate_remove(candidate=candidate)
+    except GradingError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(
+            request,
+            _("Removed %(document)s from query %(query)s.")
+            % {"document": candidate.document.external_id, "query": candidate.query.external_id},
+        )
+    return redirect("grading_set_detail", slug=request.project.slug, set_id=set_id)
+
+
+# --- the queue ---------------------------------------------------------------------------------
+
+
+def _my_stale(request: ProjectRequest) -> QuerySet[Grade]:
+    return (
+        Grade.objects.blind_for(request.user)
+        .stale()
+        .in_open_sets()
+        .filter(candidate__grading_set__project=request.project)
+    )
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def grading_queue(request: ProjectRequest, slug: str) -> HttpResponse:
+    left = dict(
+        queue_candidates(project=request.project, editor=request.user)
+        .values("grading_set")
+        .annotate(n=Count("pk"))
+        .values_list("grading_set", "n")
+    )
+    sets = GradingSet.objects.in_project(request.project).open().with_progress(request.user).order_by("name")
+    context = {
+        "rows": [(s, left.get(s.pk, 0), *s.annotated_progress()) for s in sets],
+        "total_left": sum(left.values()),
+        "stale_count": _my_stale(request).count(),
+    }
+    return render(request, "annotator/grading/queue.html", context)
+
+
+@project_role(Role.EDITOR)
+@require_POST
+def grading_next(request: ProjectRequest, slug: str) -> HttpResponse:
+    grading_set = None
+    raw = request.POST.get("set_id", "").strip()
+    if raw:
+        grading_set = GradingSet.objects.filter(project=request.project, pk=int(raw) if raw.isdigit() else 0).first()
+        if grading_set is None:
+            messages.error(request, _("No grading set “%(value)s” in this project.") % {"value": raw})
+            return redirect("grading_queue", slug=request.project.slug)
+    found = queue_next(project=request.project, editor=request.user, grading_set=grading_set)
+    if found is None:
+        messages.info(request, _("Nothing is waiting for your grade right now. Thank you!"))
+        return redirect("grading_queue", slug=request.project.slug)
+    found_set, query = found
+    return redirect("grade_page", slug=request.project.slug, set_id=found_set.pk, query_id=query.pk)
+
+
+# --- the grading page --------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One candidate as this editor sees it: the document, their own grade, and whether it is locked."""
+
+    candidate: Candidate
+    document: Document
+    grade: Grade | None
+    locked: str
+    position: int
+    error: str = ""
+    just_saved: bool = False
+
+    @property
+    def state(self) -> str:
+        if self.error:
+            return "failed"
+        if self.locked:
+            return "locked"
+        if self.grade is None:
+            return "ungraded"
+        return "stale" if self.grade.stale else "saved"
+
+
+def _lock_message(candidate: Candidate, grade: Grade | None, grading_set: GradingSet) -> str:
+    """Why this editor cannot grade the pair here; says nothing about anyone else's grade values."""
+    if not grading_set.is_open:
+        return _("This grading set is closed.")
+    settled, disputed = hasattr(candidate, "final_grade"), hasattr(candidate, "dispute")
+    if grade is not None:
+        if settled:
+            return _("Settled: this pair has its final grade, so your grade is locked.")
+        if disputed:
+            return _("In dispute: your grade is locked; changes go through the dispute page.")
+        return ""
+    if settled or disputed or candidate.grade_total >= grading_set.required_grades:  # type: ignore[attr-defined]
+        return _("This pair already has all the grades it needs.")
+    return ""
+
+
+def _rows(request: ProjectRequest, grading_set: GradingSet, query: Query) -> list[Row]:
+    candidates = list(
+        Candidate.objects.filter(grading_set=grading_set, query=query)
+        .select_related("document", "final_grade", "dispute")
+        .with_grade_total()
+    )
+    mine = {
+        g.candidate_id: g
+        for g in Grade.objects.blind_for(request.user).filter(candidate__in=[c.pk for c in candidates])
+    }
+    return [
+        Row(candidate=c, document=c.document, grade=mine.get(c.pk), locked=_lock_message(c, mine.get(c.pk), grading_set),
+            position=i)
+        for i, c in enumerate(shuffled_for(request.user, candidates), start=1)
+    ]
+
+
+def _progress(request: ProjectRequest, grading_set: GradingSet, query: Query) -> dict[str, Progress]:
+    return {
+        "query_progress": Candidate.objects.filter(grading_set=grading_set, query=query).progress(),
+        "set_progress": grading_set.progress(),
+        "my_progress": grading_set.progress_of(request.user),
+    }
+
+
+def _set_and_query(request: ProjectRequest, set_id: int, query_id: int) -> tuple[GradingSet, Query]:
+    grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
+    query = get_object_or_404(Query, pk=query_id, project=request.project)
+    if not Candidate.objects.filter(grading_set=grading_set, query=query).exists():
+        raise Http404(_("This query has no documents to grade in this set."))
+    return grading_set, query
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def grade_page(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
+    grading_set, query = _set_and_query(request, set_id, query_id)
+    context = {
+        "grading_set": grading_set,
+        "query": query,
+        "rows": _rows(request, grading_set, query),
+        "criteria": CriteriaVersion.objects.current_for(request.project),
+        **_progress(request, grading_set, query),
+    }
+    return render(request, "annotator/grading/grade.html", context)
+
+
+def _row_response(
+    request: ProjectRequest,
+    candidate: Candidate,
+    *,
+    error: str = "",
+    announce: str = "",
+    saved: bool = False,
+    undone: bool = False,
+) -> HttpResponse:
+    """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement."""
+    grading_set, query = candidate.grading_set, candidate.query
+    row = next(r for r in _rows(request, grading_set, query) if r.candidate.pk == candidate.pk)
+    row.error, row.just_saved = error, saved and not error
+    context = {
+        "grading_set": grading_set, "query": query, "row": row, "announce": announce or error,
+        "criteria": CriteriaVersion.objects.current_for(request.project),
+        **_progress(request, grading_set, query),
+    }
+    response = render(request, "annotator/grading/grade.html#row-response", context)
+    # After settling, so the script finds the new row to put the focus back on.
+    return trigger_client_event(
+        response, "grade-row", {"candidate": candidate.pk, "state": row.state, "undone": undone}, after="settle"
+    )
+
+
+@project_role(Role.EDITOR)
+@require_POST
+def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
+    candidate = get_object_or_404(
+        Candidate.objects.select_related("grading_set", "query", "document"),
+        pk=candidate_id, grading_set_id=set_id, grading_set__project=request.project,
+    )
+    form = GradeForm(request.POST)
+    error = done = ""
+    if form.is_valid():
+        try:
+            grade = grade_submit(
+                candidate=candidate, editor=request.user, value=form.cleaned_data["grade"],
+                reason=form.cleaned_data["reason"], document_version=form.cleaned_data["document_version"],
+            )
+        except GradingError as exc:
+            error = str(exc)
+        else:
+            done = _("Saved grade %(grade)d for %(document)s.") % {
+                "grade": grade.grade, "document": candidate.document.external_id
+            }
+    else:
+        error = " ".join(str(e) for errors in form.errors.values() for e in errors)
+    if request.htmx:
+        return _row_response(request, candidate, error=error, announce=done, saved=True)
+    if error:
+        messages.error(request, error)
+    else:
+        messages.success(request, done)
+    url = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": candidate.query_id})
+    return redirect(f"{url}#cand-{candidate.pk}")
+
+
+@project_role(Role.EDITOR)
+@require_POST
+def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
+    grading_set, query = _set_and_query(request, set_id, query_id)
+    page = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": query_id})
+    try:
+        result = grade_undo(editor=request.user, grading_set=grading_set, query=query)
+    except GradingError as exc:
+        if request.htmx:
+            response = render(request, "annotator/grading/grade.html#announcer", {"announce": str(exc), "oob": True})
+            return reswap(response, "none")
+        messages.error(request, str(exc))
+        return redirect(page)
+    candidate = Candidate.objects.select_related("grading_set", "query", "document").get(pk=result.candidate.pk)
+    if result.grade is None:
+        text = _("Undone: %(document)s is ungraded again.") % {"document": candidate.document.external_id}
+    else:
+        text = _("Undone: %(document)s is back to grade %(grade)d.") % {
+            "document": candidate.document.external_id, "grade": result.grade.grade,
+        }
+    if request.htmx:
+        response = _row_response(request, candidate, announce=text, undone=True)
+        return reswap(retarget(response, f"#cand-{candidate.pk}"), "outerHTML")
+    messages.success(request, text)
+    return redirect(f"{page}#cand-{candidate.pk}")
+
+
+@project_role(Role.EDITOR)
+@require_GET
+def stale_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    grades = _my_stale(request).select_related(
+        "candidate__query", "candidate__document", "candidate__grading_set", "candidate__final_grade",
+        "candidate__dispute", "document_version", "criteria_version",
+    ).order_by("candidate__grading_set__name", "candidate__query__external_id", "candidate__document__external_id")
+    page = Paginator(grades, PAGE_SIZE).get_page(request.GET.get("page"))
+    # A settled or disputed pair cannot be re-graded here: say so instead of sending the editor there.
+    rows = [(grade, pair_lock_reason(grade.candidate)) for grade in page]
+    return render(request, "annotator/grading/stale_list.html", {"page": page, "rows": rows})

@@ -1,0 +1,224 @@
+// Keyboard-first grading (templates/annotator/grading/grade.html). Progressive enhancement:
+// without this file every grade button is a plain form post and the page still works.
+//
+// Keys: 0-3 grade the focused document, j/k move, Enter goes to the next ungraded document,
+// r types a reason, u undoes the last grade, ? shows the shortcuts. Single keys are off while
+// typing (Esc leaves the reason box; Ctrl+Enter saves there with the chosen grade).
+//
+// Saving never fails silently: a row whose save did not reach the server keeps the editor's
+// choice and reason, says so, retries a few times, and offers a Retry button.
+(() => {
+  "use strict";
+  const root = document.getElementById("grading");
+  if (!root) return;
+
+  const RETRY_DELAYS = [1500, 4000];
+  const msg = (name) => root.dataset[name] || "";
+  const rows = () => Array.from(root.querySelectorAll("article.candidate"));
+  const rowById = (id) => document.getElementById(`cand-${id}`);
+  let currentId = null;
+
+  function announce(text) {
+    const box = document.getElementById("announcer");
+    if (box) box.textContent = text;
+  }
+
+  function focusRow(row) {
+    if (!row) return;
+    rows().forEach((r) => r.classList.toggle("current", r === row));
+    currentId = row.dataset.candidate;
+    row.focus({ preventScroll: true });
+    row.scrollIntoView({ block: "nearest", behavior: "auto" });
+  }
+
+  function currentRow() {
+    const active = document.activeElement;
+    const inside = active && active.closest ? active.closest("article.candidate") : null;
+    return inside || (currentId && rowById(currentId)) || rows()[0] || null;
+  }
+
+  function move(step) {
+    const all = rows();
+    if (!all.length) return;
+    const index = all.indexOf(currentRow());
+    focusRow(all[Math.min(all.length - 1, Math.max(0, index + step))]);
+  }
+
+  const isOpen = (row) => row.dataset.state === "ungraded" || row.dataset.state === "stale" || row.dataset.state === "failed";
+
+  function nextUngraded() {
+    const all = rows();
+    const start = all.indexOf(currentRow());
+    for (let i = 1; i <= all.length; i += 1) {
+      const row = all[(start + i) % all.length];
+      if (isOpen(row) && row !== all[start]) return focusRow(row);
+    }
+    announce(msg("msgAllDone"));
+    const next = document.querySelector("#next-form button");
+    if (next) next.focus();
+  }
+
+  function setStatus(row, text, retry) {
+    const status = row.querySelector(".row-status");
+    if (!status) return;
+    status.textContent = text;
+    if (retry) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "retry";
+      button.textContent = msg("msgRetry");
+      button.addEventListener("click", () => resend(row));
+      status.append(" ", button);
+    }
+  }
+
+  function submitGrade(row, value) {
+    const button = row.querySelector(`.grade-buttons button[value="${value}"]`);
+    if (!button) {
+      announce(msg("msgLocked"));
+      return;
+    }
+    row.dataset.pending = String(value);
+    row.dataset.retries = "0";
+    button.click(); // a real submit with this button as submitter: htmx sends grade=value
+  }
+
+  function resend(row) {
+    const live = rowById(row.dataset.candidate) || row;
+    if (live.dataset.pending === undefined) return;
+    setStatus(live, msg("msgRetrying"));
+    const button = live.querySelector(`.grade-buttons button[value="${live.dataset.pending}"]`);
+    if (button) button.click();
+  }
+
+  // Mouse clicks on grade buttons record the pending value too.
+  root.addEventListener("click", (event) => {
+    const button = event.target.closest(".grade-buttons button");
+    if (!button) return;
+    const row = button.closest("article.candidate");
+    row.dataset.pending = button.value;
+    currentId = row.dataset.candidate;
+    row.querySelectorAll(".grade-buttons button").forEach((b) => b.setAttribute("aria-pressed", String(b === button)));
+  });
+
+  document.body.addEventListener("htmx:beforeRequest", (event) => {
+    const row = event.detail.elt.closest && event.detail.elt.closest("article.candidate");
+    if (!row) return;
+    row.classList.add("saving");
+    row.dataset.state = "saving";
+    setStatus(row, msg("msgSaving"));
+  });
+
+  function failed(event) {
+    const row = event.detail.elt.closest && event.detail.elt.closest("article.candidate");
+    if (!row) return;
+    row.classList.remove("saving");
+    row.classList.add("state-failed");
+    row.dataset.state = "failed";
+    const tries = Number(row.dataset.retries || "0");
+    setStatus(row, msg("msgFailed"), true);
+    announce(msg("msgFailed"));
+    if (tries < RETRY_DELAYS.length) {
+      row.dataset.retries = String(tries + 1);
+      window.setTimeout(() => {
+        if (row.isConnected && row.dataset.state === "failed") resend(row);
+      }, RETRY_DELAYS[tries]);
+    }
+  }
+  document.body.addEventListener("htmx:responseError", failed);
+  document.body.addEventListener("htmx:sendError", failed);
+  document.body.addEventListener("htmx:timeout", failed);
+  window.addEventListener("online", () => rows().filter((r) => r.dataset.state === "failed").forEach(resend));
+
+  // The server answers every save or undo with the row; put the focus back where it was.
+  document.body.addEventListener("grade-row", (event) => {
+    const row = rowById(event.detail.candidate);
+    if (!row) return;
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (event.detail.undone || (lost && String(event.detail.candidate) === String(currentId))) focusRow(row);
+    else if (lost && currentId) focusRow(rowById(currentId));
+  });
+
+  window.addEventListener("beforeunload", (event) => {
+    if (rows().some((r) => r.dataset.state === "saving" || r.dataset.state === "failed")) {
+      event.preventDefault();
+      event.returnValue = msg("msgUnsaved");
+    }
+  });
+
+  const dialog = document.getElementById("shortcuts-dialog");
+  const showShortcuts = () => dialog && !dialog.open && dialog.showModal();
+  const opener = document.getElementById("shortcuts-open");
+  if (opener) opener.addEventListener("click", showShortcuts);
+
+  document.addEventListener("keydown", (event) => {
+    if (event.defaultPrevented || event.altKey || event.metaKey) return;
+    if (dialog && dialog.open) return; // the dialog handles Esc itself
+    const target = event.target;
+    const typing = target.closest && target.closest("textarea, input, select, [contenteditable]");
+    if (typing) {
+      const row = target.closest("article.candidate");
+      if (!row) return;
+      if (event.key === "Enter" && event.ctrlKey) {
+        event.preventDefault();
+        const chosen = row.dataset.pending ?? row.dataset.grade;
+        if (chosen === undefined || chosen === "") announce(msg("msgChoose"));
+        else submitGrade(row, chosen);
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        focusRow(row);
+      }
+      return;
+    }
+    if (event.ctrlKey) return;
+    const onControl = target.closest && target.closest("button, a, summary");
+    switch (event.key) {
+      case "0":
+      case "1":
+      case "2":
+      case "3": {
+        const row = currentRow();
+        if (!row) return;
+        event.preventDefault();
+        submitGrade(row, event.key);
+        break;
+      }
+      case "j":
+        event.preventDefault();
+        move(1);
+        break;
+      case "k":
+        event.preventDefault();
+        move(-1);
+        break;
+      case "Enter":
+        if (onControl) return; // Enter on a button or link keeps its usual meaning
+        event.preventDefault();
+        nextUngraded();
+        break;
+      case "r": {
+        const box = currentRow() && currentRow().querySelector("textarea.reason");
+        if (!box) return;
+        event.preventDefault();
+        box.focus();
+        break;
+      }
+      case "u": {
+        const undo = document.getElementById("undo-form");
+        if (!undo) return;
+        event.preventDefault();
+        undo.requestSubmit();
+        break;
+      }
+      case "?":
+        event.preventDefault();
+        showShortcuts();
+        break;
+      default:
+    }
+  });
+
+  // Start where the work is: the row named in the URL, else the first one still to grade.
+  const fromHash = window.location.hash.startsWith("#cand-") ? document.querySelector(window.location.hash) : null;
+  focusRow(fromHash || rows().find(isOpen) || rows()[0]);
+})();

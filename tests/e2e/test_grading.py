@@ -1,0 +1,114 @@
+"""Grading in a real browser, keyboard only: the flow an editor repeats all day.
+
+The demo's later steps (disputes, pools) grade and freeze the demo sets; these tests need the
+sets as the grading step leaves them (open, ungraded), so they run only that step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from annotator.demo_data import grading as demo_grading
+from annotator.management.commands import demo
+from annotator.models import Grade, GradeHistory
+from tests.e2e.conftest import log_in
+
+SEED_GRADES = {"A": "3", "B": "2", "C": "1", "D": "0", "E": "0"}
+
+
+@pytest.fixture
+def grading_demo(monkeypatch: pytest.MonkeyPatch, transactional_db: None) -> None:
+    monkeypatch.setattr(demo, "DEMO_STEPS", [demo_grading.build])
+    demo.build_demo()
+
+
+def focused_document(page: Page) -> str:
+    """The external ID of the document whose row has the keyboard focus."""
+    return page.evaluate(
+        "document.activeElement.closest('article.candidate')"
+        ".querySelector('.candidate-head .muted').textContent.split('·')[0].trim()"
+    )
+
+
+def test_editor_a_grades_every_demo_candidate_with_the_keyboard_and_the_grades_survive_a_reload(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    expect(page.get_by_role("button", name="Start grading")).to_be_focused()
+    page.keyboard.press("Enter")  # the queue opens q1: it has the most pairs waiting (5 > 4)
+    expect(page.locator("h1.query-text")).to_have_text("报名已经提交，如何修改联系电话，是否有截止时间？")
+    expect(page.locator(".criteria-panel")).to_contain_text("Answers the question directly")
+
+    graded: dict[str, str] = {}
+    for _ in range(len(SEED_GRADES)):
+        doc = focused_document(page)
+        row = page.locator("article.candidate:focus")
+        page.keyboard.press(SEED_GRADES[doc])
+        expect(page.locator(f"#{row.get_attribute('id')}")).to_have_attribute("data-state", "saved")
+        if doc == "B":  # the basis of a 2: type it in the reason box, Ctrl+Enter saves it with the grade
+            page.keyboard.press("r")
+            page.keyboard.type("说明了如何申请修改，但没有截止时间")
+            page.keyboard.press("Control+Enter")
+            expect(page.locator("#announcer")).to_have_text("Saved grade 2 for B.")
+            page.keyboard.press("Escape")
+        graded[doc] = SEED_GRADES[doc]
+        page.keyboard.press("Enter")  # next ungraded document
+    assert graded == SEED_GRADES
+    # Nothing left to grade here: Enter moved the focus to "Next query".
+    expect(page.get_by_role("button", name="Next query")).to_be_focused()
+    expect(page.locator("#progress")).to_contain_text("5 of 5")
+
+    page.reload()
+    rows = page.locator("article.candidate")
+    expect(rows).to_have_count(5)
+    for i in range(5):
+        row = rows.nth(i)
+        doc = row.locator(".candidate-head .muted").inner_text().split("·")[0].strip()
+        expect(row).to_have_attribute("data-state", "saved")
+        expect(row).to_have_attribute("data-grade", SEED_GRADES[doc])
+        expect(row.locator(f'.grade-buttons button[value="{SEED_GRADES[doc]}"]')).to_have_attribute("aria-pressed", "true")
+        if doc == "B":
+            expect(row.locator("textarea.reason")).to_have_value("说明了如何申请修改，但没有截止时间")
+    stored = dict(Grade.objects.filter(editor__username="editor-a").values_list("candidate__document__external_id", "grade"))
+    assert stored == {doc: int(value) for doc, value in SEED_GRADES.items()}
+
+
+def test_undo_and_the_shortcut_help_work_from_the_keyboard(page: Page, live_server: Any, grading_demo: None) -> None:
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.keyboard.press("Enter")
+    first = page.locator("article.candidate:focus")
+    row_id = first.get_attribute("id")
+    page.keyboard.press("1")
+    expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
+    page.keyboard.press("u")
+    expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "ungraded")
+    expect(page.locator(f"#{row_id}")).to_be_focused()
+    assert not Grade.objects.filter(editor__username="editor-b").exists()
+    assert list(GradeHistory.objects.filter(editor__username="editor-b").values_list("kind", flat=True)) == [
+        "created", "undone"
+    ]
+    page.keyboard.press("?")
+    expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_hidden()
+
+
+def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(page: Page, live_server: Any, grading_demo: None) -> None:
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.keyboard.press("Enter")
+    row_id = page.locator("article.candidate:focus").get_attribute("id")
+    page.context.set_offline(True)
+    page.keyboard.press("2")
+    row = page.locator(f"#{row_id}")
+    expect(row).to_have_attribute("data-state", "failed")
+    expect(row.locator(".row-status")).to_contain_text("Not saved")
+    expect(row.get_by_role("button", name="Retry")).to_be_visible()
+    page.context.set_offline(False)  # back online: the page resends the kept choice by itself
+    expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
+    assert Grade.objects.get(editor__username="editor-b").grade == 2

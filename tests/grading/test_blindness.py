@@ -1,0 +1,126 @@
+"""Blindness, enforced on the server.
+
+Nothing an editor can reach (pages, fragments) shows another editor's grade or reason, counts of
+grades per value, or any system's rank or score; candidates appear in a stable per-editor order
+that carries no run's ranking. Owners see provenance on the set page only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.test import Client
+from django.urls import reverse
+
+from annotator import urls_grading
+from annotator.models import Candidate, CandidateSource
+from annotator.services.grading import grade_submit
+from tests.conftest import Cast
+from tests.grading.factories import make_pairs
+
+ED_REASON = "ED-PRIVATE-REASON-7f3a"
+RUN_MARK = "secret-ranker"
+
+
+def setup_pairs(cast: Cast) -> list[Candidate]:
+    pairs = make_pairs(cast.alpha, "ABC", required=3, source=CandidateSource.POOLED)
+    for rank, candidate in enumerate(pairs, start=1):
+        candidate.source_detail = f"{RUN_MARK} #{rank} (k=3)"
+        candidate.save()
+    grade_submit(candidate=pairs[0], editor=cast.editor, value=3, reason=ED_REASON)
+    grade_submit(candidate=pairs[1], editor=cast.editor, value=0, reason=ED_REASON)
+    return pairs
+
+
+def reachable_get_urls(cast: Cast, candidate: Candidate) -> list[str]:
+    """Every GET page of the grading area, with this candidate's objects as arguments."""
+    kwargs = {"slug": cast.alpha.slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id,
+              "document_id": candidate.document_id, "candidate_id": candidate.pk}
+    urls = []
+    for pattern in urls_grading.urlpatterns:
+        names = set(pattern.pattern.converters) | {"slug"}
+        urls.append(reverse(pattern.name, kwargs={k: v for k, v in kwargs.items() if k in names}))
+    return urls
+
+
+def assert_blind(html: str, where: str) -> None:
+    assert ED_REASON not in html, f"{where} shows another editor's reason"
+    assert RUN_MARK not in html, f"{where} shows a run's name or rank"
+    assert not re.search(r"#\d+ \(k=", html), f"{where} shows a pooled position"
+
+
+def test_no_page_or_fragment_an_editor_reaches_shows_another_editors_grade_reason_or_run_ranks(
+    cast: Cast, client: Client
+) -> None:
+    a, b, c = setup_pairs(cast)
+    client.force_login(cast.editor2)  # Eve has graded nothing yet
+    for path in reachable_get_urls(cast, a):
+        response = client.get(path)
+        if response.status_code == 405:
+            continue
+        assert response.status_code in (200, 403), (path, response.status_code)
+        assert_blind(response.content.decode(), path)
+    page = client.get(reverse("grade_page", kwargs={
+        "slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id
+    })).content.decode()
+    # Ed's 3 on A and 0 on B are nowhere on Eve's page: no pre-pressed button, no stored grade.
+    assert 'aria-pressed="true"' not in page
+    assert re.findall(r'data-grade="([^"]*)"', page) == ["", "", ""]
+    assert "Your grade" not in page
+    # The fragments Eve gets back when she saves or undoes carry nothing of Ed's either.
+    saved = client.post(
+        reverse("grade_save", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "candidate_id": a.pk}),
+        {"grade": "1"}, headers={"HX-Request": "true"},
+    ).content.decode()
+    assert_blind(saved, "grade_save fragment")
+    assert re.findall(r'data-grade="([^"]*)"', saved) == ["1"]
+    undone = client.post(
+        reverse("grade_undo", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}),
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    assert_blind(undone, "grade_undo fragment")
+
+
+def test_progress_shows_totals_never_counts_per_grade_value(cast: Cast, client: Client) -> None:
+    a, *_ = setup_pairs(cast)
+    client.force_login(cast.editor2)
+    page = client.get(reverse("grade_page", kwargs={
+        "slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id
+    })).content.decode()
+    bars = re.search(r'<div id="progress".*?</div>\s*</header>', page, re.S).group(0)
+    assert re.findall(r'value="(\d+)"', bars) == ["0", "0", "0"]  # no pair has all 3 grades; Eve has none
+    assert "grade 3" not in bars.lower() and "grade 0" not in bars.lower()
+
+
+def test_an_owner_sees_provenance_on_the_set_page_but_not_on_the_grading_page(cast: Cast, client: Client) -> None:
+    a, *_ = setup_pairs(cast)
+    client.force_login(cast.owner)
+    set_page = client.get(reverse("grading_set_detail", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id}))
+    assert f"{RUN_MARK} #1 (k=3)" in set_page.content.decode()
+    grade_page = client.get(reverse("grade_page", kwargs={
+        "slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id
+    }))
+    assert_blind(grade_page.content.decode(), "owner's grading page")
+    client.force_login(cast.editor)
+    assert RUN_MARK not in client.get(
+        reverse("grading_set_detail", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id})
+    ).content.decode()
+
+
+def order_on_page(client: Client, cast: Cast, candidate: Candidate) -> list[str]:
+    html = client.get(reverse("grade_page", kwargs={
+        "slug": cast.alpha.slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id
+    })).content.decode()
+    return re.findall(r'data-candidate="(\d+)"', html)
+
+
+def test_candidates_come_in_a_stable_per_editor_shuffle_not_in_run_order(cast: Cast, client: Client) -> None:
+    pairs = make_pairs(cast.alpha, [f"D{i:02d}" for i in range(20)], source=CandidateSource.POOLED)
+    run_order = [str(c.pk) for c in pairs]  # the order a run ranked them in
+    client.force_login(cast.editor)
+    ed_first, ed_again = order_on_page(client, cast, pairs[0]), order_on_page(client, cast, pairs[0])
+    client.force_login(cast.editor2)
+    eve = order_on_page(client, cast, pairs[0])
+    assert ed_first == ed_again
+    assert sorted(ed_first) == sorted(eve) == sorted(run_order)
+    assert ed_first != run_order and eve != run_order and ed_first != eve

@@ -1,0 +1,52 @@
+"""Versioned criteria: a meaning-changing edit flags older grades in open sets for re-checking."""
+
+from __future__ import annotations
+
+from annotator.models import CriteriaChange, CriteriaVersion, Grade
+from annotator.services.grading import criteria_publish, grade_submit
+from tests.conftest import Cast
+from tests.grading.factories import make_pairs
+
+LEVELS = {3: "all conditions", 2: "one condition missing", 1: "background", 0: "nothing"}
+
+
+def test_the_first_criteria_version_is_the_contracts_default_text(cast: Cast) -> None:
+    current = CriteriaVersion.objects.current_for(cast.alpha)
+    assert current.number == 1
+    assert current.level_3.startswith("Answers the question directly")
+
+
+def test_a_meaning_changing_edit_flags_older_grades_in_open_sets_only(cast: Cast) -> None:
+    (open_pair,) = make_pairs(cast.alpha, "A", set_name="Open")
+    (closed_pair,) = make_pairs(cast.alpha, "B", set_name="Closed")
+    grade_submit(candidate=open_pair, editor=cast.editor, value=2)
+    grade_submit(candidate=closed_pair, editor=cast.editor, value=2)
+    closed_pair.grading_set.is_open = False
+    closed_pair.grading_set.save()
+    version, flagged = criteria_publish(
+        project=cast.alpha, levels=LEVELS, change=CriteriaChange.MEANING, note="stricter 3", by=cast.owner
+    )
+    assert (version.number, flagged) == (2, 1)
+    assert Grade.objects.get(candidate=open_pair).stale_reason == "criteria"
+    assert Grade.objects.get(candidate=closed_pair).stale is False
+    # Re-grading under the new version clears it.
+    grade = grade_submit(candidate=open_pair, editor=cast.editor, value=2)
+    assert grade.stale is False and grade.criteria_version == version
+
+
+def test_a_wording_only_edit_leaves_grades_alone(cast: Cast) -> None:
+    (pair,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=pair, editor=cast.editor, value=2)
+    _version, flagged = criteria_publish(
+        project=cast.alpha, levels=LEVELS, change=CriteriaChange.WORDING, note="", by=cast.owner
+    )
+    assert flagged == 0
+    assert Grade.objects.get().stale is False
+
+
+def test_criteria_of_another_project_are_untouched(cast: Cast) -> None:
+    (beta_pair,) = make_pairs(cast.beta, "Z")
+    grade_submit(candidate=beta_pair, editor=cast.outsider, value=1)
+    criteria_publish(project=cast.alpha, levels=LEVELS, change=CriteriaChange.MEANING, note="", by=cast.owner)
+    assert Grade.objects.get().stale is False
+    assert CriteriaVersion.objects.current_for(cast.beta).number == 1

@@ -1,0 +1,180 @@
+"""Reading uploaded files (annotator/importers.py): pure Python, no database.
+
+Every error must name the line, the field and the value, and a file with any error yields no
+records at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+
+import pytest
+from django.utils import translation
+
+from annotator.importers import (
+    MAX_ERRORS,
+    ImportFileError,
+    detect_format,
+    pool_top_k,
+    read_documents,
+    read_queries,
+    read_run,
+)
+
+
+@pytest.fixture(autouse=True)
+def in_english() -> Iterator[None]:
+    with translation.override("en"):
+        yield
+
+
+def problems(call: Callable[[], object]) -> list[str]:
+    with pytest.raises(ImportFileError) as info:
+        call()
+    return info.value.messages()
+
+
+def test_documents_csv_with_quoted_multiline_bodies_are_read_with_every_field() -> None:
+    data = 'doc_id,title,body,url,unit\nA,Change phone,"Line one\nline two, with comma",https://example.com/a,page\nB,,Body B,,\n'
+    a, b = read_documents(data.encode(), "csv")
+    assert (a.external_id, a.title, a.body, a.url, a.unit, a.line) == (
+        "A", "Change phone", "Line one\nline two, with comma", "https://example.com/a", "page", 2
+    )
+    # B starts on physical line 4: A's body spans lines 2-3.
+    assert (b.external_id, b.unit, b.line) == ("B", "document", 4)
+
+
+def test_documents_jsonl_accepts_integer_ids_and_a_bom() -> None:
+    lines = [json.dumps({"doc_id": 17, "body": "正文", "title": "标题"}, ensure_ascii=False), "", json.dumps({"doc_id": "x", "body": "b"})]
+    records = read_documents(("\ufeff" + "\n".join(lines)).encode(), "jsonl")
+    assert [(r.external_id, r.body, r.line) for r in records] == [("17", "正文", 1), ("x", "b", 3)]
+
+
+def test_a_missing_body_names_its_line_field_and_value() -> None:
+    messages = problems(lambda: read_documents(b"doc_id,body\nA,text\nB,   \n", "csv"))
+    assert messages == ['Line 3, field “body”, value “   ”: is empty: editors grade the body, so every document needs one.']
+
+
+def test_a_duplicate_id_names_both_lines() -> None:
+    messages = problems(lambda: read_documents(b"doc_id,body\nA,one\nB,two\nA,three\n", "csv"))
+    assert len(messages) == 1
+    assert "Line 4" in messages[0] and "“A”" in messages[0] and "first on line 2" in messages[0]
+
+
+@pytest.mark.parametrize(
+    ("header_and_row", "expected"),
+    [
+        (b"doc_id,boddy\nA,x\n", "field “header”, value “boddy”: unknown column"),
+        (b"doc_id,title\nA,x\n", "the required column “body” is missing"),
+        (b"doc_id,body,body\nA,x,y\n", "this column appears twice"),
+        (b"doc_id,body\nA,x,extra\n", "Line 2: this row has 3 fields but the header has 2"),
+        (b"doc_id,body\n A,x\n", "Line 2, field “doc_id”, value “ A”: must not start or end with spaces"),
+        (b"doc_id,body,url\nA,x,javascript:alert(1)\n", "field “url”, value “javascript:alert(1)”: is not an http(s) URL"),
+        (b"doc_id,body,unit\nA,x,paragraph\n", "field “unit”, value “paragraph”: must be one of: document, page, chunk"),
+        (b"", "Line 1: the file is empty"),
+    ],
+)
+def test_csv_problems_are_named_precisely(header_and_row: bytes, expected: str) -> None:
+    messages = problems(lambda: read_documents(header_and_row, "csv"))
+    assert any(expected in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"doc_id": "A", "body": "x"', "Line 1: not valid JSON"),
+        ('["A", "x"]', "each line must be one JSON object"),
+        ('{"doc_id": "A", "body": "x", "colour": "red"}', "field “colour”, value “red”: unknown key"),
+        ('{"doc_id": true, "body": "x"}', "field “doc_id”, value “true”: must be text or a number"),
+        ('{"body": "x"}', "field “doc_id”, value “”: the required key is missing"),
+    ],
+)
+def test_jsonl_problems_are_named_precisely(line: str, expected: str) -> None:
+    messages = problems(lambda: read_documents(line.encode(), "jsonl"))
+    assert any(expected in m for m in messages), messages
+
+
+def test_text_that_is_not_utf8_names_the_line() -> None:
+    data = b"doc_id,body\nA,ok\nB," + "caf\u00e9".encode("latin-1") + b"\n"
+    assert problems(lambda: read_documents(data, "csv")) == [
+        "Line 3: the file is not UTF-8 text (byte 23 of the file). Save it as UTF-8 and upload again."
+    ]
+
+
+def test_every_bad_line_is_reported_up_to_a_limit_then_counted() -> None:
+    data = "doc_id,body\n" + "".join(f"d{i},\n" for i in range(MAX_ERRORS + 5))
+    messages = problems(lambda: read_documents(data.encode(), "csv"))
+    assert len(messages) == MAX_ERRORS + 1
+    assert messages[-1] == "More problems not listed here: 5."
+
+
+def test_queries_are_read_with_their_information_need() -> None:
+    records = read_queries("query_id,text,information_need\nq1,怎么改电话？,入口、字段、截止时间\n".encode(), "csv")
+    assert [(r.external_id, r.text, r.information_need, r.line) for r in records] == [
+        ("q1", "怎么改电话？", "入口、字段、截止时间", 2)
+    ]
+    assert any("field “text”" in m for m in problems(lambda: read_queries(b'{"query_id": "q2", "text": ""}', "jsonl")))
+
+
+def test_format_comes_from_the_name_unless_declared() -> None:
+    assert [detect_format(n) for n in ("a.csv", "b.JSONL", "c.ndjson", "run.trec", "results")] == [
+        "csv", "jsonl", "jsonl", "trec", "trec"
+    ]
+    assert detect_format("a.csv", "jsonl") == "jsonl"
+
+
+TREC_RUN = """q1 Q0 D 1 0.9 bm25
+q1 Q0 A 2 0.8 bm25
+q1 Q0 C 3 0.8 bm25
+q1 Q0 B 4 0.1 bm25
+q2 Q0 X 1 5 bm25
+"""
+
+
+def test_a_trec_run_is_named_by_its_tag_and_ordered_by_score() -> None:
+    rows = read_run(TREC_RUN, "trec", default_name="file.trec")
+    assert {r.run for r in rows} == {"bm25"}
+    pairs = pool_top_k([("file.trec", rows)], depth=1)
+    assert [(p.query_id, p.doc_id, p.hits) for p in pairs] == [("q1", "D", [("bm25", 1)]), ("q2", "X", [("bm25", 1)])]
+
+
+def test_pooling_takes_the_union_of_each_runs_top_k_with_every_position() -> None:
+    other = read_run("query_id,doc_id,rank\nq1,B,1\nq1,D,2\nq1,E,3\n", "csv", default_name="dense.csv")
+    bm25 = read_run(TREC_RUN, "trec", default_name="bm25.trec")
+    pairs = pool_top_k([("bm25.trec", bm25), ("dense.csv", other)], depth=2)
+    found = {(p.query_id, p.doc_id): p.hits for p in pairs}
+    # bm25's top 2 is D then a tie A/C at 0.8: both tied documents are pooled (trec_eval order: C before A).
+    assert found == {
+        ("q1", "D"): [("bm25", 1), ("dense.csv", 2)],
+        ("q1", "C"): [("bm25", 2)],
+        ("q1", "A"): [("bm25", 3)],
+        ("q2", "X"): [("bm25", 1)],
+        ("q1", "B"): [("dense.csv", 1)],
+    }
+    assert found[("q1", "D")] and pairs[0].provenance(2) == "bm25 #1, dense.csv #2 (k=2)"
+
+
+def test_without_a_depth_every_listed_pair_is_pooled_in_file_order() -> None:
+    rows = read_run('{"query_id": "q1", "doc_id": "A"}\n{"query_id": "q1", "doc_id": "B"}\n', "jsonl", default_name="pairs")
+    assert [(p.doc_id, p.hits) for p in pool_top_k([("pairs.jsonl", rows)], None)] == [
+        ("A", [("pairs", 1)]), ("B", [("pairs", 2)])
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "data", "expected"),
+    [
+        ("trec", "q1 Q0 A 1 0.5\n", "Line 1: a TREC run line has 6 fields"),
+        ("trec", "q1 Q0 A 1 high bm25\n", "Line 1, field “score”, value “high”: must be a number"),
+        ("trec", "q1 Q0 A 1 nan bm25\n", "must be a finite number"),
+        ("trec", "q1 Q0 A 1 0.5 r\nq1 Q0 A 2 0.4 r\n", "Line 2, field “doc_id”, value “A”: this document is already listed"),
+        ("csv", "query_id,doc_id,rank\nq1,A,1\nq1,B,1\n", "Line 3, field “rank”, value “1”: rank used twice"),
+        ("csv", "query_id,doc_id,rank\nq1,A,first\n", "Line 2, field “rank”, value “first”: must be a whole number"),
+        ("csv", "query_id,doc_id,score,rank\nq1,A,0.5,\nq1,B,,2\n", "Line 3, field “score”"),
+        ("csv", "query_id,doc_id,run\nq1,A,x\nq1,B,y\n", "one file holds one run"),
+    ],
+)
+def test_run_problems_are_named_precisely(fmt: str, data: str, expected: str) -> None:
+    messages = problems(lambda: read_run(data, fmt, default_name="run"))
+    assert any(expected in m for m in messages), messages

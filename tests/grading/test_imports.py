@@ -1,0 +1,146 @@
+"""Imports: all or nothing, re-imports version changed documents and flag their grades stale."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotator.importers import ImportFileError, pool_top_k, read_documents, read_run
+from annotator.models import Candidate, CandidateSource, Document, DocumentVersion, Grade, Query
+from annotator.services.grading import (
+    ImportSummary,
+    candidates_add,
+    documents_import,
+    grade_submit,
+    queries_import,
+)
+from tests.conftest import Cast
+from tests.grading.factories import make_pairs, make_set
+
+
+def import_csv(cast: Cast, text: str) -> ImportSummary:
+    return documents_import(project=cast.alpha, records=read_documents(text.encode(), "csv"))
+
+
+def test_a_first_import_creates_every_document_at_version_1(cast: Cast) -> None:
+    summary = import_csv(cast, "doc_id,title,body\nA,Title A,Body A\nB,Title B,Body B\n")
+    assert (summary.created, summary.updated, summary.unchanged) == (2, 0, 0)
+    assert sorted(Document.objects.filter(project=cast.alpha).values_list("external_id", "version")) == [("A", 1), ("B", 1)]
+    assert DocumentVersion.objects.filter(document__project=cast.alpha).count() == 2
+
+
+def test_a_reimport_versions_changed_documents_flags_their_grades_and_leaves_the_rest(cast: Cast) -> None:
+    import_csv(cast, "doc_id,title,body\nA,Title A,Body A\nB,Title B,Body B\n")
+    a, b = make_pairs(cast.alpha, "AB")
+    grade_submit(candidate=a, editor=cast.editor, value=3)
+    grade_submit(candidate=b, editor=cast.editor, value=1)
+    summary = import_csv(cast, "doc_id,title,body\nA,Title A,Body A now with a deadline\nB,Title B,Body B\nC,,New\n")
+    assert (summary.created, summary.updated, summary.unchanged, summary.stale_grades) == (1, 1, 1, 1)
+    doc_a = Document.objects.get(project=cast.alpha, external_id="A")
+    assert doc_a.version == 2 and doc_a.body == "Body A now with a deadline"
+    assert list(doc_a.versions.values_list("version", "body")) == [(1, "Body A"), (2, "Body A now with a deadline")]
+    grade_a, grade_b = Grade.objects.get(candidate=a), Grade.objects.get(candidate=b)
+    assert (grade_a.stale, grade_a.stale_reason, grade_a.document_version.version) == (True, "document", 1)
+    assert grade_b.stale is False
+
+
+def test_grades_in_closed_sets_are_not_flagged_by_a_reimport(cast: Cast) -> None:
+    import_csv(cast, "doc_id,body\nA,old\n")
+    (a,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=a, editor=cast.editor, value=3)
+    a.grading_set.is_open = False
+    a.grading_set.save()
+    assert import_csv(cast, "doc_id,body\nA,new\n").stale_grades == 0
+    assert Grade.objects.get().stale is False
+
+
+def test_an_import_with_one_bad_line_imports_nothing_and_names_the_line(cast: Cast) -> None:
+    import_csv(cast, "doc_id,body\nA,old text\n")
+    with pytest.raises(ImportFileError) as info:
+        import_csv(cast, "doc_id,body\nA,new text\nB,fine\nC,\n")
+    assert info.value.messages() == [
+        "Line 4, field “body”, value “”: is empty: editors grade the body, so every document needs one."
+    ]
+    assert list(Document.objects.filter(project=cast.alpha).values_list("external_id", "body")) == [("A", "old text")]
+
+
+def test_the_store_step_is_all_or_nothing_too(cast: Cast) -> None:
+    """A failure while storing (here: a forced error on the last batch) rolls back every batch."""
+    records = read_documents(("doc_id,body\n" + "".join(f"d{i},text {i}\n" for i in range(1500))).encode(), "csv")
+    calls = []
+
+    def fail_at_the_end(done: int, total: int) -> None:
+        calls.append(done)
+        if done == total:
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        documents_import(project=cast.alpha, records=records, on_progress=fail_at_the_end)
+    assert calls == [1000, 1500]
+    assert not Document.objects.filter(project=cast.alpha).exists()
+
+
+def test_queries_import_and_a_changed_query_flags_its_grades(cast: Cast) -> None:
+    from annotator.importers import read_queries
+
+    (a,) = make_pairs(cast.alpha, "A", query="q1")
+    grade_submit(candidate=a, editor=cast.editor, value=2)
+    data = "query_id,text,information_need\nq1,Changed question?,x\nq9,New?,\n"
+    summary = queries_import(project=cast.alpha, records=read_queries(data.encode(), "csv"))
+    assert (summary.created, summary.updated, summary.unchanged, summary.stale_grades) == (1, 1, 0, 1)
+    assert Query.objects.get(project=cast.alpha, external_id="q1").text == "Changed question?"
+    assert Grade.objects.get().stale_reason == "query"
+
+
+def test_pooled_candidates_record_each_run_and_position_and_unknown_ids_name_their_file_and_line(cast: Cast) -> None:
+    import_csv(cast, "doc_id,body\nA,a\nB,b\nC,c\n")
+    grading_set = make_set(cast.alpha, "Pooled")
+    Query.objects.create(project=cast.alpha, external_id="q1", text="?")
+    run1 = read_run("q1 Q0 A 1 3 bm25\nq1 Q0 B 2 2 bm25\nq1 Q0 C 3 1 bm25\n", "trec", "bm25.trec")
+    run2 = read_run("query_id,doc_id,rank\nq1,C,1\nq1,A,2\n", "csv", "dense.csv")
+    summary = candidates_add(
+        grading_set=grading_set, pairs=pool_top_k([("bm25.trec", run1), ("dense.csv", run2)], 1), by=cast.owner, depth=1
+    )
+    assert (summary.added, summary.already, summary.runs) == (2, 0, ["bm25", "dense.csv"])
+    details = dict(Candidate.objects.filter(grading_set=grading_set).values_list("document__external_id", "source_detail"))
+    assert details == {"A": "bm25 #1 (k=1)", "C": "dense.csv #1 (k=1)"}
+    assert set(Candidate.objects.values_list("source", flat=True)) == {CandidateSource.POOLED}
+
+    bad = read_run("q1 Q0 A 1 3 bm25\nq7 Q0 Z 2 2 bm25\n", "trec", "x.trec")
+    with pytest.raises(ImportFileError) as info:
+        candidates_add(grading_set=grading_set, pairs=pool_top_k([("x.trec", bad)], 5), by=cast.owner, depth=5)
+    assert info.value.messages() == [
+        "x.trec: Line 2, field “query_id”, value “q7”: no query with this ID in the project: import the queries first.",
+        "x.trec: Line 2, field “doc_id”, value “Z”: no document with this ID in the project: import the documents first.",
+    ]
+    assert Candidate.objects.filter(grading_set=grading_set).count() == 2
+
+
+def test_the_import_commands_print_progress_and_a_summary(cast: Cast, tmp_path: Path) -> None:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps({"doc_id": f"d{i}", "body": f"body {i}"}) for i in range(2500)))
+    queries = tmp_path / "queries.csv"
+    queries.write_text("query_id,text\nq1,Question one?\n")
+    run = tmp_path / "bm25.trec"
+    run.write_text("".join(f"q1 Q0 d{i} {i + 1} {100 - i} bm25\n" for i in range(50)))
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_documents", "alpha", str(docs), stdout=out, stderr=err)
+    call_command("import_queries", "alpha", str(queries), stdout=out, stderr=err)
+    call_command("import_candidates", "alpha", "Pool", str(run), "--depth", "10", "--create", stdout=out, stderr=err)
+    assert "created 2500, updated 0, unchanged 0" in out.getvalue()
+    assert "documents: 2500 / 2500 (100%" in err.getvalue()
+    assert "Pool: added 10 candidates, 0 already there (1 queries; runs: bm25)" in out.getvalue()
+
+
+def test_the_import_command_refuses_a_bad_file_and_stores_nothing(cast: Cast, tmp_path: Path) -> None:
+    docs = tmp_path / "docs.csv"
+    docs.write_text("doc_id,body\nA,ok\nA,again\n")
+    with pytest.raises(CommandError, match=r"Line 3, field “doc_id”, value “A”: appears twice"):
+        call_command("import_documents", "alpha", str(docs), stdout=io.StringIO(), stderr=io.StringIO())
+    assert not Document.objects.exists()
+    with pytest.raises(CommandError, match="No project with slug 'nope'"):
+        call_command("import_documents", "nope", str(docs), stdout=io.StringIO(), stderr=io.StringIO())

@@ -1,0 +1,419 @@
+"""The grading area's pages and actions over HTTP: roles, methods, full pages and htmx fragments.
+
+Cast (tests/conftest.py): Olivia owns Alpha, Rita reviews, Ed and Eve edit; Otto owns Beta only.
+The access matrix (tests/annotator/test_access_matrix.py) walks every URL for every visitor; the
+tests here check what each action does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+from django.utils import translation
+
+from annotator.models import Candidate, CriteriaVersion, Document, Grade, GradeHistory, GradingSet, Query
+from annotator.services.grading import grade_submit
+from tests.conftest import Cast
+from tests.grading.factories import make_pairs
+
+HTMX = {"HX-Request": "true"}
+
+
+def url(name: str, cast: Cast, **kwargs: object) -> str:
+    return reverse(name, kwargs={"slug": cast.alpha.slug, **kwargs})
+
+
+def as_user(client: Client, user: AbstractBaseUser) -> Client:
+    client.force_login(user)
+    return client
+
+
+# --- grade_save --------------------------------------------------------------------------------
+
+
+def grade_url(cast: Cast, candidate: Candidate) -> str:
+    return url("grade_save", cast, set_id=candidate.grading_set_id, candidate_id=candidate.pk)
+
+
+def test_an_editor_saves_a_grade_with_htmx_and_gets_back_only_the_row_and_progress(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    response = as_user(client, cast.editor).post(grade_url(cast, a), {"grade": "2", "reason": "no deadline"}, headers=HTMX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'id="cand-{a.pk}"' in html and 'data-state="saved"' in html
+    assert 'id="progress" class="progress-bars" hx-swap-oob="true"' in html
+    assert "<html" not in html
+    assert json.loads(response["HX-Trigger-After-Settle"])["grade-row"]["candidate"] == a.pk
+    assert Grade.objects.get(candidate=a, editor=cast.editor).reason == "no deadline"
+
+
+def test_without_javascript_a_saved_grade_redirects_back_to_the_row(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    response = as_user(client, cast.editor).post(grade_url(cast, a), {"grade": "3"})
+    assert response.status_code == 302
+    assert response["Location"].endswith(f"/grade/#cand-{a.pk}")
+    page = client.get(response["Location"])
+    assert "Saved grade 3 for A." in page.content.decode()
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({}, "Choose a grade from 0 to 3."),
+    ({"grade": "4"}, "“4” is not a grade: choose 0, 1, 2 or 3."),
+    ({"grade": "two"}, "“two” is not a grade"),
+])
+def test_an_invalid_grade_is_explained_in_the_row_with_status_200(cast: Cast, client: Client, data: dict, message: str) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    response = as_user(client, cast.editor).post(grade_url(cast, a), data, headers=HTMX)
+    assert response.status_code == 200  # htmx 2 does not swap 4xx: the error must arrive as 200
+    html = response.content.decode()
+    assert 'data-state="failed"' in html and message in html
+    assert not Grade.objects.exists()
+
+
+def test_saving_needs_post_and_membership(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    assert as_user(client, cast.editor).get(grade_url(cast, a)).status_code == 405
+    assert as_user(client, cast.outsider).post(grade_url(cast, a), {"grade": "1"}).status_code == 404
+    assert not Grade.objects.exists()
+
+
+def test_a_candidate_of_another_set_is_not_found_through_this_set(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A", set_name="One")
+    (b,) = make_pairs(cast.alpha, "B", set_name="Two")
+    response = as_user(client, cast.editor).post(
+        url("grade_save", cast, set_id=a.grading_set_id, candidate_id=b.pk), {"grade": "1"}
+    )
+    assert response.status_code == 404
+
+
+# --- grade_undo --------------------------------------------------------------------------------
+
+
+def test_undo_with_htmx_retargets_the_row_it_changed(cast: Cast, client: Client) -> None:
+    a, b = make_pairs(cast.alpha, "AB")
+    grade_submit(candidate=a, editor=cast.editor, value=1)
+    grade_submit(candidate=b, editor=cast.editor, value=2)
+    undo = url("grade_undo", cast, set_id=a.grading_set_id, query_id=a.query_id)
+    response = as_user(client, cast.editor).post(undo, headers=HTMX)
+    assert response.status_code == 200
+    assert response["HX-Retarget"] == f"#cand-{b.pk}" and response["HX-Reswap"] == "outerHTML"
+    assert "Undone: B is ungraded again." in response.content.decode()
+    assert not Grade.objects.filter(candidate=b).exists()
+    assert GradeHistory.objects.filter(candidate=b, kind="undone").exists()
+
+
+def test_undo_with_nothing_to_undo_says_so_without_swapping(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    undo = url("grade_undo", cast, set_id=a.grading_set_id, query_id=a.query_id)
+    response = as_user(client, cast.editor).post(undo, headers=HTMX)
+    assert response.status_code == 200 and response["HX-Reswap"] == "none"
+    assert "There is nothing to undo on this page." in response.content.decode()
+    full = client.post(undo)
+    assert full.status_code == 302
+    assert client.get(undo).status_code == 405
+
+
+# --- the queue ---------------------------------------------------------------------------------
+
+
+def test_next_redirects_to_the_grading_page_or_back_to_the_queue_when_done(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    as_user(client, cast.editor)
+    response = client.post(url("grading_next", cast))
+    assert response["Location"] == url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)
+    grade_submit(candidate=a, editor=cast.editor, value=1)
+    response = client.post(url("grading_next", cast), follow=True)
+    assert "Nothing is waiting for your grade right now." in response.content.decode()
+    assert client.post(url("grading_next", cast), {"set_id": "abc"}, follow=True).status_code == 200
+    assert client.get(url("grading_next", cast)).status_code == 405
+
+
+def test_next_never_opens_a_set_of_another_project(cast: Cast, client: Client) -> None:
+    (z,) = make_pairs(cast.beta, "Z")
+    response = as_user(client, cast.editor).post(url("grading_next", cast), {"set_id": z.grading_set_id}, follow=True)
+    assert f"No grading set “{z.grading_set_id}” in this project." in response.content.decode()
+
+
+# --- grading sets and candidates ---------------------------------------------------------------
+
+
+def test_an_owner_creates_a_grading_set_and_an_editor_cannot(cast: Cast, client: Client) -> None:
+    data = {"name": "Spring", "description": "", "required_grades": "3"}
+    assert as_user(client, cast.editor).post(url("grading_set_create", cast), data).status_code == 403
+    response = as_user(client, cast.owner).post(url("grading_set_create", cast), data)
+    grading_set = GradingSet.objects.get(project=cast.alpha, name="Spring")
+    assert response["Location"] == url("grading_set_detail", cast, set_id=grading_set.pk)
+    assert (grading_set.required_grades, grading_set.created_by) == (3, cast.owner)
+    again = client.post(url("grading_set_create", cast), {**data, "required_grades": "0"}, headers=HTMX)
+    html = again.content.decode()
+    assert again.status_code == 200 and 'id="set-form"' in html and "<html" not in html
+    assert "already has a grading set called “Spring”" in html
+    assert client.get(url("grading_set_create", cast)).status_code == 405
+    ok = client.post(url("grading_set_create", cast), {**data, "name": "Summer"}, headers=HTMX)
+    assert ok.status_code == 200 and ok["HX-Redirect"].endswith("/")
+
+
+def test_an_owner_adds_candidates_by_hand_and_unknown_ids_are_listed(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    Document.upsert(project=cast.alpha, external_id="B", title="", body="b")
+    add = url("candidate_add", cast, set_id=a.grading_set_id)
+    assert as_user(client, cast.reviewer).post(add, {"query_id": "q1", "doc_ids": "B"}).status_code == 403
+    as_user(client, cast.owner)
+    response = client.post(add, {"query_id": "q1", "doc_ids": "B, NOPE\nMISSING"}, headers=HTMX)
+    assert response.status_code == 200 and 'id="candidate-add"' in response.content.decode()
+    assert "No document with these IDs in this project: NOPE, MISSING." in response.content.decode()
+    response = client.post(add, {"query_id": "q1", "doc_ids": "A\nB"})
+    assert response.status_code == 302
+    assert set(Candidate.objects.values_list("document__external_id", "source")) == {("A", "manual"), ("B", "manual")}
+    assert Candidate.objects.get(document__external_id="B").added_by == cast.owner
+
+
+def test_an_owner_removes_an_ungraded_candidate_but_never_a_graded_one(cast: Cast, client: Client) -> None:
+    a, b = make_pairs(cast.alpha, "AB")
+    grade_submit(candidate=a, editor=cast.editor, value=1)
+    as_user(client, cast.owner)
+    for candidate in (a, b):
+        client.post(url("candidate_remove", cast, set_id=candidate.grading_set_id, candidate_id=candidate.pk))
+    assert list(Candidate.objects.values_list("document__external_id", flat=True)) == ["A"]
+    assert as_user(client, cast.editor).post(
+        url("candidate_remove", cast, set_id=a.grading_set_id, candidate_id=a.pk)
+    ).status_code == 403
+
+
+# --- criteria ----------------------------------------------------------------------------------
+
+
+def criteria_data(**overrides: str) -> dict[str, str]:
+    return {"level_3": "All three conditions.", "level_2": "One missing.", "level_1": "Background.",
+            "level_0": "Nothing.", "change": "meaning", "note": "stricter", **overrides}
+
+
+def test_an_owner_publishes_criteria_and_others_only_read_them(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=a, editor=cast.editor, value=2)
+    assert as_user(client, cast.reviewer).post(url("criteria_publish", cast), criteria_data()).status_code == 403
+    page = client.get(url("criteria", cast)).content.decode()
+    assert "Answers the question directly" in page and "Publish a new version" not in page
+    response = as_user(client, cast.owner).post(url("criteria_publish", cast), criteria_data(), follow=True)
+    html = response.content.decode()
+    assert "Criteria version 2 is published." in html
+    assert "Grades in open grading sets made under older criteria, now flagged for re-checking: 1." in html
+    assert CriteriaVersion.objects.current_for(cast.alpha).level_3 == "All three conditions."
+    assert Grade.objects.get().stale
+
+
+def test_criteria_publishing_refuses_an_unchanged_text_or_a_missing_kind_in_the_fragment(cast: Cast, client: Client) -> None:
+    current = CriteriaVersion.objects.current_for(cast.alpha)
+    unchanged = {f"level_{n}": text for n, text in current.levels()} | {"change": "wording", "note": ""}
+    as_user(client, cast.owner)
+    response = client.post(url("criteria_publish", cast), unchanged, headers=HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200 and 'id="criteria-form"' in html and "<html" not in html
+    assert "Nothing changed" in html
+    response = client.post(url("criteria_publish", cast), criteria_data(change=""), headers=HTMX)
+    assert "Say whether this edit changes the meaning or only the wording." in response.content.decode()
+    assert client.get(url("criteria_publish", cast)).status_code == 405
+    assert CriteriaVersion.objects.filter(project=cast.alpha).count() == 1
+
+
+# --- imports -----------------------------------------------------------------------------------
+
+
+def upload(name: str, text: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, text.encode())
+
+
+def test_an_owner_imports_documents_and_sees_the_summary_in_the_fragment(cast: Cast, client: Client) -> None:
+    as_user(client, cast.owner)
+    response = client.post(url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nA,a\nB,b\n")}, headers=HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200 and 'id="import-documents"' in html and "<html" not in html
+    assert "Created 2, updated 0, unchanged 0." in html
+    response = client.post(url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nA,a2\nB,b\n")})
+    assert response.status_code == 302
+    assert "created 0, updated 1, unchanged 1" in client.get(response["Location"]).content.decode()
+
+
+def test_a_bad_upload_lists_every_problem_and_imports_nothing(cast: Cast, client: Client) -> None:
+    as_user(client, cast.owner)
+    data = '{"doc_id": "A", "body": "fine"}\n{"doc_id": "B"}\nnot json\n'
+    response = client.post(url("import_documents", cast), {"file": upload("docs.jsonl", data)})
+    html = response.content.decode()
+    assert response.status_code == 200 and "Nothing was imported." in html
+    assert "Line 2, field “doc_id”" not in html
+    assert "Line 2, field “body”, value “”: the required key is missing." in html
+    assert "Line 3: not valid JSON" in html
+    assert not Document.objects.exists()
+    response = client.post(url("import_documents", cast), {"file": upload("docs.txt", "x")})
+    assert "is neither .csv nor .jsonl" in response.content.decode()
+    response = client.post(url("import_documents", cast), {})
+    assert response.status_code == 200 and "Choose a file to upload." in response.content.decode()
+
+
+def test_only_owners_import(cast: Cast, client: Client) -> None:
+    for name in ("import_documents", "import_queries", "import_candidates"):
+        assert as_user(client, cast.reviewer).post(url(name, cast), {}).status_code == 403
+        assert as_user(client, cast.owner).get(url(name, cast)).status_code == 405
+    assert as_user(client, cast.editor).get(url("import_page", cast)).status_code == 403
+
+
+def test_an_owner_imports_queries(cast: Cast, client: Client) -> None:
+    as_user(client, cast.owner)
+    response = client.post(
+        url("import_queries", cast), {"file": upload("q.csv", "query_id,text,information_need\nq1,怎么改电话？,入口\n")},
+        headers=HTMX,
+    )
+    assert "Created 1, updated 0, unchanged 0." in response.content.decode()
+    assert Query.objects.get(project=cast.alpha).information_need == "入口"
+
+
+def test_an_owner_pools_candidates_from_two_runs_to_a_depth(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    for doc in "BCD":
+        Document.upsert(project=cast.alpha, external_id=doc, title="", body=doc)
+    runs = [upload("bm25.trec", "q1 Q0 B 1 9 bm25\nq1 Q0 C 2 8 bm25\nq1 Q0 D 3 7 bm25\n"),
+            upload("dense.csv", "query_id,doc_id,rank\nq1,D,1\nq1,B,2\n")]
+    as_user(client, cast.owner)
+    response = client.post(
+        url("import_candidates", cast), {"grading_set": a.grading_set_id, "files": runs, "depth": "1"}, headers=HTMX
+    )
+    assert "Candidates: added 2, already in the set 0." in response.content.decode()
+    assert dict(Candidate.objects.filter(source="pooled").values_list("document__external_id", "source_detail")) == {
+        "B": "bm25 #1 (k=1)", "D": "dense.csv #1 (k=1)"
+    }
+    bad = client.post(url("import_candidates", cast), {
+        "grading_set": a.grading_set_id, "files": [upload("x.trec", "q1 Q0 B 1 high bm25\n")], "depth": "1",
+    }, headers=HTMX)
+    assert "x.trec: Line 1, field “score”, value “high”: must be a number." in bad.content.decode()
+    (z,) = make_pairs(cast.beta, "Z")
+    other = client.post(url("import_candidates", cast), {
+        "grading_set": z.grading_set_id, "files": [upload("x.trec", "q1 Q0 B 1 1 bm25\n")],
+    }, headers=HTMX)
+    assert "Choose one of this project&#x27;s grading sets." in other.content.decode()
+
+
+# --- pages -------------------------------------------------------------------------------------
+
+
+def test_document_list_searches_and_paginates(cast: Cast, client: Client) -> None:
+    for i in range(60):
+        Document.upsert(project=cast.alpha, external_id=f"doc-{i:02d}", title=f"Title {i}", body="phone" if i % 2 else "x")
+    as_user(client, cast.editor)
+    first = client.get(url("document_list", cast)).content.decode()
+    assert "Documents found: 60" in first and "Page 1 of 2" in first and "doc-49" in first and "doc-50" not in first
+    found = client.get(url("document_list", cast), {"q": "phone"}, headers=HTMX).content.decode()
+    assert "Documents found: 30" in found and "<html" not in found and 'id="document-table"' in found
+    assert "No document matches “zzz”." in client.get(url("document_list", cast), {"q": "zzz"}).content.decode()
+
+
+def test_document_list_and_grading_page_cost_the_same_queries_for_many_rows(cast: Cast, client: Client) -> None:
+    as_user(client, cast.editor)
+    small = make_pairs(cast.alpha, "AB", set_name="Small")
+    big = make_pairs(cast.alpha, [f"D{i}" for i in range(40)], set_name="Big", query="q2")
+    grade_submit(candidate=small[0], editor=cast.editor, value=1)
+    grade_submit(candidate=big[0], editor=cast.editor, value=1)
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def count(path: str) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(path).status_code == 200
+        return len(ctx.captured_queries)
+
+    small_page = url("grade_page", cast, set_id=small[0].grading_set_id, query_id=small[0].query_id)
+    big_page = url("grade_page", cast, set_id=big[0].grading_set_id, query_id=big[0].query_id)
+    assert count(small_page) == count(big_page)
+    few = count(url("document_list", cast))
+    for i in range(100):
+        Document.upsert(project=cast.alpha, external_id=f"more-{i}", title="", body="b")
+    assert count(url("document_list", cast)) == few
+    assert count(url("grading_set_detail", cast, set_id=big[0].grading_set_id)) == count(
+        url("grading_set_detail", cast, set_id=small[0].grading_set_id)
+    )
+
+
+def test_a_script_in_an_imported_body_is_shown_as_text_never_run(cast: Cast, client: Client) -> None:
+    from annotator.importers import read_documents
+    from annotator.services.grading import documents_import
+
+    body = 'Hello <script>alert("x")</script> <img src=x onerror=alert(1)>\n\nSecond paragraph'
+    documents_import(project=cast.alpha, records=read_documents(
+        json.dumps({"doc_id": "evil", "title": "<b>bold</b>", "body": body, "url": "https://example.com/"}), "jsonl"
+    ))
+    document = Document.objects.get(external_id="evil")
+    make_pairs(cast.alpha, ["evil"])
+    candidate = Candidate.objects.get(document=document)
+    as_user(client, cast.editor)
+    for path in (url("document_detail", cast, document_id=document.pk),
+                 url("grade_page", cast, set_id=candidate.grading_set_id, query_id=candidate.query_id)):
+        html = client.get(path).content.decode()
+        assert "<script>alert" not in html and "<img src=x" not in html and "<b>bold</b>" not in html
+        assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+        assert "<p>Second paragraph</p>" in html
+
+
+def test_older_document_versions_stay_readable(cast: Cast, client: Client) -> None:
+    Document.upsert(project=cast.alpha, external_id="A", title="T", body="first text")
+    document, _ = Document.upsert(project=cast.alpha, external_id="A", title="T", body="second text")
+    as_user(client, cast.editor)
+    page = url("document_detail", cast, document_id=document.pk)
+    assert "second text" in client.get(page).content.decode()
+    old = client.get(page, {"version": "1"}).content.decode()
+    assert "first text" in old and "an older version: the current one is 2" in old
+    assert client.get(page, {"version": "7"}).status_code == 404
+
+
+def test_the_stale_list_shows_my_grades_to_recheck_and_regrading_clears_them(cast: Cast, client: Client) -> None:
+    from annotator.importers import read_documents
+    from annotator.services.grading import documents_import
+
+    (a,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=a, editor=cast.editor, value=2)
+    documents_import(project=cast.alpha, records=read_documents("doc_id,title,body\nA,T,changed\n", "csv"))
+    as_user(client, cast.editor)
+    html = client.get(url("stale_list", cast)).content.decode()
+    assert "The document changed since you graded it." in html and "(you graded v1; now v2)" in html
+    assert "Your grades that need re-checking: 1" in client.get(url("grading_queue", cast)).content.decode()
+    client.post(grade_url(cast, a), {"grade": "2", "document_version": "2"})
+    assert "Nothing to re-check" in client.get(url("stale_list", cast)).content.decode()
+
+
+def test_the_set_page_counts_per_query_pairs_done_and_mine(cast: Cast, client: Client) -> None:
+    a, b = make_pairs(cast.alpha, "AB", query="q1", required=2)
+    make_pairs(cast.alpha, "C", query="q2")
+    grade_submit(candidate=a, editor=cast.editor, value=1)
+    grade_submit(candidate=a, editor=cast.editor2, value=1)
+    grade_submit(candidate=b, editor=cast.editor2, value=2)
+    html = as_user(client, cast.editor).get(url("grading_set_detail", cast, set_id=a.grading_set_id)).content.decode()
+    rows = re.findall(r'<td class="num">(\d+)</td><td class="num">(\d+)</td><td class="num">(\d+)</td>', html)
+    assert rows == [("2", "1", "1"), ("1", "0", "0")]  # q1: 2 pairs, 1 done, 1 mine; q2: 1, 0, 0
+
+
+def test_the_grading_page_reads_in_chinese(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    as_user(client, cast.editor)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    try:
+        html = client.get(url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)).content.decode()
+    finally:
+        translation.activate("en")  # the middleware leaves the request's language active in this thread
+    assert "根据正文标注，而不是标题。" in html and "尚未标注。" in html and "键盘快捷键" in html
+
+
+def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking(cast: Cast, client: Client) -> None:
+    from annotator.importers import read_documents
+    from annotator.services.grading import documents_import
+
+    (a,) = make_pairs(cast.alpha, "A", required=2)
+    grade_submit(candidate=a, editor=cast.editor, value=3)
+    grade_submit(candidate=a, editor=cast.editor2, value=3)  # unanimous: settled
+    documents_import(project=cast.alpha, records=read_documents("doc_id,title,body\nA,T,rewritten\n", "csv"))
+    html = as_user(client, cast.editor).get(url("stale_list", cast)).content.decode()
+    assert "This pair is settled: changes go through a reviewer." in html
+    assert f"#cand-{a.pk}" not in html
