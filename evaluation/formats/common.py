@@ -1,0 +1,343 @@
+"""Shared pieces of the readers: opening sources, grades and the grade map, row builders.
+
+Readers are all-or-nothing: they raise `EvaluationError` (naming the file, the line, the value
+and what is allowed) before returning anything. The builders here are the careful path that
+every format uses to produce those errors; the TREC reader adds a lean fast path in front.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Literal
+
+import numpy as np
+
+from evaluation.metrics.data import Pool, Run
+from evaluation.metrics.policies import MAX_GRADE, MIN_GRADE, EvaluationError, is_integer
+
+Format = Literal["trec", "csv", "jsonl"]
+FORMATS: tuple[Format, ...] = ("trec", "csv", "jsonl")
+InputFormat = Literal["auto", "trec", "csv", "jsonl"]
+Source = str | os.PathLike[str] | IO[str]
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def detect_format(source: Source, explicit: str = "auto") -> Format:
+    """The explicit format, else by extension: .csv -> csv, .jsonl/.ndjson -> jsonl, else trec.
+
+    TREC files traditionally have no extension (qrels.test, results.test), hence the default.
+    """
+    if explicit != "auto":
+        if explicit not in FORMATS:
+            raise EvaluationError(f"unknown format {explicit!r}; allowed: auto, {', '.join(FORMATS)}")
+        return explicit  # type: ignore[return-value]
+    name = source_name(source)
+    suffix = Path(name).suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    return "trec"
+
+
+def source_name(source: Source) -> str:
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    return str(getattr(source, "name", "<stream>"))
+
+
+def with_source[T](
+    source: Source, read: Callable[[Callable[[], Iterator[str]], str], T], *, newline: str | None = None
+) -> T:
+    """Call `read(open_lines, name)`; `open_lines()` (re)opens the text, so a reader can take a
+    second, careful pass after its fast pass failed. Text is UTF-8 (a BOM is accepted); a decoding
+    error becomes an `EvaluationError` naming the line."""
+    name = source_name(source)
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        handles: list[IO[str]] = []
+
+        def open_lines() -> Iterator[str]:
+            try:
+                handle = open(path, encoding="utf-8-sig", newline=newline)  # noqa: SIM115 - closed below
+            except OSError as error:
+                raise EvaluationError(
+                    f"cannot read the file: {error.strerror or error}", source=name
+                ) from None
+            handles.append(handle)
+            return handle
+
+        try:
+            return read(open_lines, name)
+        except UnicodeDecodeError:
+            raise _utf8_error(path, name) from None
+        finally:
+            for handle in handles:
+                handle.close()
+    stream = source
+    if stream.seekable():
+        start = stream.tell()
+
+        def open_stream() -> Iterator[str]:
+            stream.seek(start)
+            return iter(stream)
+
+        return read(open_stream, name)
+    lines = list(stream)  # a pipe: keep the lines for the second pass
+    return read(lambda: iter(lines), name)
+
+
+def _utf8_error(path: Path, name: str) -> EvaluationError:
+    # Text mode does not say where decoding failed: find the line in the raw bytes.
+    with open(path, "rb") as raw:
+        for number, line in enumerate(raw, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return EvaluationError("the file is not valid UTF-8", source=name, line=number)
+    return EvaluationError("the file is not valid UTF-8", source=name)
+
+
+def parse_grade_map(text: str | None) -> dict[int, int]:
+    """'-1:0,4:3' -> {-1: 0, 4: 3}: grades read from a file are mapped before validation.
+
+    Targets must be grades 0..3; unmapped grades must already be 0..3. Typical use: trec_eval's
+    qrels.rel_level has levels -1..4 (-1:0 for "judged non-relevant", 4:3 to cap the top level).
+    """
+    if text is None or not text.strip():
+        return {}
+    mapping: dict[int, int] = {}
+    for part in text.split(","):
+        pieces = part.split(":")
+        if len(pieces) != 2 or not all(_INTEGER.fullmatch(piece.strip()) for piece in pieces):
+            raise EvaluationError(
+                f"grade map entry {part.strip()!r} is not FROM:TO with integers (example: '-1:0,4:3')"
+            )
+        source_grade, target = (int(piece) for piece in pieces)
+        if source_grade in mapping:
+            raise EvaluationError(f"grade map maps {source_grade} twice")
+        if not MIN_GRADE <= target <= MAX_GRADE:
+            raise EvaluationError(
+                f"grade map target {target} (for {source_grade}) is outside {MIN_GRADE}..{MAX_GRADE}"
+            )
+        mapping[source_grade] = target
+    return mapping
+
+
+class GradeReader:
+    """Turns the grade field of a row into a grade 0..3, applying the grade map first."""
+
+    def __init__(self, grade_map: dict[int, int] | None, source: str) -> None:
+        self.map = dict(grade_map or {})
+        self.source = source
+        # Exact tokens the fast path may meet; anything else goes through from_token.
+        self.tokens = {str(g): g for g in range(MIN_GRADE, MAX_GRADE + 1)}
+        self.tokens.update({str(k): v for k, v in self.map.items()})
+
+    def _range(self, value: int, query: str, doc: str, line: int, shown: str) -> int:
+        if value in self.map:
+            return self.map[value]
+        if MIN_GRADE <= value <= MAX_GRADE:
+            return value
+        raise EvaluationError(
+            f"query {query!r}, document {doc!r}: grade {shown} is outside {MIN_GRADE}..{MAX_GRADE}; "
+            f"map it with a grade map, e.g. '{value}:{MAX_GRADE if value > MAX_GRADE else MIN_GRADE}'",
+            query=query,
+            doc_id=doc,
+            source=self.source,
+            line=line,
+        )
+
+    def from_token(self, token: str, query: str, doc: str, line: int) -> int:
+        if not _INTEGER.fullmatch(token):
+            raise EvaluationError(
+                f"query {query!r}, document {doc!r}: grade {token!r} is not an integer; "
+                f"grades are integers {MIN_GRADE}..{MAX_GRADE}",
+                query=query,
+                doc_id=doc,
+                source=self.source,
+                line=line,
+            )
+        return self._range(int(token), query, doc, line, token)
+
+    def from_value(self, value: object, query: str, doc: str, line: int) -> int:
+        """A JSON value: only a JSON integer is a grade (not true, 2.0 or "2")."""
+        if not is_integer(value):
+            raise EvaluationError(
+                f"query {query!r}, document {doc!r}: grade must be an integer {MIN_GRADE}..{MAX_GRADE}, "
+                f"got {value!r} ({type(value).__name__})",
+                query=query,
+                doc_id=doc,
+                source=self.source,
+                line=line,
+            )
+        return self._range(int(value), query, doc, line, repr(value))  # type: ignore[call-overload]
+
+
+def check_id(value: object, what: str, *, source: str, line: int, query: str | None = None) -> str:
+    if not isinstance(value, str) or not value or value != value.strip():
+        where = f"query {query!r}: " if query is not None else ""
+        raise EvaluationError(
+            f"{where}{what} must be a non-empty string without surrounding spaces, got {value!r}",
+            query=query,
+            source=source,
+            line=line,
+        )
+    return value
+
+
+class QrelsBuilder:
+    """Collects (query, document, grade) rows; refuses a pair judged twice, naming both lines."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.grades: dict[str, dict[str, int]] = {}
+        self.lines: dict[str, dict[str, int]] = {}
+
+    def add(self, query: str, doc: str, grade: int, line: int) -> None:
+        docs = self.grades.get(query)
+        if docs is None:
+            docs = self.grades[query] = {}
+            self.lines[query] = {}
+        if doc in docs:
+            raise EvaluationError(
+                f"query {query!r}, document {doc!r} is judged twice (lines {self.lines[query][doc]} and {line})",
+                query=query,
+                doc_id=doc,
+                source=self.source,
+                line=line,
+            )
+        docs[doc] = grade
+        self.lines[query][doc] = line
+
+    def pool(self) -> Pool:
+        return Pool._trusted(self.grades, self.source)
+
+
+class RunBuilder:
+    """Collects run rows in input order; refuses duplicates and mixed scored/rank-only rows.
+
+    With scores the input order is kept (the tie policy orders later). Rank-only rows are put in
+    rank order, and the ranks of a query must be exactly 1..n.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.rows: dict[str, list[tuple[str, float | None, int | None, int]]] = {}
+        self.seen: dict[str, dict[str, int]] = {}
+        self.scored: bool | None = None
+
+    def add(self, query: str, doc: str, score: float | None, rank: int | None, line: int) -> None:
+        scored = score is not None
+        if self.scored is None:
+            self.scored = scored
+        elif scored != self.scored:
+            missing = "score" if self.scored else "rank"
+            raise EvaluationError(
+                f"query {query!r}, document {doc!r}: this row has no {missing} but earlier rows do; "
+                "a run is either scored or rank-only",
+                query=query,
+                doc_id=doc,
+                source=self.source,
+                line=line,
+            )
+        seen = self.seen.setdefault(query, {})
+        if doc in seen:
+            raise EvaluationError(
+                f"query {query!r}: document {doc!r} appears twice in the run (lines {seen[doc]} and {line})",
+                query=query,
+                doc_id=doc,
+                source=self.source,
+                line=line,
+            )
+        seen[doc] = line
+        self.rows.setdefault(query, []).append((doc, score, rank, line))
+
+    def run(self, name: str) -> Run:
+        docs: list[str] = []
+        scores: list[float] = []
+        lines: list[int] = []
+        lengths: list[int] = []
+        for query, rows in self.rows.items():
+            if not self.scored:
+                rows = sorted(rows, key=lambda row: row[2])  # type: ignore[arg-type, return-value]
+                for position, (doc, _score, rank, line) in enumerate(rows, start=1):
+                    if rank != position:
+                        previous = rows[position - 2][3] if position > 1 else None
+                        problem = (
+                            f"rank {rank} appears twice (lines {previous} and {line})"
+                            if position > 1 and rows[position - 2][2] == rank
+                            else f"ranks must be 1..n without gaps, but rank {rank} is at position {position}"
+                        )
+                        raise EvaluationError(
+                            f"query {query!r}, document {doc!r}: {problem}",
+                            query=query,
+                            doc_id=doc,
+                            source=self.source,
+                            line=line,
+                        )
+            for doc, score, _rank, line in rows:
+                docs.append(doc)
+                lines.append(line)
+                if score is not None:
+                    scores.append(score)
+            lengths.append(len(rows))
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return Run._trusted(
+            list(self.rows),
+            docs,
+            offsets,
+            scores=np.array(scores, dtype=np.float64) if self.scored else None,
+            lines=np.array(lines, dtype=np.int64),
+            name=name,
+            source=self.source,
+        )
+
+
+def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise EvaluationError(
+            f"query {query!r}, document {doc!r}: score {token!r} is not a finite number",
+            query=query,
+            doc_id=doc,
+            source=source,
+            line=line,
+        )
+    return value
+
+
+def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> int:
+    if not _INTEGER.fullmatch(token) or int(token) < 1:
+        raise EvaluationError(
+            f"query {query!r}, document {doc!r}: rank {token!r} is not a positive integer",
+            query=query,
+            doc_id=doc,
+            source=source,
+            line=line,
+        )
+    return int(token)
+
+
+def run_name(source: Source, name: str | None) -> str:
+    if name is not None:
+        return name
+    return Path(source_name(source)).name or "run"
+
+
+def open_target(target: Source, *, newline: str | None = None) -> tuple[IO[str], bool]:
+    """A writable text stream for `target` and whether the caller must close it."""
+    if isinstance(target, str | os.PathLike):
+        return open(target, "w", encoding="utf-8", newline=newline), True  # noqa: SIM115
+    if isinstance(target, io.TextIOBase) or hasattr(target, "write"):
+        return target, False
+    raise TypeError(f"cannot write to {target!r}")

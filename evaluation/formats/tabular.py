@@ -1,0 +1,275 @@
+"""CSV and JSONL equivalents of the TREC files (UTF-8; any Unicode ID, e.g. Chinese, is fine).
+
+CSV (comma-separated, first row = header, columns found by name, other columns ignored):
+
+* qrels: `query_id,doc_id,grade`
+* run:   `query_id,doc_id,rank,score,system`; `score` or `rank` is required. With a score column
+  the rows are ordered by score under the tie policy and rank is ignored (as in TREC runs);
+  without one the run is rank-only and each query's ranks must be exactly 1..n. `system` is
+  informational (the run is named after its file).
+
+JSONL (one JSON object per line, blank lines skipped, other keys ignored):
+
+* qrels: `{"query_id": "q1", "doc_id": "d1", "grade": 2}`; grade is a JSON integer (not 2.0,
+  "2" or true).
+* run:   `{"query_id": "q1", "doc_id": "d1", "rank": 1, "score": 12.5, "system": "bm25"}` with
+  the same score/rank rule as CSV.
+
+IDs are non-empty strings without surrounding spaces.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from evaluation.formats.common import (
+    GradeReader,
+    QrelsBuilder,
+    RunBuilder,
+    Source,
+    check_id,
+    open_target,
+    parse_rank,
+    parse_score,
+    run_name,
+    with_source,
+)
+from evaluation.metrics.data import Pool, Run
+from evaluation.metrics.policies import EvaluationError, is_integer
+
+QRELS_COLUMNS = ("query_id", "doc_id", "grade")
+RUN_COLUMNS = ("query_id", "doc_id", "rank", "score", "system")
+
+
+def _csv_rows(
+    lines: Iterator[str], name: str, required: tuple[str, ...]
+) -> tuple[dict[str, int], Iterator[tuple[int, list[str]]]]:
+    reader = csv.reader(lines)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise EvaluationError(
+            f"the file is empty; expected a header {','.join(required)}", source=name
+        ) from None
+    except csv.Error as error:
+        raise EvaluationError(f"malformed CSV: {error}", source=name, line=reader.line_num) from None
+    columns = {column.strip(): i for i, column in enumerate(header)}
+    missing = [column for column in required if column not in columns]
+    if missing:
+        raise EvaluationError(
+            f"the header {header!r} lacks {', '.join(missing)}; expected columns {','.join(required)}",
+            source=name,
+            line=reader.line_num,
+        )
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        try:
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                if len(row) != len(header):
+                    raise EvaluationError(
+                        f"expected {len(header)} columns like the header, found {len(row)}: {row!r}",
+                        source=name,
+                        line=reader.line_num,
+                    )
+                yield reader.line_num, row
+        except csv.Error as error:
+            raise EvaluationError(f"malformed CSV: {error}", source=name, line=reader.line_num) from None
+
+    return columns, rows()
+
+
+def read_csv_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -> Pool:
+    def read(open_lines: Callable[[], Iterator[str]], name: str) -> Pool:
+        columns, rows = _csv_rows(open_lines(), name, QRELS_COLUMNS)
+        q, d, g = (columns[c] for c in QRELS_COLUMNS)
+        grades = GradeReader(grade_map, name)
+        builder = QrelsBuilder(name)
+        for line, row in rows:
+            query = check_id(row[q], "query_id", source=name, line=line)
+            doc = check_id(row[d], "doc_id", source=name, line=line, query=query)
+            builder.add(query, doc, grades.from_token(row[g].strip(), query, doc, line), line)
+        return builder.pool()
+
+    return with_source(source, read, newline="")
+
+
+def read_csv_run(source: Source, *, name: str | None = None) -> Run:
+    system = run_name(source, name)
+
+    def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
+        columns, rows = _csv_rows(open_lines(), label, ("query_id", "doc_id"))
+        if "score" not in columns and "rank" not in columns:
+            raise EvaluationError("a run needs a score or a rank column", source=label, line=1)
+        q, d = columns["query_id"], columns["doc_id"]
+        score_at, rank_at = columns.get("score"), columns.get("rank")
+        builder = RunBuilder(label)
+        for line, row in rows:
+            query = check_id(row[q], "query_id", source=label, line=line)
+            doc = check_id(row[d], "doc_id", source=label, line=line, query=query)
+            if score_at is not None:
+                score = parse_score(row[score_at].strip(), query, doc, source=label, line=line)
+                builder.add(query, doc, score, None, line)
+            else:
+                assert rank_at is not None
+                builder.add(
+                    query,
+                    doc,
+                    None,
+                    parse_rank(row[rank_at].strip(), query, doc, source=label, line=line),
+                    line,
+                )
+        return builder.run(system)
+
+    return with_source(source, read, newline="")
+
+
+def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise EvaluationError(
+                f"invalid JSON: {error.msg} (column {error.colno})", source=name, line=number
+            ) from None
+        if not isinstance(value, dict):
+            raise EvaluationError(
+                f"expected a JSON object, found {type(value).__name__}", source=name, line=number
+            )
+        yield number, value
+
+
+def _key(record: dict[str, Any], key: str, name: str, line: int) -> Any:
+    if key not in record:
+        raise EvaluationError(f"the object has no {key!r} key: {record!r}", source=name, line=line)
+    return record[key]
+
+
+def read_jsonl_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -> Pool:
+    def read(open_lines: Callable[[], Iterator[str]], name: str) -> Pool:
+        grades = GradeReader(grade_map, name)
+        builder = QrelsBuilder(name)
+        for line, record in _json_objects(open_lines(), name):
+            query = check_id(_key(record, "query_id", name, line), "query_id", source=name, line=line)
+            doc = check_id(_key(record, "doc_id", name, line), "doc_id", source=name, line=line, query=query)
+            builder.add(
+                query, doc, grades.from_value(_key(record, "grade", name, line), query, doc, line), line
+            )
+        return builder.pool()
+
+    return with_source(source, read)
+
+
+def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
+    system = run_name(source, name)
+
+    def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
+        builder = RunBuilder(label)
+        for line, record in _json_objects(open_lines(), label):
+            query = check_id(_key(record, "query_id", label, line), "query_id", source=label, line=line)
+            doc = check_id(
+                _key(record, "doc_id", label, line), "doc_id", source=label, line=line, query=query
+            )
+            if "score" in record:
+                score = record["score"]
+                if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+                    raise EvaluationError(
+                        f"query {query!r}, document {doc!r}: score must be a finite number, got {score!r}",
+                        query=query,
+                        doc_id=doc,
+                        source=label,
+                        line=line,
+                    )
+                builder.add(query, doc, float(score), None, line)
+            elif "rank" in record:
+                rank = record["rank"]
+                if not is_integer(rank) or rank < 1:
+                    raise EvaluationError(
+                        f"query {query!r}, document {doc!r}: rank must be a positive integer, got {rank!r}",
+                        query=query,
+                        doc_id=doc,
+                        source=label,
+                        line=line,
+                    )
+                builder.add(query, doc, None, int(rank), line)
+            else:
+                raise EvaluationError(
+                    f"query {query!r}, document {doc!r}: the object has neither 'score' nor 'rank'",
+                    query=query,
+                    doc_id=doc,
+                    source=label,
+                    line=line,
+                )
+        return builder.run(system)
+
+    return with_source(source, read)
+
+
+def write_csv_qrels(target: Source, pool: Pool) -> None:
+    stream, owned = open_target(target, newline="")
+    try:
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow(QRELS_COLUMNS)
+        for query in pool:
+            writer.writerows((query, doc, grade) for doc, grade in pool[query].items())
+    finally:
+        if owned:
+            stream.close()
+
+
+def write_csv_run(target: Source, run: Run) -> None:
+    """Rows in the run's input order; rank = position in that order; no score column if rank-only."""
+    stream, owned = open_target(target, newline="")
+    try:
+        writer = csv.writer(stream, lineterminator="\n")
+        writer.writerow(RUN_COLUMNS if run.has_scores else ("query_id", "doc_id", "rank", "system"))
+        for query in run.query_ids:
+            docs = run.ranking(query)
+            scores = run.scores_of(query)
+            if scores is not None:
+                writer.writerows(
+                    (query, doc, rank, repr(score), run.name)
+                    for rank, (doc, score) in enumerate(zip(docs, scores, strict=True), start=1)
+                )
+            else:
+                writer.writerows((query, doc, rank, run.name) for rank, doc in enumerate(docs, start=1))
+    finally:
+        if owned:
+            stream.close()
+
+
+def write_jsonl_qrels(target: Source, pool: Pool) -> None:
+    stream, owned = open_target(target)
+    try:
+        for query in pool:
+            stream.writelines(
+                json.dumps({"query_id": query, "doc_id": doc, "grade": grade}, ensure_ascii=False) + "\n"
+                for doc, grade in pool[query].items()
+            )
+    finally:
+        if owned:
+            stream.close()
+
+
+def write_jsonl_run(target: Source, run: Run) -> None:
+    stream, owned = open_target(target)
+    try:
+        for query in run.query_ids:
+            docs = run.ranking(query)
+            scores = run.scores_of(query)
+            for rank, doc in enumerate(docs, start=1):
+                record: dict[str, Any] = {"query_id": query, "doc_id": doc, "rank": rank}
+                if scores is not None:
+                    record["score"] = scores[rank - 1]
+                record["system"] = run.name
+                stream.write(json.dumps(record, ensure_ascii=False) + "\n")
+    finally:
+        if owned:
+            stream.close()

@@ -1,0 +1,214 @@
+"""TREC qrels (`query iteration document grade`) and runs (`query Q0 document rank score tag`).
+
+Fields are separated by whitespace. As in trec_eval, the iteration and Q0 columns are not
+interpreted, the rank column is ignored (the order comes from the scores and the tie policy) and
+anything after the tag is tolerated (see trec_eval's results.trunc). Blank lines are skipped.
+
+Reading has two passes over the same text. The fast pass is the lean loop that makes the whole
+`evaluate` command quicker than pytrec_eval's own parsing: it assumes a well-formed file and
+gives up at the first surprise. The careful pass then re-reads the file with full validation and
+either raises the precise error (file, line, value, what is allowed) or, for files that were
+merely unusual (blank lines, non-canonical grade tokens such as "+1"), returns the same result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from evaluation.formats.common import (
+    GradeReader,
+    QrelsBuilder,
+    RunBuilder,
+    Source,
+    open_target,
+    parse_score,
+    run_name,
+    with_source,
+)
+from evaluation.metrics.data import Pool, Run
+from evaluation.metrics.policies import EvaluationError
+
+
+def read_trec_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -> Pool:
+    def read(open_lines: Callable[[], Iterator[str]], name: str) -> Pool:
+        grades = GradeReader(grade_map, name)
+        fast = _fast_qrels(open_lines(), grades.tokens)
+        if fast is not None:
+            return Pool._trusted(fast, name)
+        return _careful_qrels(open_lines(), grades, name)
+
+    return with_source(source, read)
+
+
+def _fast_qrels(lines: Iterator[str], tokens: dict[str, int]) -> dict[str, dict[str, int]] | None:
+    pool: dict[str, dict[str, int]] = {}
+    docs: dict[str, int] = {}
+    previous = None
+    count = 0
+    try:
+        for count, line in enumerate(lines, start=1):  # noqa: B007 - count is the line total
+            query, _iteration, doc, grade = line.split()
+            if query != previous:
+                found = pool.get(query)
+                docs = found if found is not None else pool.setdefault(query, {})
+                previous = query
+            docs[doc] = tokens[grade]
+    except (ValueError, KeyError):
+        return None
+    if sum(map(len, pool.values())) != count:  # some (query, document) was judged twice
+        return None
+    return pool
+
+
+def _careful_qrels(lines: Iterator[str], grades: GradeReader, name: str) -> Pool:
+    builder = QrelsBuilder(name)
+    for number, line in enumerate(lines, start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise EvaluationError(
+                f"expected 4 fields 'query iteration document grade', found {len(fields)}: {line.strip()!r}",
+                source=name,
+                line=number,
+            )
+        query, _iteration, doc, token = fields
+        builder.add(query, doc, grades.from_token(token, query, doc, number), number)
+    return builder.pool()
+
+
+def read_trec_run(source: Source, *, name: str | None = None) -> Run:
+    system = run_name(source, name)
+
+    def read(open_lines: Callable[[], Iterator[str]], source_label: str) -> Run:
+        fast = _fast_run(open_lines(), system, source_label)
+        if fast is not None:
+            return fast
+        return _careful_run(open_lines(), system, source_label)
+
+    return with_source(source, read)
+
+
+def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
+    block_queries: list[str] = []
+    block_starts: list[int] = []
+    docs: list[str] = []
+    tokens: list[str] = []
+    add_doc = docs.append
+    add_token = tokens.append
+    previous = None
+    try:
+        for line in lines:
+            # maxsplit=5: the tag keeps whatever trails it, which trec_eval also ignores.
+            query, _q0, doc, _rank, score, _tag = line.split(None, 5)
+            if query != previous:
+                block_starts.append(len(docs))
+                block_queries.append(query)
+                previous = query
+            add_doc(doc)
+            add_token(score)
+        scores = np.array(tokens, dtype=np.float64)
+    except ValueError:
+        return None
+    if not np.isfinite(scores).all():
+        return None
+    n = len(docs)
+    lines_of_rows = np.arange(1, n + 1, dtype=np.int64)
+    block_ends = [*block_starts[1:], n]
+    if len(set(block_queries)) == len(block_queries):
+        query_ids = block_queries
+        offsets = np.array([*block_starts, n], dtype=np.int64)
+    else:
+        # Rows of a query are spread over the file (results.trunc interleaves topics): group
+        # them by first appearance, keeping file order inside each query.
+        code_of: dict[str, int] = {}
+        block_codes = [code_of.setdefault(query, len(code_of)) for query in block_queries]
+        lengths = np.subtract(block_ends, block_starts)
+        row_codes = np.repeat(np.array(block_codes, dtype=np.int64), lengths)
+        order = np.argsort(row_codes, kind="stable")
+        docs_array = np.empty(n, dtype=object)
+        docs_array[:] = docs
+        docs = docs_array[order].tolist()
+        scores = scores[order]
+        lines_of_rows = lines_of_rows[order]
+        query_ids = list(code_of)
+        offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row_codes, minlength=len(query_ids)), out=offsets[1:])
+    bounds = offsets.tolist()
+    if any(len(set(docs[a:b])) != b - a for a, b in zip(bounds, bounds[1:], strict=False)):
+        return None  # a duplicate document: the careful pass names both lines
+    return Run._trusted(
+        query_ids, docs, offsets, scores=scores, lines=lines_of_rows, name=system, source=source
+    )
+
+
+def _careful_run(lines: Iterator[str], system: str, name: str) -> Run:
+    builder = RunBuilder(name)
+    for number, line in enumerate(lines, start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) < 6:
+            raise EvaluationError(
+                f"expected 6 fields 'query Q0 document rank score tag', found {len(fields)}: {line.strip()!r}",
+                source=name,
+                line=number,
+            )
+        query, _q0, doc, _rank, token = fields[:5]
+        builder.add(query, doc, parse_score(token, query, doc, source=name, line=number), None, number)
+    return builder.run(system)
+
+
+def _check_field(value: str, what: str, query: str | None = None) -> str:
+    if not value or any(ch.isspace() for ch in value):
+        where = f"query {query!r}: " if query is not None else ""
+        raise EvaluationError(
+            f"{where}{what} {value!r} cannot be written to a TREC file (it contains whitespace)"
+        )
+    return value
+
+
+def write_trec_qrels(target: Source, pool: Pool) -> None:
+    """One line `query 0 document grade` per judgment, queries in pool order."""
+    stream, owned = open_target(target)
+    try:
+        for query in pool:
+            _check_field(query, "query ID")
+            docs = pool[query]
+            for doc in docs:
+                _check_field(doc, "document ID", query)
+            stream.writelines(f"{query} 0 {doc} {grade}\n" for doc, grade in docs.items())
+    finally:
+        if owned:
+            stream.close()
+
+
+def write_trec_run(target: Source, run: Run, *, tag: str | None = None) -> None:
+    """One line `query Q0 document rank score tag` per row, in the run's input order.
+
+    The rank column is the position in that order. A TREC run always carries scores: a rank-only
+    run is written with score = -rank, which orders it the same way.
+    """
+    label = "".join(ch if not ch.isspace() else "_" for ch in (tag or run.name)) or "run"
+    stream, owned = open_target(target)
+    try:
+        for query in run.query_ids:
+            _check_field(query, "query ID")
+            docs = run.ranking(query)
+            for doc in docs:
+                _check_field(doc, "document ID", query)
+            scores = run.scores_of(query)
+            shown = (
+                [repr(s) for s in scores]
+                if scores is not None
+                else [str(-r) for r in range(1, len(docs) + 1)]
+            )
+            stream.writelines(
+                f"{query} Q0 {doc} {rank} {score} {label}\n"
+                for rank, (doc, score) in enumerate(zip(docs, shown, strict=True), start=1)
+            )
+    finally:
+        if owned:
+            stream.close()

@@ -1,0 +1,327 @@
+"""NDCG@K of one query, with every term of the sum written out.
+
+`score_query` is the reference path: plain Python, one query, returning the rows a page prints
+(rank, document, grade, gain, discount, contribution, running DCG) for the ranking and for the
+ideal ranking. DCG is literally the last running total of those rows, so the breakdown is the
+computation, not a re-derivation. The batch engine (`batch.py`) reproduces these numbers bit for
+bit: same discount values, same division, same left-to-right summation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from evaluation.metrics.data import _check_ranking, _check_score
+from evaluation.metrics.policies import (
+    DEFAULT_SETTINGS,
+    EvaluationError,
+    Settings,
+    Ties,
+    gain_function,
+    validate_grade,
+)
+
+TIE_POLICY_HINT = "choose a tie policy: docid-desc (trec_eval), docid-asc, input-order or expected"
+
+
+def discount(rank: int) -> float:
+    """log2(rank + 1), rank counted from 1: position 1 divides by 1, position 2 by log2(3)."""
+    return math.log2(rank + 1)
+
+
+@lru_cache(maxsize=32)
+def discounts(k: int) -> np.ndarray:
+    """discount(1..k) as a read-only float64 array, computed with math.log2.
+
+    numpy's log2 differs from math.log2 in the last bit for some arguments; sharing one source of
+    discounts keeps the batch engine and the per-query path bit-identical.
+    """
+    array = np.array([discount(rank) for rank in range(1, k + 1)], dtype=np.float64)
+    array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True)
+class PositionRow:
+    """One term of a DCG sum.
+
+    `doc_id` is None for a position the ranking did not fill (a short list): it contributes 0.
+    `unjudged` is True for an ID without a grade in the pool (scored 0 under unjudged="zero");
+    its `grade` is then None. Under ties="expected", `gain` is the mean gain of the tied group
+    the document belongs to (`tied` > 1), which is the expected gain at that position.
+    """
+
+    rank: int
+    doc_id: str | None
+    grade: int | None
+    unjudged: bool
+    gain: float
+    discount: float
+    contribution: float
+    cumulative: float
+    score: float | None = None
+    tied: int = 1
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """NDCG@K of one query and the arithmetic behind it.
+
+    `ndcg` is None only for an excluded query (zero IDCG under zero_idcg="exclude").
+    `candidate_only_ndcg` divides by the ideal DCG of the returned candidates alone: a labelled
+    contrast that shows how much a candidate-only denominator would flatter the system; it is never
+    the NDCG (None when the candidates have no positive grade).
+    """
+
+    query_id: str
+    settings: Settings
+    dcg: float
+    idcg: float
+    ndcg: float | None
+    zero_idcg: bool
+    excluded: bool
+    positions: tuple[PositionRow, ...]
+    ideal: tuple[PositionRow, ...]
+    candidate_only_ndcg: float | None
+    unjudged_in_top_k: int
+    retrieved: int
+    missing_from_run: bool = False
+
+
+def _tie_groups(ordered_scores: Sequence[float]) -> list[tuple[int, int]]:
+    """[start, end) spans of equal scores in an ordered score list."""
+    groups = []
+    start = 0
+    for i in range(1, len(ordered_scores) + 1):
+        if i == len(ordered_scores) or ordered_scores[i] != ordered_scores[start]:
+            groups.append((start, i))
+            start = i
+    return groups
+
+
+def ranked_indices(
+    doc_ids: Sequence[str],
+    scores: Sequence[float],
+    ties: Ties,
+    *,
+    k: int | None = None,
+    query_id: str = "",
+    lines: Sequence[int] | None = None,
+    source: str | None = None,
+) -> list[int]:
+    """Input indices in ranked order: score high to low, ties under `ties`.
+
+    ties="error" refuses a tie that reaches into the first `k` positions (any tie when k is
+    None); ties below K cannot change NDCG@K. ties="expected" orders each tied group by ascending
+    document ID for display; the averaging itself happens when gains are computed.
+    """
+    order = list(range(len(doc_ids)))
+    if ties in ("docid-desc", "docid-asc", "expected"):
+        order.sort(key=doc_ids.__getitem__, reverse=ties == "docid-desc")
+    # Python's sort is stable, also with reverse=True, so the secondary order survives.
+    order.sort(key=scores.__getitem__, reverse=True)
+    if ties == "error":
+        ordered = [scores[i] for i in order]
+        for start, end in _tie_groups(ordered):
+            if end - start > 1 and (k is None or start < k):
+                members = sorted(order[start:end])  # input (file) order reads best in a message
+                names = ", ".join(repr(doc_ids[i]) for i in members[:5]) + (
+                    ", ..." if len(members) > 5 else ""
+                )
+                where = (
+                    f" (lines {', '.join(str(lines[i]) for i in members[:5])})" if lines is not None else ""
+                )
+                raise EvaluationError(
+                    f"query {query_id!r}: documents {names} share the score {ordered[start]!r} at ranks "
+                    f"{start + 1}-{end}{where}; {TIE_POLICY_HINT}",
+                    query=query_id,
+                    doc_id=doc_ids[members[0]],
+                    source=source,
+                    line=lines[members[0]] if lines is not None else None,
+                )
+    return order
+
+
+def order_scored(
+    pairs: Iterable[tuple[str, float]], ties: Ties = "error", *, k: int | None = None, query_id: str = ""
+) -> list[tuple[str, float]]:
+    """Order (document ID, score) pairs under a tie policy; see `ranked_indices`."""
+    items = list(pairs)
+    docs = [doc for doc, _score in items]
+    scores = [score for _doc, score in items]
+    _check_ranking(query_id, docs, None, None)
+    for doc, score in items:
+        _check_score(score, query=query_id, doc_id=doc)
+    return [items[i] for i in ranked_indices(docs, scores, ties, k=k, query_id=query_id)]
+
+
+def _checked_pool(pool_grades: Mapping[str, int], query_id: str) -> dict[str, int]:
+    grades = dict(pool_grades)
+    for doc, grade in grades.items():
+        if not isinstance(doc, str) or not doc:
+            raise EvaluationError(f"query {query_id!r}: document ID must be a non-empty string, got {doc!r}")
+        validate_grade(grade, query=query_id, doc_id=doc)
+    return grades
+
+
+def _ideal_rows(grades: Mapping[str, int], settings: Settings) -> tuple[PositionRow, ...]:
+    gain_of = gain_function(settings.gain)
+    # Ties in grade are shown in document-ID order; the sum does not depend on it.
+    best = sorted(grades.items(), key=lambda item: (-item[1], item[0]))[: settings.k]
+    rows = []
+    cumulative = 0.0
+    for rank, (doc, grade) in enumerate(best, start=1):
+        gain = gain_of(grade)
+        d = discount(rank)
+        contribution = gain / d
+        cumulative = cumulative + contribution
+        rows.append(PositionRow(rank, doc, grade, False, gain, d, contribution, cumulative))
+    return tuple(rows)
+
+
+def score_query(
+    ranking: Sequence[str],
+    pool_grades: Mapping[str, int],
+    settings: Settings = DEFAULT_SETTINGS,
+    *,
+    scores: Sequence[float] | None = None,
+    query_id: str = "",
+    source: str | None = None,
+    lines: Sequence[int] | None = None,
+    missing_from_run: bool = False,
+) -> QueryResult:
+    """NDCG@K of one ranking against the query's whole pool.
+
+    `ranking` is an ordered list of document IDs; with `scores` (same length, input order) the
+    order is formed by score under `settings.ties`. `pool_grades` is the query's whole pool,
+    document ID -> grade 0..3: IDCG is the DCG of its top K grades. `source` and `lines` only
+    enrich error messages (the file and line of each ranking entry).
+    """
+    k = settings.k
+    grades = _checked_pool(pool_grades, query_id)
+    docs = list(ranking)
+    _check_ranking(query_id, docs, lines, source)
+    score_list: list[float] | None = None
+    if scores is not None:
+        if len(scores) != len(docs):
+            raise EvaluationError(f"query {query_id!r}: {len(scores)} scores for {len(docs)} documents")
+        for position, (doc, score) in enumerate(zip(docs, scores, strict=True)):
+            line = lines[position] if lines is not None else None
+            _check_score(score, query=query_id, doc_id=doc, source=source, line=line)
+        score_list = [float(score) for score in scores]
+        order = ranked_indices(
+            docs, score_list, settings.ties, k=k, query_id=query_id, lines=lines, source=source
+        )
+    else:
+        order = list(range(len(docs)))
+
+    gain_of = gain_function(settings.gain)
+
+    def gain_at(index: int) -> float:
+        grade = grades.get(docs[index])
+        if grade is None:
+            if settings.unjudged == "error":
+                raise EvaluationError(
+                    f"query {query_id!r}: document {docs[index]!r} has no grade in the pool (unjudged); "
+                    "the unjudged policy 'zero' would score it as gain 0",
+                    query=query_id,
+                    doc_id=docs[index],
+                    source=source,
+                    line=lines[index] if lines is not None else None,
+                )
+            return 0.0
+        return gain_of(grade)
+
+    # Gain per ranked position. Under ties="expected" every member of a tied group that reaches
+    # into the top K gets the group's mean gain: E[DCG] over all orders of the group, because DCG
+    # is linear in the gains.
+    position_gain: dict[int, float] = {}
+    tie_size: dict[int, int] = {}
+    if score_list is not None and settings.ties == "expected":
+        ordered_scores = [score_list[i] for i in order]
+        for start, end in _tie_groups(ordered_scores):
+            if start >= k:
+                break
+            if end - start > 1:
+                total = 0.0
+                for position in range(start, end):
+                    total = total + gain_at(order[position])
+                for position in range(start, min(end, k)):
+                    position_gain[position] = total / (end - start)
+                    tie_size[position] = end - start
+    elif score_list is not None:
+        ordered_scores = [score_list[i] for i in order]
+        for start, end in _tie_groups(ordered_scores):
+            if start >= k:
+                break
+            for position in range(start, min(end, k)):
+                tie_size[position] = end - start
+
+    rows = []
+    cumulative = 0.0
+    unjudged = 0
+    for position in range(k):
+        rank = position + 1
+        d = discount(rank)
+        if position < len(order):
+            index = order[position]
+            doc = docs[index]
+            grade = grades.get(doc)
+            gain = position_gain[position] if position in position_gain else gain_at(index)
+            contribution = gain / d
+            cumulative = cumulative + contribution
+            unjudged += grade is None
+            rows.append(
+                PositionRow(
+                    rank,
+                    doc,
+                    grade,
+                    grade is None,
+                    gain,
+                    d,
+                    contribution,
+                    cumulative,
+                    score=score_list[index] if score_list is not None else None,
+                    tied=tie_size.get(position, 1),
+                )
+            )
+        else:
+            contribution = 0.0 / d
+            cumulative = cumulative + contribution
+            rows.append(PositionRow(rank, None, None, False, 0.0, d, contribution, cumulative))
+    dcg = cumulative
+
+    ideal = _ideal_rows(grades, settings)
+    idcg = ideal[-1].cumulative if ideal else 0.0
+    zero_idcg = not idcg > 0.0
+    excluded = zero_idcg and settings.zero_idcg == "exclude"
+    if not zero_idcg:
+        ndcg: float | None = dcg / idcg
+    else:
+        ndcg = None if excluded else 0.0
+
+    candidate_grades = {doc: grades.get(doc, 0) for doc in docs}
+    candidate_ideal = _ideal_rows(candidate_grades, settings)
+    candidate_idcg = candidate_ideal[-1].cumulative if candidate_ideal else 0.0
+    candidate_only = dcg / candidate_idcg if candidate_idcg > 0.0 else None
+
+    return QueryResult(
+        query_id=query_id,
+        settings=settings,
+        dcg=dcg,
+        idcg=idcg,
+        ndcg=ndcg,
+        zero_idcg=zero_idcg,
+        excluded=excluded,
+        positions=tuple(rows),
+        ideal=ideal,
+        candidate_only_ndcg=candidate_only,
+        unjudged_in_top_k=unjudged,
+        retrieved=len(docs),
+        missing_from_run=missing_from_run,
+    )

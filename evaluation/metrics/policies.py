@@ -1,0 +1,205 @@
+"""Settings, policies and the one error type of the scoring contract.
+
+Every result carries the `Settings` it was computed with, so a number is never separated from the
+rules that produced it (gain, unjudged documents, zero IDCG, ties, missing and extra queries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+Gain = Literal["linear", "exponential"]
+Unjudged = Literal["error", "zero"]
+ZeroIdcg = Literal["zero", "exclude"]
+Ties = Literal["error", "docid-desc", "docid-asc", "input-order", "expected"]
+MissingQueries = Literal["zero", "error"]
+ExtraQueries = Literal["error", "ignore"]
+
+GAINS: tuple[Gain, ...] = get_args(Gain)
+UNJUDGED: tuple[Unjudged, ...] = get_args(Unjudged)
+ZERO_IDCG: tuple[ZeroIdcg, ...] = get_args(ZeroIdcg)
+TIES: tuple[Ties, ...] = get_args(Ties)
+MISSING_QUERIES: tuple[MissingQueries, ...] = get_args(MissingQueries)
+EXTRA_QUERIES: tuple[ExtraQueries, ...] = get_args(ExtraQueries)
+
+MIN_GRADE = 0
+MAX_GRADE = 3
+
+
+class EvaluationError(ValueError):
+    """Bad input or a refused computation.
+
+    The message is one line and names what is wrong: the query, the document ID and, for input
+    read from a file, the file and the line. The parts are also kept as attributes so a web page
+    can point at the offending row.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        query: str | None = None,
+        doc_id: str | None = None,
+        source: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.query = query
+        self.doc_id = doc_id
+        self.source = source
+        self.line = line
+        self.detail = message
+        where = ""
+        if source is not None and line is not None:
+            where = f"{source}, line {line}: "
+        elif source is not None:
+            where = f"{source}: "
+        # One line, always: the command prints it as the single line of its stderr.
+        super().__init__((where + message).replace("\n", " "))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only arguments are not restored by the default exception pickling.
+        return (
+            _rebuild_error,
+            (self.detail, self.query, self.doc_id, self.source, self.line),
+        )
+
+
+def _rebuild_error(
+    message: str, query: str | None, doc_id: str | None, source: str | None, line: int | None
+) -> EvaluationError:
+    return EvaluationError(message, query=query, doc_id=doc_id, source=source, line=line)
+
+
+def is_integer(value: object) -> bool:
+    """True for int and numpy integers; False for bool, which Python counts as an int."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def validate_k(k: object) -> int:
+    """K is a positive integer: 0, negatives, bools and non-integers (1.5, "10") are refused."""
+    if not is_integer(k):
+        raise EvaluationError(f"K must be a positive integer, got {k!r} ({type(k).__name__})")
+    if int(k) < 1:  # type: ignore[call-overload]
+        raise EvaluationError(f"K must be a positive integer, got {k!r}")
+    return int(k)  # type: ignore[call-overload]
+
+
+def grade_problem(grade: object) -> str | None:
+    """Why `grade` is not a valid grade (an int 0..3, not a bool), or None when it is one."""
+    if not is_integer(grade):
+        return f"grade must be an integer {MIN_GRADE}..{MAX_GRADE}, got {grade!r} ({type(grade).__name__})"
+    if not MIN_GRADE <= int(grade) <= MAX_GRADE:  # type: ignore[call-overload]
+        return f"grade must be an integer {MIN_GRADE}..{MAX_GRADE}, got {grade!r}"
+    return None
+
+
+def validate_grade(grade: object, *, query: str, doc_id: str) -> int:
+    problem = grade_problem(grade)
+    if problem is not None:
+        raise EvaluationError(f"query {query!r}, document {doc_id!r}: {problem}", query=query, doc_id=doc_id)
+    return int(grade)  # type: ignore[call-overload]
+
+
+def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise EvaluationError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a score depends on besides the pool and the ranking.
+
+    Two systems are only comparable under equal settings; `compare_results` refuses otherwise.
+    `seed` drives the randomization test and the bootstrap of a comparison.
+    """
+
+    k: int = 10
+    gain: Gain = "linear"
+    unjudged: Unjudged = "error"
+    zero_idcg: ZeroIdcg = "zero"
+    ties: Ties = "error"
+    missing_queries: MissingQueries = "zero"
+    extra_queries: ExtraQueries = "error"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", validate_k(self.k))
+        _check_choice("gain", self.gain, GAINS)
+        _check_choice("unjudged", self.unjudged, UNJUDGED)
+        _check_choice("zero_idcg", self.zero_idcg, ZERO_IDCG)
+        _check_choice("ties", self.ties, TIES)
+        _check_choice("missing_queries", self.missing_queries, MISSING_QUERIES)
+        _check_choice("extra_queries", self.extra_queries, EXTRA_QUERIES)
+        if not is_integer(self.seed) or int(self.seed) < 0:
+            raise EvaluationError(f"seed must be a non-negative integer, got {self.seed!r}")
+        object.__setattr__(self, "seed", int(self.seed))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON `settings` object, keys in the documented order."""
+        return asdict(self)
+
+    def differences(self, other: Settings) -> list[str]:
+        """Human-readable list of the settings that differ, e.g. ["k (10 vs 5)"]."""
+        mine, theirs = self.as_dict(), other.as_dict()
+        return [f"{key} ({mine[key]!r} vs {theirs[key]!r})" for key in mine if mine[key] != theirs[key]]
+
+    def describe(self) -> list[str]:
+        """Each policy in words, for reports."""
+        gain = {
+            "linear": "linear gain: a document of grade r adds r / log2(i + 1) at position i",
+            "exponential": "exponential gain: a document of grade r adds (2^r - 1) / log2(i + 1) at position i",
+        }[self.gain]
+        unjudged = {
+            "error": "unjudged documents: an error (every ID in the top K must have a grade in the pool)",
+            "zero": "unjudged documents: scored as gain 0 and counted per system",
+        }[self.unjudged]
+        zero_idcg = {
+            "zero": "zero IDCG (no document graded above 0): NDCG 0, kept in the mean",
+            "exclude": "zero IDCG (no document graded above 0): left out of the mean, still counted",
+        }[self.zero_idcg]
+        ties = {
+            "error": "tied scores: an error when tied documents reach into the top K",
+            "docid-desc": "tied scores: broken by document ID, descending (trec_eval's rule)",
+            "docid-asc": "tied scores: broken by document ID, ascending",
+            "input-order": "tied scores: kept in input (file) order",
+            "expected": (
+                "tied scores: expected DCG over every order of each tied group (scikit-learn's tie averaging)"
+            ),
+        }[self.ties]
+        missing = {
+            "zero": "pool queries missing from a run: an empty ranking, NDCG 0, counted",
+            "error": "pool queries missing from a run: an error",
+        }[self.missing_queries]
+        extra = {
+            "error": "run queries that are not in the pool: an error",
+            "ignore": "run queries that are not in the pool: skipped and counted",
+        }[self.extra_queries]
+        return [
+            f"K = {self.k}; IDCG from the whole pool's top {self.k} grades; discount log2(i + 1), i from 1",
+            gain,
+            unjudged,
+            zero_idcg,
+            ties,
+            missing,
+            extra,
+            f"random seed {self.seed} (randomization test and bootstrap)",
+        ]
+
+
+DEFAULT_SETTINGS = Settings()
+
+
+def gain_function(gain: Gain) -> Callable[[int], float]:
+    if gain == "linear":
+        return float
+    return lambda grade: float(2**grade - 1)
+
+
+def gain_table(gain: Gain) -> np.ndarray:
+    """Gain of grades 0..3 as float64, indexable by grade."""
+    f = gain_function(gain)
+    return np.array([f(grade) for grade in range(MIN_GRADE, MAX_GRADE + 1)], dtype=np.float64)

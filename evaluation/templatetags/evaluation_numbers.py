@@ -1,0 +1,33 @@
+"""Number display for the comparison pages: 4 decimals on the page, full precision on hover.
+
+The values are the engine's floats, passed through untouched; these tags only format them.
+`repr` is the shortest text that reads back to the same float, i.e. full precision.
+"""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+
+register = template.Library()
+
+
+@register.filter
+def full(value: object) -> str:
+    """Full precision of a float (the exact value stored and exported); "" for None."""
+    if value is None:
+        return ""
+    return (
+        repr(float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+    )
+
+
+@register.simple_tag
+def num(value: object, digits: int = 4, signed: bool = False) -> str:
+    """<span title="full precision">rounded</span>; an em dash for None (an excluded query)."""
+    if value is None:
+        return mark_safe('<span class="muted">—</span>')  # a constant: nothing to escape
+    number = float(value)  # type: ignore[arg-type]
+    shown = f"{number:+.{digits}f}" if signed else f"{number:.{digits}f}"
+    return format_html('<span class="num" title="{}">{}</span>', repr(number), shown)

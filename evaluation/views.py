@@ -1,0 +1,493 @@
+"""Runs and A/B comparisons: upload, list, compare, and the worked NDCG breakdown.
+
+Every view is for reviewers and owners. Editors never reach them: a run is a system's ranking and
+a comparison shows system scores, and editors grade blind (no system rank or score may reach
+them). Numbers come from the engine (evaluation.metrics) through evaluation.services; the view
+code below only chooses, orders and lays them out (the SVG coordinates are presentation).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotator.access import ProjectRequest, project_role
+from annotator.models import Document, PoolVersion, Query, Role
+from annotator.models.pools import PoolIntegrityError
+from evaluation import metrics
+from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm
+from evaluation.models import Comparison, Run
+from evaluation.services import (
+    Breakdown,
+    ComparisonInputError,
+    ComparisonResults,
+    RunUploadError,
+    comparison_breakdown,
+    comparison_create,
+    comparison_export,
+    comparison_recompute,
+    run_upload,
+    verify_pool,
+)
+
+RUNS_PER_PAGE = 25
+COMPARISONS_PER_PAGE = 25
+QUERIES_PER_PAGE = 50
+CHART_WIDTH = 600
+CHART_HEIGHT = 160
+CHART_MAX_BARS = 300
+BAR_ROW = 18  # pixels per position in the contribution bars
+
+
+def _done(request: ProjectRequest, url: str) -> HttpResponse:
+    """After a successful POST: a plain redirect (no JS), or a full-page redirect for htmx."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+# ---- Runs ---------------------------------------------------------------------------------------
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def run_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    runs = Run.objects.in_project(request.project).listing()
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    template = "evaluation/run_list.html" + ("#run-table" if request.htmx else "")
+    return render(request, template, {"project": request.project, "page": page})
+
+
+@project_role(Role.REVIEWER)
+@require_http_methods(["GET", "POST"])
+def run_upload_page(request: ProjectRequest, slug: str) -> HttpResponse:
+    form = RunUploadForm(request.POST or None, request.FILES or None, project=request.project)
+    if request.method == "POST" and form.is_valid():
+        file_name, data, fmt = form.payload()
+        try:
+            run = run_upload(
+                project=request.project,
+                name=form.cleaned_data["name"],
+                notes=form.cleaned_data["notes"],
+                fmt=fmt,
+                file_name=file_name,
+                data=data,
+                by=request.user,
+                check=form.check(),
+            )
+        except RunUploadError as error:
+            form.add_error("file" if form.cleaned_data.get("file") else "text", str(error))
+        except PoolIntegrityError as error:
+            form.add_error(
+                "check_against",
+                _("This pool version failed its hash check: %(problem)s") % {"problem": error},
+            )
+        else:
+            messages.success(
+                request,
+                _("Run “%(name)s” uploaded: %(queries)s queries, %(rows)s ranked entries.")
+                % {"name": run.name, "queries": run.query_count, "rows": run.entry_count},
+            )
+            return _done(request, run.get_absolute_url())
+    # Invalid: status 200 and the form with its errors, so htmx swaps it in.
+    template = "evaluation/run_upload.html" + ("#upload-form" if request.htmx else "")
+    return render(request, template, {"project": request.project, "form": form})
+
+
+PREVIEW_QUERIES = 10
+PREVIEW_DEPTH = 10
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def run_detail(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("uploaded_by"), pk=run_id, project=request.project)
+    preview = []
+    for row in run.queries.all()[:PREVIEW_QUERIES]:
+        ranking = row.ranking()
+        rows = [
+            {"doc": doc, "score": ranking.scores[i] if ranking.scores else None, "line": ranking.lines[i]}
+            for i, doc in enumerate(ranking.doc_ids[:PREVIEW_DEPTH])
+        ]
+        preview.append({"query": row.query_id, "size": row.size, "rows": rows})
+    comparisons = Comparison.objects.in_project(request.project).listing().filter(
+        run_a=run
+    ) | Comparison.objects.in_project(request.project).listing().filter(run_b=run)
+    return render(
+        request,
+        "evaluation/run_detail.html",
+        {
+            "project": request.project,
+            "run": run,
+            "preview": preview,
+            "comparisons": comparisons[:50],
+            "preview_depth": PREVIEW_DEPTH,
+        },
+    )
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def run_download(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
+    """The run exactly as uploaded: same bytes, same file name (the SHA-256 is on the run page)."""
+    run = get_object_or_404(Run, pk=run_id, project=request.project)
+    response = HttpResponse(bytes(run.raw), content_type="application/octet-stream")
+    response["Content-Disposition"] = content_disposition_header(True, run.file_name)
+    response["X-Content-SHA256"] = run.sha256
+    return response
+
+
+# ---- Comparisons: list and creation -------------------------------------------------------------
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def comparison_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    comparisons = Comparison.objects.in_project(request.project).listing()
+    page = Paginator(comparisons, COMPARISONS_PER_PAGE).get_page(request.GET.get("page"))
+    template = "evaluation/comparison_list.html" + ("#comparison-table" if request.htmx else "")
+    return render(request, template, {"project": request.project, "page": page})
+
+
+@project_role(Role.REVIEWER)
+@require_http_methods(["GET", "POST"])
+def comparison_create_page(request: ProjectRequest, slug: str) -> HttpResponse:
+    initial = {key: request.GET[key] for key in ("run_a", "run_b", "pool_version") if key in request.GET}
+    form = ComparisonForm(request.POST or None, project=request.project, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            comparison = comparison_create(
+                project=request.project,
+                pool_version=d["pool_version"],
+                run_a=d["run_a"],
+                run_b=d["run_b"],
+                settings=form.settings(),
+                by=request.user,
+                name=d["name"].strip(),
+                notes=d["notes"],
+            )
+        except ComparisonInputError as error:
+            form.add_error(error.field, str(error))
+        else:
+            messages.success(
+                request, _("Comparison “%(name)s” computed and saved.") % {"name": comparison.name}
+            )
+            return _done(request, comparison.get_absolute_url())
+    template = "evaluation/comparison_create.html" + ("#comparison-form" if request.htmx else "")
+    has_inputs = PoolVersion.objects.filter(pool__project=request.project).exists() and (
+        Run.objects.in_project(request.project).count() >= 2
+    )
+    return render(request, template, {"project": request.project, "form": form, "has_inputs": has_inputs})
+
+
+# ---- Comparisons: summary and per-query table ---------------------------------------------------
+
+
+def _comparison_or_404(request: ProjectRequest, comparison_id: int) -> Comparison:
+    return get_object_or_404(Comparison.objects.for_pages(), pk=comparison_id, project=request.project)
+
+
+def _integrity_failure(request: ProjectRequest, comparison: Comparison, error: Exception) -> HttpResponse:
+    """A pool that fails its hash check shows this, loudly, and no number at all."""
+    context = {"project": request.project, "comparison": comparison, "error": str(error)}
+    if request.htmx:
+        return render(request, "evaluation/pool_integrity_error.html#integrity-error", context)
+    return render(request, "evaluation/pool_integrity_error.html", context, status=409)
+
+
+def _verified(comparison: Comparison) -> None:
+    """Re-check the pool's SHA-256 (and that it is still the one computed on) before any number."""
+    if not comparison.pool_hash_matches:
+        raise PoolIntegrityError(
+            f"{comparison.pool_version}: its recorded SHA-256 {comparison.pool_version.sha256[:12]}… is not "
+            f"the {comparison.pool_sha256[:12]}… this comparison was computed on"
+        )
+    canonical, sha256 = (
+        PoolVersion.objects.filter(pk=comparison.pool_version_id).values_list("canonical", "sha256").get()
+    )
+    comparison.pool_version.canonical = canonical  # one query; reused by the breakdown
+    verify_pool(comparison.pool_version)
+
+
+def _delta_chart(deltas: list[float]) -> dict[str, Any] | None:
+    """Bars of the sorted per-query deltas (B - A), symmetric around zero; None when empty.
+
+    Beyond CHART_MAX_BARS queries, evenly spaced order statistics of the sorted deltas are drawn
+    (first and last included), which keeps the shape and both extremes.
+    """
+    n = len(deltas)
+    if not n:
+        return None
+    if n > CHART_MAX_BARS:
+        picks = [round(j * (n - 1) / (CHART_MAX_BARS - 1)) for j in range(CHART_MAX_BARS)]
+        values = [deltas[i] for i in picks]
+    else:
+        values = list(deltas)
+    scale = max(abs(values[0]), abs(values[-1])) or 1.0
+    middle = CHART_HEIGHT / 2
+    # Few queries: bars of at most 24 units, left-aligned, rather than a few giant slabs.
+    step = min(CHART_WIDTH / len(values), 24.0)
+    bars = []
+    for j, value in enumerate(values):
+        height = abs(value) / scale * (middle - 4)
+        bars.append(
+            {
+                "x": round(j * step, 2),
+                "y": round(middle - height if value > 0 else middle, 2),
+                "width": round(max(step - (1 if step > 3 else 0), 0.5), 2),
+                "height": round(max(height, 0.5 if value else 0), 2),
+                "kind": "up" if value > 0 else "down" if value < 0 else "zero",
+                "value": value,
+            }
+        )
+    return {
+        "width": CHART_WIDTH,
+        "height": CHART_HEIGHT,
+        "middle": middle,
+        "bars": bars,
+        "sampled": n > CHART_MAX_BARS,
+        "n": n,
+        "scale": scale,
+        "low": values[0],
+        "high": values[-1],
+    }
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def comparison_detail(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
+    comparison = _comparison_or_404(request, comparison_id)
+    try:
+        _verified(comparison)
+    except PoolIntegrityError as error:
+        return _integrity_failure(request, comparison, error)
+    results = ComparisonResults(comparison.results)
+    table = QueryTableForm(request.GET)
+    filters = table.values()
+    order = results.selected(**filters)
+    page = Paginator(order, QUERIES_PER_PAGE).get_page(request.GET.get("page"))
+    rows = [results.row(i) for i in page.object_list]
+    query_string = request.GET.copy()
+    query_string.pop("page", None)
+    context = {
+        "project": request.project,
+        "comparison": comparison,
+        "results": results,
+        "rows": rows,
+        "page": page,
+        "table_form": table,
+        "filters": filters,
+        "filter_query": query_string.urlencode(),
+        "policies": metrics.Settings(**comparison.settings).describe(),
+        "coverage_warning": results.coverage_warning(comparison.settings),
+        "chart": _delta_chart(results.sorted_deltas()),
+        "worst": results.worst_query(),
+    }
+    template = "evaluation/comparison_detail.html" + ("#query-table" if request.htmx else "")
+    return render(request, template, context)
+
+
+# ---- Comparisons: the per-query breakdown -------------------------------------------------------
+
+
+def _document_links(request: ProjectRequest, doc_ids: set[str]) -> dict[str, dict[str, Any]]:
+    """{external ID: {"title", "url"}} for documents of this project (one query); the URL only
+    when the document pages exist."""
+    found: dict[str, dict[str, Any]] = {}
+    documents = Document.objects.filter(project=request.project, external_id__in=doc_ids).values_list(
+        "pk", "external_id", "title"
+    )
+    for pk, external_id, title in documents:
+        try:
+            url = reverse("document_detail", kwargs={"slug": request.project.slug, "document_id": pk})
+        except NoReverseMatch:
+            url = None
+        found[external_id] = {"title": title, "url": url}
+    return found
+
+
+def _contribution_bars(rows: tuple[metrics.PositionRow, ...], scale: float) -> list[dict[str, Any]]:
+    """Horizontal bar widths (0..100 %) of each position's contribution, on a shared scale."""
+    return [
+        # 90 %: the bars start after the position label and must not run off the right edge.
+        {
+            "rank": row.rank,
+            "y": (row.rank - 1) * BAR_ROW,
+            "width": round(90 * row.contribution / scale, 2) if scale else 0.0,
+            "contribution": row.contribution,
+            "doc_id": row.doc_id,
+        }
+        for row in rows
+    ]
+
+
+def _side(
+    result: metrics.QueryResult | None, only: frozenset[str], docs: dict[str, dict[str, Any]], scale: float
+) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    rows = [
+        {"row": row, "document": docs.get(row.doc_id or ""), "only_here": row.doc_id in only}
+        for row in result.positions
+    ]
+    return {
+        "result": result,
+        "rows": rows,
+        "bars": _contribution_bars(result.positions, scale),
+        "bars_height": len(result.positions) * BAR_ROW,
+    }
+
+
+def _breakdown_context(
+    request: ProjectRequest, comparison: Comparison, breakdown: Breakdown
+) -> dict[str, Any]:
+    results = [r for r in (breakdown.a, breakdown.b) if r is not None]
+    doc_ids = {row.doc_id for r in results for row in (*r.positions, *r.ideal) if row.doc_id}
+    docs = _document_links(request, doc_ids) if doc_ids else {}
+    scale = max((row.contribution for r in results for row in (*r.positions, *r.ideal)), default=0.0)
+    ideal = results[0].ideal if results else ()
+    return {
+        "breakdown": breakdown,
+        "a": _side(breakdown.a, breakdown.only_in_a, docs, scale),
+        "b": _side(breakdown.b, breakdown.only_in_b, docs, scale),
+        "ideal_rows": [{"row": row, "document": docs.get(row.doc_id or "")} for row in ideal],
+        "ideal_bars": _contribution_bars(ideal, scale),
+        "ideal_bars_height": len(ideal) * BAR_ROW,
+        "idcg": results[0].idcg if results else None,
+    }
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def comparison_query(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
+    """Per-position DCG breakdown of one query, A and B side by side; `k`/`gain` make a what-if."""
+    comparison = _comparison_or_404(request, comparison_id)
+    try:
+        _verified(comparison)
+    except PoolIntegrityError as error:
+        return _integrity_failure(request, comparison, error)
+    results = ComparisonResults(comparison.results)
+    query_id = request.GET.get("query", "").strip()
+    if not query_id:
+        # No query named: open the worst one (the largest regression of B against A).
+        worst = results.worst_query()
+        if worst is None:
+            return redirect(comparison.get_absolute_url())
+        return redirect(f"{request.path}?query={_quote(worst)}")
+    form = WhatIfForm(request.GET, comparison=comparison)
+    what_if_errors: list[str] = []
+    k = gain = None
+    if form.is_valid():
+        k, gain = form.cleaned_data["k"], form.cleaned_data["gain"] or None
+    else:
+        what_if_errors = [str(e) for field in ("k", "gain") for e in form.errors.get(field, [])]
+    index = results.index_of(query_id)
+    context: dict[str, Any] = {
+        "project": request.project,
+        "comparison": comparison,
+        "query_id": query_id,
+        "form": form,
+        "what_if_errors": what_if_errors,
+        "stored": results.row(index) if index is not None else None,
+        "query": Query.objects.filter(project=request.project, external_id=query_id).first(),
+    }
+    status = 200
+    breakdown = None
+    if index is None:
+        status = 404
+    else:
+        # Stored results and the pool come from the same verified version: the query is in both.
+        breakdown = comparison_breakdown(comparison=comparison, query_id=query_id, k=k, gain=gain)
+    if breakdown is not None:
+        context.update(_breakdown_context(request, comparison, breakdown))
+        order = results.selected()
+        position = order.index(index)
+        context["previous_query"] = results.query_ids[order[position - 1]] if position > 0 else None
+        context["next_query"] = results.query_ids[order[position + 1]] if position + 1 < len(order) else None
+        context["position"] = position + 1
+        context["total"] = len(order)
+    template = "evaluation/comparison_query.html" + ("#breakdown" if request.htmx else "")
+    return render(request, template, context, status=200 if request.htmx else status)
+
+
+def _quote(value: str) -> str:
+    from urllib.parse import quote
+
+    return quote(value, safe="")
+
+
+# ---- Comparisons: export and recomputation ------------------------------------------------------
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def comparison_export_download(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
+    comparison = get_object_or_404(
+        Comparison.objects.select_related(
+            "pool_version__pool__project",
+            "pool_version__frozen_by",
+            "run_a__uploaded_by",
+            "run_b__uploaded_by",
+            "project",
+        ),
+        pk=comparison_id,
+        project=request.project,
+    )
+    try:
+        file_name, data = comparison_export(comparison=comparison)
+    except PoolIntegrityError as error:
+        return _integrity_failure(request, comparison, error)
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = content_disposition_header(True, file_name)
+    return response
+
+
+@project_role(Role.REVIEWER)
+@require_POST
+def comparison_verify(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
+    """Recompute from the pool and both runs and say whether every stored number came out the same."""
+    comparison = get_object_or_404(
+        Comparison.objects.select_related("pool_version__pool", "run_a", "run_b", "project"),
+        pk=comparison_id,
+        project=request.project,
+    )
+    try:
+        differences = comparison_recompute(comparison=comparison)
+    except PoolIntegrityError as error:
+        return _integrity_failure(request, comparison, error)
+    except ComparisonInputError as error:
+        differences = [str(error)]
+    if differences:
+        level, text = (
+            messages.ERROR,
+            _("Recomputing did NOT reproduce the stored numbers (%(count)s differences), first: %(first)s")
+            % {"count": len(differences), "first": differences[0]},
+        )
+    else:
+        level, text = (
+            messages.SUCCESS,
+            _(
+                "Recomputed from the pool version and both runs: every stored number is identical to the last digit."
+            ),
+        )
+    if request.htmx:
+        return render(
+            request,
+            "evaluation/comparison_detail.html#verify-result",
+            {
+                "verify_level": "success" if level == messages.SUCCESS else "error",
+                "verify_text": text,
+                "comparison": comparison,
+                "project": request.project,
+            },
+        )
+    messages.add_message(request, level, text)
+    return redirect(comparison.get_absolute_url())

@@ -1,0 +1,215 @@
+"""`manage.py evaluate`: its outputs, its JSON interface and its one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from evaluation.formats import read_qrels, read_run
+from evaluation.metrics import PositionRow, Settings, evaluate_run
+
+ROOT = Path(__file__).resolve().parents[2]
+ORACLE = ROOT / ".." / "shared" / "oracles" / "trec_eval"
+QRELS, RESULTS, TRUNC = (str(ORACLE / name) for name in ("qrels.test", "results.test", "results.trunc"))
+TREC_EVAL = ("--unjudged", "zero", "--ties", "docid-desc")
+
+
+def evaluate(*args: str) -> str:
+    out = io.StringIO()
+    call_command("evaluate", *args, stdout=out)
+    return out.getvalue()
+
+
+def evaluate_json(*args: str) -> dict[str, Any]:
+    return json.loads(evaluate(*args, "--format", "json"))
+
+
+def manage(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", "evaluate", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_text_table_prints_trec_evals_values() -> None:
+    expected = {}
+    for line in (ORACLE / "out.test.aq").read_text().splitlines():
+        measure, topic, value = line.split()
+        if measure == "ndcg_cut_10":
+            expected[topic] = value
+    rows = [line.split("\t") for line in evaluate(QRELS, RESULTS, *TREC_EVAL).splitlines()]
+    table = {row[1]: row[2] for row in rows if row[0].strip() == "ndcg_cut_10"}
+    assert table == expected
+
+
+def test_the_text_summary_states_counts_and_policies_in_words() -> None:
+    text = evaluate(QRELS, RESULTS, TRUNC, *TREC_EVAL)
+    assert "Queries: 3 in the pool, 3 evaluated, 0 with zero IDCG, 0 excluded." in text
+    assert "missing from the run: 1" in text
+    assert "broken by document ID, descending (trec_eval's rule)" in text
+    assert "paired randomization (sign-flip) test" in text and "paired t-test" in text
+
+
+def test_the_json_interface_has_exactly_the_documented_shape() -> None:
+    document = evaluate_json(QRELS, RESULTS, TRUNC, *TREC_EVAL, "--seed", "3")
+    assert list(document) == ["settings", "counts", "systems", "comparison", "queries"]
+    assert document["settings"] == {
+        "k": 10,
+        "gain": "linear",
+        "unjudged": "zero",
+        "zero_idcg": "zero",
+        "ties": "docid-desc",
+        "missing_queries": "zero",
+        "extra_queries": "error",
+        "seed": 3,
+    }
+    counts = document["counts"]
+    assert set(counts) == {
+        "queries",
+        "evaluated",
+        "zero_idcg",
+        "excluded",
+        "missing_from_run",
+        "unjudged_in_top_k",
+        "extra_queries_skipped",
+    }
+    assert counts["missing_from_run"] == {"a": 0, "b": 1}
+    assert set(counts["unjudged_in_top_k"]) == {"a", "b"}
+    assert document["systems"]["a"]["name"] == "results.test"
+    assert set(document["systems"]["b"]) == {"name", "mean", "micro"}
+    assert set(document["comparison"]) == {
+        "mean_delta",
+        "wins",
+        "ties",
+        "losses",
+        "randomization_p",
+        "t_test_p",
+        "delta_ci95",
+    }
+    assert len(document["comparison"]["delta_ci95"]) == 2
+    first = document["queries"][0]
+    assert set(first) == {"query", "a", "b", "delta"}
+    assert set(first["a"]) == {"dcg", "idcg", "ndcg"}
+    assert [q["query"] for q in document["queries"]] == list(read_qrels(QRELS))
+
+
+def test_the_json_numbers_are_the_engines_full_precision_floats() -> None:
+    document = evaluate_json(QRELS, RESULTS, *TREC_EVAL)
+    result = evaluate_run(read_qrels(QRELS), read_run(RESULTS), Settings(unjudged="zero", ties="docid-desc"))
+    assert document["systems"]["a"]["mean"] == result.mean
+    assert document["systems"]["a"]["micro"] == result.micro
+    assert [q["a"]["ndcg"] for q in document["queries"]] == result.ndcg.tolist()
+    assert "b" not in document["systems"] and "comparison" not in document
+    assert "delta" not in document["queries"][0]
+
+
+def test_breakdown_adds_every_term_for_every_query_and_system() -> None:
+    document = evaluate_json(QRELS, RESULTS, TRUNC, *TREC_EVAL, "--breakdown", "--k", "3")
+    fields = list(PositionRow.__dataclass_fields__)
+    for query in document["queries"]:
+        for system in ("a", "b"):
+            entry = query[system]
+            assert [row["rank"] for row in entry["positions"]] == [1, 2, 3]
+            assert all(list(row) == fields for row in entry["positions"] + entry["ideal"])
+            assert entry["positions"][-1]["cumulative"] == entry["dcg"]
+            assert entry["ideal"][-1]["cumulative"] == entry["idcg"]
+    missing = next(q for q in document["queries"] if q["query"] not in read_run(TRUNC))
+    assert all(row["doc_id"] is None and row["contribution"] == 0.0 for row in missing["b"]["positions"])
+
+
+def test_an_excluded_query_has_null_ndcg_and_delta(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 A 3\nq1 0 B 1\nq2 0 Z 0\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 B 1 2.0 s\nq2 Q0 Z 1 1.0 s\n")
+    document = evaluate_json(str(qrels), str(run), str(run), "--zero-idcg", "exclude")
+    q2 = document["queries"][1]
+    assert q2["a"]["ndcg"] is None and q2["delta"] is None
+    assert document["counts"]["zero_idcg"] == 1 and document["counts"]["excluded"] == 1
+    assert document["counts"]["evaluated"] == 1
+
+
+def test_csv_output_has_one_full_precision_row_per_query() -> None:
+    rows = list(csv.reader(io.StringIO(evaluate(QRELS, RESULTS, TRUNC, *TREC_EVAL, "--format", "csv"))))
+    assert rows[0] == ["query_id", "a_dcg", "a_idcg", "a_ndcg", "b_dcg", "b_idcg", "b_ndcg", "delta"]
+    document = evaluate_json(QRELS, RESULTS, TRUNC, *TREC_EVAL)
+    assert [float(row[3]) for row in rows[1:]] == [q["a"]["ndcg"] for q in document["queries"]]
+    assert [float(row[7]) for row in rows[1:]] == [q["delta"] for q in document["queries"]]
+
+
+def test_text_breakdown_writes_out_the_arithmetic() -> None:
+    text = evaluate(QRELS, RESULTS, *TREC_EVAL, "--breakdown", "--k", "2")
+    assert "query 301, system a: DCG" in text
+    assert "candidate-only contrast, not NDCG" in text
+
+
+def test_bad_input_through_call_command_is_a_command_error_with_status_2() -> None:
+    with pytest.raises(
+        CommandError, match=r"qrels\.rel_level, line \d+: query '\d+', document '.+': grade"
+    ) as caught:
+        evaluate(str(ORACLE / "qrels.rel_level"), RESULTS)
+    assert caught.value.returncode == 2
+    with pytest.raises(CommandError, match="K must be a positive integer, got True"):
+        call_command("evaluate", QRELS, RESULTS, k=True, stdout=io.StringIO())
+
+
+def test_a_grade_map_lets_trec_evals_graded_qrels_in() -> None:
+    document = evaluate_json(str(ORACLE / "qrels.rel_level"), RESULTS, *TREC_EVAL, "--grade-map=-1:0,4:3")
+    assert document["counts"]["queries"] == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((str(ORACLE / "qrels.rel_level"), RESULTS), "qrels.rel_level, line "),
+        ((QRELS, RESULTS, "--k", "0"), "K must be a positive integer, got 0"),
+        ((QRELS, RESULTS, "--k", "1.5"), "invalid int value: '1.5'"),
+        ((QRELS, RESULTS, "--gain", "cubic"), "invalid choice: 'cubic'"),
+        ((QRELS, "does-not-exist.txt"), "does-not-exist.txt: cannot read the file"),
+        ((QRELS, RESULTS, "--k", "20"), "share the score"),  # the defaults refuse ties in the top K...
+        (
+            (QRELS, RESULTS, "--k", "20", "--ties", "docid-desc"),
+            "has no grade in the pool",
+        ),  # ...and unjudged IDs
+        ((QRELS,), "the following arguments are required: RUN_A"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_on_stderr(args: tuple[str, ...], message: str) -> None:
+    result = manage(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert message in result.stderr
+
+
+def test_good_input_exits_0() -> None:
+    result = manage(QRELS, RESULTS, *TREC_EVAL, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["counts"]["queries"] == 3
+
+
+def test_csv_breakdown_has_one_row_per_term() -> None:
+    rows = list(
+        csv.DictReader(
+            io.StringIO(evaluate(QRELS, RESULTS, *TREC_EVAL, "--format", "csv", "--breakdown", "--k", "2"))
+        )
+    )
+    assert list(rows[0]) == ["query_id", "system", "table", *PositionRow.__dataclass_fields__]
+    assert len(rows) == 3 * (2 + 2)  # three queries, K ranking rows and K ideal rows each
+    document = evaluate_json(QRELS, RESULTS, *TREC_EVAL, "--k", "2")
+    last = {(row["query_id"], row["table"]): float(row["cumulative"]) for row in rows}
+    assert [last[(q["query"], "ranking")] for q in document["queries"]] == [
+        q["a"]["dcg"] for q in document["queries"]
+    ]

@@ -1,0 +1,276 @@
+"""TREC / CSV / JSONL readers and writers: exact round trips, and errors that name file and line."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaluation.formats import detect_format, parse_grade_map, read_qrels, read_run, write_qrels, write_run
+from evaluation.metrics import EvaluationError, Pool, Run, Settings, evaluate_run
+
+CHINESE_POOL = Pool(
+    {
+        "报名后如何修改电话": {"文档甲": 3, "文档乙": 2, "文档丙": 1, "文档丁": 0, "文档戊": 0},
+        "q2": {"d1": 1, "d2": 0, "長い-ID/with:punctuation": 2},
+    }
+)
+SCORED_RUN = Run.from_scores(
+    {
+        "报名后如何修改电话": [
+            ("文档丙", 0.1 + 0.2),
+            ("文档甲", 1e-300),
+            ("文档丁", -2.5),
+            ("未判文档", 12345.678901234567),
+        ],
+        "q2": [("d2", 3.0), ("長い-ID/with:punctuation", 3.0)],
+    },
+    name="系统甲",
+)
+RANKED_RUN = Run.from_rankings(
+    {"报名后如何修改电话": ["文档丙", "文档甲", "文档丁"], "q2": ["d1"]}, name="lists"
+)
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".csv", ".jsonl"])
+def test_qrels_round_trip_exactly_with_chinese_ids(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"qrels{suffix}"
+    write_qrels(path, CHINESE_POOL)
+    again = read_qrels(path)
+    assert again == CHINESE_POOL
+    assert again.query_ids == CHINESE_POOL.query_ids
+    assert [list(again[q]) for q in again] == [list(CHINESE_POOL[q]) for q in CHINESE_POOL]
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".csv", ".jsonl"])
+def test_scored_runs_round_trip_exactly_to_the_last_bit(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"run{suffix}"
+    write_run(path, SCORED_RUN)
+    again = read_run(path)
+    assert again.as_dict() == SCORED_RUN.as_dict()
+    assert again.name == path.name  # a run read from a file is named after it
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_rank_only_runs_round_trip_through_csv_and_jsonl(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"run{suffix}"
+    write_run(path, RANKED_RUN)
+    again = read_run(path)
+    assert not again.has_scores
+    assert again.as_dict() == RANKED_RUN.as_dict()
+
+
+def test_a_rank_only_run_written_as_trec_keeps_its_order_through_scores(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    write_run(path, RANKED_RUN)
+    again = read_run(path)
+    settings = Settings(k=3, unjudged="zero")
+    assert evaluate_run(CHINESE_POOL, again, settings).ndcg.tolist() == (
+        evaluate_run(CHINESE_POOL, RANKED_RUN, settings).ndcg.tolist()
+    )
+
+
+def test_writers_and_readers_work_on_streams() -> None:
+    buffer = io.StringIO()
+    write_run(buffer, SCORED_RUN, format="jsonl")
+    buffer.seek(0)
+    buffer.name = "upload.jsonl"
+    assert read_run(buffer).as_dict() == SCORED_RUN.as_dict()
+
+
+def test_a_trec_id_with_whitespace_cannot_be_written(tmp_path: Path) -> None:
+    pool = Pool({"q": {"two words": 1}})
+    with pytest.raises(EvaluationError, match="'two words' cannot be written to a TREC file"):
+        write_qrels(tmp_path / "qrels.txt", pool)
+    write_qrels(tmp_path / "qrels.csv", pool)
+    assert read_qrels(tmp_path / "qrels.csv") == pool
+
+
+def test_format_comes_from_the_extension_or_the_explicit_choice() -> None:
+    assert detect_format("qrels.test") == "trec"
+    assert detect_format("x.CSV") == "csv"
+    assert detect_format("x.ndjson") == "jsonl"
+    assert detect_format("x.csv", "trec") == "trec"
+    with pytest.raises(EvaluationError, match="unknown format 'xml'"):
+        detect_format("x", "xml")
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "message"),
+    [
+        ("q.txt", "q1 0 A 1\nq1 0 B 1.5\n", 2, r"grade '1\.5' is not an integer"),
+        (
+            "q.txt",
+            "q1 0 A 1\nq1 0 B 4\n",
+            2,
+            r"grade 4 is outside 0\.\.3; map it with a grade map, e.g. '4:3'",
+        ),
+        (
+            "q.txt",
+            "q1 0 A 1\n\nq1 0 B -1\n",
+            3,
+            r"grade -1 is outside 0\.\.3; map it with a grade map, e.g. '-1:0'",
+        ),
+        ("q.txt", "q1 0 A 1\nq1 0 B\n", 2, r"expected 4 fields 'query iteration document grade', found 3"),
+        (
+            "q.txt",
+            "q1 0 A 1\nq2 0 A 1\nq1 0 A 2\n",
+            3,
+            r"query 'q1', document 'A' is judged twice \(lines 1 and 3\)",
+        ),
+        ("q.csv", "query_id,doc_id,grade\nq1,A,2\nq1,B,two\n", 3, r"grade 'two' is not an integer"),
+        ("q.csv", "query_id,doc_id,grade\nq1,A\n", 2, r"expected 3 columns like the header, found 2"),
+        (
+            "q.csv",
+            "query_id,doc_id,grade\nq1, A,2\n",
+            2,
+            r"doc_id must be a non-empty string without surrounding spaces",
+        ),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": "2"}\n', 1, r"got '2' \(str\)"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": true}\n', 1, r"got True \(bool\)"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2.0}\n', 1, r"got 2\.0 \(float\)"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2}\n{"query_id": "q1"\n', 2, r"invalid JSON"),
+        ("q.jsonl", '{"query_id": "q1", "grade": 2}\n', 1, r"no 'doc_id' key"),
+    ],
+)
+def test_bad_qrels_are_refused_naming_file_line_and_value(
+    tmp_path: Path, name: str, text: str, line: int, message: str
+) -> None:
+    path = write(tmp_path, name, text)
+    with pytest.raises(EvaluationError, match=message) as caught:
+        read_qrels(path)
+    assert caught.value.line == line
+    assert str(caught.value).startswith(f"{path}, line {line}: ")
+
+
+def test_a_qrels_header_without_the_grade_column_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "q.csv", "query_id,doc_id,relevance\nq1,A,1\n")
+    with pytest.raises(EvaluationError, match=r"lacks grade; expected columns query_id,doc_id,grade"):
+        read_qrels(path)
+
+
+def test_an_empty_qrels_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(EvaluationError, match="no judgments found"):
+        read_qrels(write(tmp_path, "q.txt", "\n"))
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "message"),
+    [
+        ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 abc t\n", 2, r"score 'abc' is not a finite number"),
+        ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 nan t\n", 2, r"score 'nan' is not a finite number"),
+        (
+            "r.txt",
+            "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 1.0\n",
+            2,
+            r"expected 6 fields 'query Q0 document rank score tag', found 5",
+        ),
+        (
+            "r.txt",
+            "q1 Q0 A 1 2.0 t\nq2 Q0 A 1 2.0 t\nq1 Q0 A 2 1.0 t\n",
+            3,
+            r"document 'A' appears twice in the run \(lines 1 and 3\)",
+        ),
+        ("r.csv", "query_id,doc_id,rank\nq1,A,1\nq1,B,1\n", 3, r"rank 1 appears twice \(lines 2 and 3\)"),
+        ("r.csv", "query_id,doc_id,rank\nq1,A,1\nq1,B,3\n", 3, r"ranks must be 1\.\.n without gaps"),
+        ("r.csv", "query_id,doc_id,rank\nq1,A,0\n", 2, r"rank '0' is not a positive integer"),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "score": 1}\n{"query_id": "q1", "doc_id": "B", "rank": 2}\n',
+            2,
+            r"this row has no score but earlier rows do",
+        ),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "score": "1"}\n',
+            1,
+            r"score must be a finite number, got '1'",
+        ),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A"}\n', 1, r"neither 'score' nor 'rank'"),
+    ],
+)
+def test_bad_runs_are_refused_naming_file_line_and_value(
+    tmp_path: Path, name: str, text: str, line: int, message: str
+) -> None:
+    path = write(tmp_path, name, text)
+    with pytest.raises(EvaluationError, match=message) as caught:
+        read_run(path)
+    assert caught.value.line == line
+
+
+def test_a_run_without_score_or_rank_column_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(EvaluationError, match="a run needs a score or a rank column"):
+        read_run(write(tmp_path, "r.csv", "query_id,doc_id\nq1,A\n"))
+
+
+def test_invalid_utf8_is_refused_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.txt"
+    path.write_bytes(b"q1 Q0 A 1 2.0 t\nq1 Q0 \xff 2 1.0 t\n")
+    with pytest.raises(EvaluationError, match="not valid UTF-8") as caught:
+        read_run(path)
+    assert caught.value.line == 2
+
+
+def test_a_missing_file_is_an_evaluation_error(tmp_path: Path) -> None:
+    with pytest.raises(EvaluationError, match="cannot read the file"):
+        read_run(tmp_path / "nope.txt")
+
+
+def test_blank_lines_and_interleaved_queries_are_read_in_file_order(tmp_path: Path) -> None:
+    path = write(tmp_path, "r.txt", "q1 Q0 A 1 2.0 t\n\nq2 Q0 C 1 5.0 t\nq1 Q0 B 2 1.0 t\n")
+    run = read_run(path)
+    assert run.query_ids == ("q1", "q2")
+    assert run.ranking("q1") == ("A", "B") and run.lines_of("q1") == (1, 4)
+
+
+def test_errors_found_by_the_engine_point_into_the_run_file(tmp_path: Path) -> None:
+    pool = Pool({"q1": {"A": 1, "B": 2}})
+    path = write(tmp_path, "r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 X 2 1.5 t\nq1 Q0 B 3 1.0 t\n")
+    with pytest.raises(EvaluationError, match=r"r\.txt, line 2: query 'q1': document 'X' has no grade"):
+        evaluate_run(pool, read_run(path), Settings(k=3))
+    tied = write(tmp_path, "tied.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 X 2 1.0 t\nq1 Q0 B 3 1.0 t\n")
+    with pytest.raises(
+        EvaluationError,
+        match=r"tied\.txt, line 2: query 'q1': documents 'X', 'B' share the score 1\.0 at ranks 2-3 \(lines 2, 3\)",
+    ):
+        evaluate_run(pool, read_run(tied), Settings(k=3, unjudged="zero"))
+
+
+def test_a_grade_map_maps_grades_before_validation() -> None:
+    assert parse_grade_map("-1:0, 4:3") == {-1: 0, 4: 3}
+    assert parse_grade_map(None) == {}
+    pool = read_qrels(io.StringIO("q 0 A -1\nq 0 B 4\nq 0 C 2\n"), format="trec", grade_map={-1: 0, 4: 3})
+    assert dict(pool["q"]) == {"A": 0, "B": 3, "C": 2}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("-1", "not FROM:TO"),
+        ("a:1", "not FROM:TO"),
+        ("4:5", r"target 5 \(for 4\) is outside 0\.\.3"),
+        ("4:3,4:2", "maps 4 twice"),
+    ],
+)
+def test_a_bad_grade_map_is_refused(text: str, message: str) -> None:
+    with pytest.raises(EvaluationError, match=message):
+        parse_grade_map(text)
+
+
+def test_runs_built_in_memory_are_validated_like_files() -> None:
+    with pytest.raises(EvaluationError, match="'A' appears twice in the ranking"):
+        Run(["q"], ["A", "A"], np.array([0, 2]))
+    with pytest.raises(EvaluationError, match="score must be a finite number"):
+        Run(["q"], ["A"], [0, 1], scores=[float("inf")])
+    with pytest.raises(EvaluationError, match="offsets must rise from 0"):
+        Run(["q"], ["A"], [0, 2])
+    with pytest.raises(EvaluationError, match="score must be a number"):
+        Run.from_scores({"q": {"A": True}})  # type: ignore[dict-item]

@@ -1,0 +1,93 @@
+"""Each policy does what its name says, on both paths, and is recorded with the result."""
+
+from __future__ import annotations
+
+from itertools import permutations
+from statistics import fmean
+
+import pytest
+
+from evaluation.metrics import EvaluationError, Run, Settings, evaluate_run, score_query
+
+POOL = {"A": 3, "B": 2, "C": 1, "D": 0}
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_expected_ties_average_the_dcg_of_every_order_of_the_tied_group(k: int) -> None:
+    # D first, then B, C and A tied: the tied group straddles K for k = 2 and 3.
+    docs, scores = ["D", "B", "C", "A"], [9.0, 5.0, 5.0, 5.0]
+    settings = Settings(k=k, ties="expected")
+    expected = score_query(docs, POOL, settings, scores=scores)
+    orders = [["D", *tail] for tail in permutations(["B", "C", "A"])]
+    average = fmean(score_query(order, POOL, Settings(k=k)).dcg for order in orders)
+    assert expected.dcg == pytest.approx(average, rel=1e-12)
+    batch = evaluate_run({"q": POOL}, Run.from_scores({"q": list(zip(docs, scores, strict=True))}), settings)
+    assert batch.dcg[0] == expected.dcg
+    assert [row.tied for row in expected.positions] == [1, 3, 3, 3][:k]
+
+
+def test_the_deterministic_tie_rules_pick_their_order() -> None:
+    docs, scores = ["B", "A", "C"], [1.0, 1.0, 0.5]
+
+    def top(ties: str) -> list[str | None]:
+        result = score_query(docs, POOL, Settings(k=2, ties=ties), scores=scores)  # type: ignore[arg-type]
+        return [row.doc_id for row in result.positions]
+
+    assert top("docid-desc") == ["B", "A"]
+    assert top("docid-asc") == ["A", "B"]
+    assert top("input-order") == ["B", "A"]
+    with pytest.raises(EvaluationError, match="documents 'B', 'A' share the score 1.0 at ranks 1-2"):
+        top("error")
+
+
+def test_scores_order_a_run_and_the_rank_column_does_not() -> None:
+    run = Run.from_scores({"q": [("C", 0.1), ("A", 0.9), ("B", 0.5)]})
+    result = evaluate_run({"q": POOL}, run, Settings(k=3))
+    assert [row.doc_id for row in result.explain("q").positions] == ["A", "B", "C"]
+    assert result.ndcg[0] == 1.0
+
+
+def test_a_run_query_outside_the_pool_is_an_error_naming_it_unless_ignored() -> None:
+    run = {"q": ["A"], "stray": ["A"]}
+    with pytest.raises(EvaluationError, match="query 'stray' of run 'run' is not in the pool"):
+        evaluate_run({"q": POOL}, run, Settings(k=1))
+    result = evaluate_run({"q": POOL}, run, Settings(k=1, extra_queries="ignore"))
+    assert result.extra_queries == ("stray",)
+    assert result.counts.extra_queries_skipped == 1
+    assert result.query_ids == ("q",) and result.ndcg[0] == 1.0
+
+
+def test_a_pool_query_missing_from_the_run_scores_zero_and_is_counted_unless_refused() -> None:
+    pool = {"q1": POOL, "q2": POOL}
+    result = evaluate_run(pool, {"q1": ["A", "B"]}, Settings(k=2))
+    assert result.ndcg.tolist() == [1.0, 0.0]
+    assert result.mean == 0.5
+    assert result.counts.missing_from_run == 1 and result.missing.tolist() == [False, True]
+    assert result.explain("q2").missing_from_run
+    with pytest.raises(EvaluationError, match="pool query 'q2' is missing from run 'run'"):
+        evaluate_run(pool, {"q1": ["A", "B"]}, Settings(k=2, missing_queries="error"))
+
+
+def test_every_result_carries_its_settings() -> None:
+    settings = Settings(
+        k=3, gain="exponential", unjudged="zero", zero_idcg="exclude", ties="docid-asc", seed=5
+    )
+    result = evaluate_run({"q": POOL}, {"q": ["A"]}, settings)
+    assert result.settings == settings
+    assert result.explain("q").settings == settings
+    assert settings.as_dict() == {
+        "k": 3,
+        "gain": "exponential",
+        "unjudged": "zero",
+        "zero_idcg": "exclude",
+        "ties": "docid-asc",
+        "missing_queries": "zero",
+        "extra_queries": "error",
+        "seed": 5,
+    }
+    assert len(settings.describe()) == 8
+
+
+def test_unjudged_ids_below_k_never_enter_the_score() -> None:
+    result = score_query(["A", "X"], POOL, Settings(k=1), query_id="q")
+    assert result.ndcg == 1.0 and result.unjudged_in_top_k == 0
