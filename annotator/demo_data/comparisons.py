@@ -1,7 +1,82 @@
-"""Demo data for runs and comparisons; called by annotator/management/commands/demo.py last."""
+"""Demo data for runs and comparisons; called by annotator/management/commands/demo.py last.
+
+The seeds' two comparisons, on the pool versions the pools step froze:
+
+- pool "Phone number change" v1 (q1: A3 B2 C1 D0 E0), K = 3: run 甲 (C, A, D, B, E) against run 乙
+  (A, B, C, D, E) -> NDCG@3 0.6075 vs 1.0000 (the contract's E9 and E10);
+- pool "Seed 000" v1 (q2: J-A 3, J-B 2, J-C 1, J-D 0), K = 2: [J-B, J-C] against [J-A, J-B] ->
+  0.617320 (1.0 if the ideal came from the candidates only) vs 1.0 (E1, E1' and E2).
+
+Idempotent: runs and comparisons are found by name and made only once. When the pool versions do
+not exist (earlier steps could not freeze them), the step logs why and skips.
+"""
+
+from __future__ import annotations
+
+import logging
 
 from annotator.demo_data import DemoContext
+from annotator.models import PoolVersion
+from evaluation import metrics
+from evaluation.models import Comparison, Run
+from evaluation.services import comparison_create, run_upload
+
+log = logging.getLogger(__name__)
+
+# (pool name, K, (run A name, pasted text), (run B name, pasted text), comparison name)
+COMPARISONS = [
+    (
+        "Phone number change",
+        3,
+        ("甲", "q1: C, A, D, B, E\n"),
+        ("乙", "q1: A, B, C, D, E\n"),
+        "甲 vs 乙 · phone number change · K=3",
+    ),
+    (
+        "Seed 000",
+        2,
+        ("Seed 000 · B, C", "q2: J-B, J-C\n"),
+        ("Seed 000 · A, B", "q2: J-A, J-B\n"),
+        "Seed 000 · [B, C] vs [A, B] · K=2",
+    ),
+]
 
 
 def build(ctx: DemoContext) -> None:
-    """Nothing yet: the comparisons issue extends the demo here."""
+    reviewer = ctx.users["reviewer"]
+    for pool_name, k, spec_a, spec_b, name in COMPARISONS:
+        if Comparison.objects.filter(project=ctx.project, name=name).exists():
+            continue
+        version = (
+            PoolVersion.objects.filter(pool__project=ctx.project, pool__name=pool_name)
+            .select_related("pool")
+            .order_by("number")
+            .first()
+        )
+        if version is None:
+            log.warning("demo: pool %r has no frozen version yet; comparison %r skipped", pool_name, name)
+            continue
+        runs = []
+        for run_name, text in (spec_a, spec_b):
+            run = Run.objects.filter(project=ctx.project, name=run_name).first()
+            if run is None:
+                run = run_upload(
+                    project=ctx.project,
+                    name=run_name,
+                    notes="The seeds' example ranking.",
+                    fmt="lists",
+                    file_name="pasted.txt",
+                    data=text.encode("utf-8"),
+                    by=reviewer,
+                )
+            runs.append(run)
+        comparison_create(
+            project=ctx.project,
+            pool_version=version,
+            run_a=runs[0],
+            run_b=runs[1],
+            settings=metrics.Settings(k=k),
+            by=reviewer,
+            name=name,
+            notes="The seeds' worked example: every number can be checked by hand.",
+        )

@@ -1,0 +1,62 @@
+"""Builders for the comparisons tests: pools, runs and comparisons of a project, in one call each."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from annotator.models import Pool, PoolVersion, PoolVersionSource, Project
+from annotator.services.pools import pool_version_create
+from evaluation import metrics
+from evaluation.models import Comparison, Run
+from evaluation.services import comparison_create, run_upload
+
+# The contract's worked examples (../shared/evaluation-contract.md).
+E9_POOL = {"q1": {"A": 3, "B": 2, "C": 1, "D": 0, "E": 0}}
+E9_DCG = 2.8927892607143724
+E9_IDCG = 4.7618595071429155
+E9_NDCG = 0.6074915180456525
+E1_NDCG = 0.617319681505689
+
+
+def make_pool(
+    project: Project, grades: dict[str, dict[str, int]], *, by: AbstractBaseUser, name: str = "Pool"
+) -> PoolVersion:
+    pool, _ = Pool.objects.get_or_create(project=project, name=name)
+    rows = [(q, d, g, "unanimous") for q, docs in grades.items() for d, g in docs.items()]
+    return pool_version_create(pool=pool, judgments=rows, source=PoolVersionSource.FROZEN, by=by)
+
+
+def lists_text(rankings: dict[str, Iterable[str]]) -> str:
+    return "".join(f"{q}: {', '.join(docs)}\n" for q, docs in rankings.items())
+
+
+def make_run(
+    project: Project,
+    name: str,
+    rankings: dict[str, Iterable[str]] | None = None,
+    *,
+    by: AbstractBaseUser,
+    text: str | None = None,
+    fmt: str = "lists",
+    file_name: str = "pasted.txt",
+) -> Run:
+    data = text if text is not None else lists_text(rankings or {})
+    return run_upload(
+        project=project, name=name, notes="", fmt=fmt, file_name=file_name, data=data.encode(), by=by
+    )
+
+
+def make_comparison(
+    project: Project, version: PoolVersion, run_a: Run, run_b: Run, *, by: AbstractBaseUser, **settings: Any
+) -> Comparison:
+    return comparison_create(
+        project=project,
+        pool_version=version,
+        run_a=run_a,
+        run_b=run_b,
+        settings=metrics.Settings(**settings),
+        by=by,
+    )

@@ -1,0 +1,334 @@
+"""Runs: uploaded in four formats, kept byte for byte, parsed by the engine's readers, refused
+with the line and the value when wrong, and only for reviewers and owners."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from evaluation import formats, metrics
+from evaluation.models import ImmutableFieldError, Run, RunQuery
+from evaluation.services import RunUploadError, parse_ranked_lists, run_parse
+from tests.comparisons.helpers import E9_POOL, make_pool, make_run
+from tests.conftest import Cast
+
+TREC = b"q1 Q0 C 1 9.5 sys\nq1 Q0 A 2 8.25 sys\nq2 Q0 J-A 1 3 sys\n"
+CSV = "query_id,doc_id,rank\nq1,C,1\nq1,A,2\n问题二,文档甲,1\n".encode()
+JSONL = b'{"query_id": "q1", "doc_id": "C", "score": 2.5}\n{"query_id": "q1", "doc_id": "A", "score": 1.5}\n'
+
+
+@pytest.mark.parametrize(
+    ("fmt", "data", "expected"),
+    [
+        ("trec", TREC, {"q1": ("C", "A"), "q2": ("J-A",)}),
+        ("csv", CSV, {"q1": ("C", "A"), "问题二": ("文档甲",)}),
+        ("jsonl", JSONL, {"q1": ("C", "A")}),
+        ("lists", "q1: C, A, D\nq2：J-B，J-A\n".encode(), {"q1": ("C", "A", "D"), "q2": ("J-B", "J-A")}),
+    ],
+)
+def test_every_format_is_stored_byte_for_byte_and_parsed_in_order(
+    cast: Cast, fmt: str, data: bytes, expected: dict[str, tuple[str, ...]]
+) -> None:
+    run = Run.objects.get(
+        pk=make_run(
+            cast.alpha, "sys", text=data.decode(), fmt=fmt, file_name=f"run.{fmt}", by=cast.reviewer
+        ).pk
+    )
+    assert bytes(run.raw) == data
+    assert run.sha256 == hashlib.sha256(data).hexdigest()
+    assert run.size == len(data)
+    engine_run = run.engine_run()
+    assert {q: engine_run.ranking(q) for q in engine_run.query_ids} == expected
+    assert run.query_count == len(expected)
+    assert run.entry_count == sum(map(len, expected.values()))
+
+
+def test_stored_columns_give_back_the_engine_reader_run_exactly(cast: Cast) -> None:
+    import io
+
+    stream = io.StringIO(TREC.decode())
+    stream.name = "run.trec"
+    original = formats.read_run(stream, format="trec")
+    run = Run.objects.get(pk=make_run(cast.alpha, "t", text=TREC.decode(), fmt="trec", by=cast.reviewer).pk)
+    restored = run.engine_run()
+    assert restored.as_dict() == original.as_dict()
+    assert [restored.lines_of(q) for q in restored.query_ids] == [
+        original.lines_of(q) for q in original.query_ids
+    ]
+
+
+def test_pasted_lists_keep_an_empty_ranking_and_skip_comments() -> None:
+    run = parse_ranked_lists("# system X\nq1: A, B\n\nq2:\n", source="pasted.txt", name="x")
+    assert run.query_ids == ("q1", "q2")
+    assert run.ranking("q2") == ()
+    assert run.lines_of("q1") == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "expected"),
+    [
+        ("lists", "q1: A, B\nq1: C\n", ["line 2", "'q1'", "lines 1 and 2"]),
+        ("lists", "q1: A, B, A\n", ["line 1", "'A'", "appears twice"]),
+        ("lists", "q1 A B\n", ["line 1", "no colon"]),
+        ("lists", ": A, B\n", ["line 1", "empty"]),
+        ("trec", "q1 Q0 A 1 2.0 sys\nq1 Q0 B 2\n", ["line 2", "6 fields"]),
+        ("trec", "q1 Q0 A 1 2.0 sys\nq1 Q0 A 2 1.0 sys\n", ["line 2", "'A'", "twice"]),
+        ("trec", "q1 Q0 A 1 high sys\n", ["line 1", "'high'"]),
+        ("csv", "query_id,doc_id\nq1,A\n", ["score", "rank"]),
+        ("jsonl", '{"query_id": "q1", "doc_id": "A", "score": 1}\n{"query_id": "q1"\n', ["line 2"]),
+    ],
+)
+def test_a_bad_run_file_is_refused_naming_the_line_and_the_value(
+    fmt: str, text: str, expected: list[str]
+) -> None:
+    with pytest.raises(RunUploadError) as error:
+        run_parse(data=text.encode(), fmt=fmt, file_name=f"bad.{fmt}")
+    for part in expected:
+        assert part in str(error.value)
+
+
+def test_text_that_is_not_utf8_is_refused_with_its_line() -> None:
+    with pytest.raises(RunUploadError, match="line 2.*UTF-8"):
+        run_parse(data=b"q1: A\nq2: \xff\xfe\n", fmt="lists", file_name="pasted.txt")
+
+
+def test_an_empty_upload_is_refused() -> None:
+    with pytest.raises(RunUploadError, match="no rankings"):
+        run_parse(data=b"# nothing\n\n", fmt="lists", file_name="pasted.txt")
+
+
+@pytest.mark.parametrize(
+    ("text", "policies", "expected"),
+    [
+        ("q1: A, X\n", {}, ["line 1", "'X'", "unjudged"]),
+        ("q1: A\nq9: A\n", {}, ["'q9'", "not in the pool"]),
+        ("q2: A\n", {"missing_queries": "error", "extra_queries": "ignore"}, ["'q1'", "missing"]),
+    ],
+)
+def test_a_run_checked_against_a_pool_at_upload_is_refused_under_strict_policies(
+    cast: Cast, client: Client, text: str, policies: dict[str, str], expected: list[str]
+) -> None:
+    version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
+    client.force_login(cast.reviewer)
+    data = {
+        "name": "strict",
+        "format": "auto",
+        "text": text,
+        "check_against": version.pk,
+        "k": 3,
+        "unjudged": "error",
+        "ties": "error",
+        "missing_queries": "zero",
+        "extra_queries": "error",
+        **policies,
+    }
+    response = client.post(reverse("run_upload", kwargs={"slug": "alpha"}), data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    for part in expected:
+        assert part.replace("'", "&#x27;") in html
+    assert not Run.objects.exists()
+
+
+def test_tied_scores_are_refused_at_upload_under_the_error_policy_with_their_lines(
+    cast: Cast, client: Client
+) -> None:
+    version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
+    client.force_login(cast.reviewer)
+    upload = SimpleUploadedFile("tied.trec", b"q1 Q0 A 1 2.0 s\nq1 Q0 B 2 2.0 s\n")
+    data = {
+        "name": "tied",
+        "format": "auto",
+        "file": upload,
+        "check_against": version.pk,
+        "k": 2,
+        "unjudged": "error",
+        "ties": "error",
+        "missing_queries": "zero",
+        "extra_queries": "error",
+    }
+    html = client.post(reverse("run_upload", kwargs={"slug": "alpha"}), data).content.decode()
+    assert "share the score 2.0" in html and "lines 1, 2" in html
+    assert not Run.objects.exists()
+
+
+def test_the_same_tied_run_is_accepted_under_trec_evals_tie_rule(cast: Cast, client: Client) -> None:
+    version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
+    client.force_login(cast.reviewer)
+    upload = SimpleUploadedFile("tied.trec", b"q1 Q0 A 1 2.0 s\nq1 Q0 B 2 2.0 s\n")
+    data = {
+        "name": "tied",
+        "format": "auto",
+        "file": upload,
+        "check_against": version.pk,
+        "k": 2,
+        "unjudged": "error",
+        "ties": "docid-desc",
+        "missing_queries": "zero",
+        "extra_queries": "error",
+    }
+    response = client.post(reverse("run_upload", kwargs={"slug": "alpha"}), data)
+    run = Run.objects.get()
+    assert response.status_code == 302 and response["Location"] == run.get_absolute_url()
+    assert run.format == "trec" and run.file_name == "tied.trec" and run.has_scores
+
+
+def test_upload_page_full_page_and_htmx_fragment(cast: Cast, client: Client) -> None:
+    client.force_login(cast.owner)
+    url = reverse("run_upload", kwargs={"slug": "alpha"})
+    full = client.get(url)
+    assert full.status_code == 200 and b"<html" in full.content and b'id="upload-form"' in full.content
+    fragment = client.post(url, {"name": "x", "format": "auto"}, headers={"HX-Request": "true"})
+    assert fragment.status_code == 200
+    assert b"<html" not in fragment.content and b'id="upload-form"' in fragment.content
+    assert b"Choose a run file or paste the rankings." in fragment.content
+
+
+def test_a_successful_htmx_upload_redirects_the_whole_page(cast: Cast, client: Client) -> None:
+    client.force_login(cast.reviewer)
+    response = client.post(
+        reverse("run_upload", kwargs={"slug": "alpha"}),
+        {
+            "name": "bm25",
+            "format": "auto",
+            "text": "q1: A, B\n",
+            "k": 10,
+            "unjudged": "error",
+            "ties": "error",
+            "missing_queries": "zero",
+            "extra_queries": "error",
+        },
+        headers={"HX-Request": "true"},
+    )
+    run = Run.objects.get(name="bm25")
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == run.get_absolute_url()
+    assert run.uploaded_by == cast.reviewer and run.format == "lists" and bytes(run.raw) == b"q1: A, B\n"
+
+
+def test_a_file_and_pasted_text_together_are_refused(cast: Cast, client: Client) -> None:
+    client.force_login(cast.reviewer)
+    response = client.post(
+        reverse("run_upload", kwargs={"slug": "alpha"}),
+        {
+            "name": "both",
+            "format": "auto",
+            "text": "q1: A\n",
+            "file": SimpleUploadedFile("r.trec", TREC),
+            "k": 10,
+            "unjudged": "error",
+            "ties": "error",
+            "missing_queries": "zero",
+            "extra_queries": "error",
+        },
+    )
+    assert b"not both" in response.content
+    assert not Run.objects.exists()
+
+
+def test_a_second_run_with_the_same_name_is_refused(cast: Cast, client: Client) -> None:
+    make_run(cast.alpha, "bm25", {"q1": ["A"]}, by=cast.reviewer)
+    client.force_login(cast.reviewer)
+    response = client.post(
+        reverse("run_upload", kwargs={"slug": "alpha"}),
+        {
+            "name": "bm25",
+            "format": "auto",
+            "text": "q1: B\n",
+            "k": 10,
+            "unjudged": "error",
+            "ties": "error",
+            "missing_queries": "zero",
+            "extra_queries": "error",
+        },
+    )
+    assert "already exists" in response.content.decode()
+    assert Run.objects.count() == 1
+
+
+def test_editors_cannot_upload_list_or_download_runs(cast: Cast, client: Client) -> None:
+    run = make_run(cast.alpha, "bm25", {"q1": ["A"]}, by=cast.reviewer)
+    client.force_login(cast.editor)
+    for name, kwargs in [
+        ("run_list", {}),
+        ("run_upload", {}),
+        ("run_detail", {"run_id": run.pk}),
+        ("run_download", {"run_id": run.pk}),
+    ]:
+        url = reverse(name, kwargs={"slug": "alpha", **kwargs})
+        assert client.get(url).status_code == 403, name
+    assert (
+        client.post(
+            reverse("run_upload", kwargs={"slug": "alpha"}), {"name": "x", "text": "q1: A"}
+        ).status_code
+        == 403
+    )
+    assert Run.objects.count() == 1
+
+
+def test_upload_refuses_methods_other_than_get_and_post(cast: Cast, client: Client) -> None:
+    client.force_login(cast.reviewer)
+    assert client.put(reverse("run_upload", kwargs={"slug": "alpha"})).status_code == 405
+    assert client.delete(reverse("run_list", kwargs={"slug": "alpha"})).status_code == 405
+
+
+def test_download_gives_back_the_uploaded_bytes_and_file_name(cast: Cast, client: Client) -> None:
+    run = make_run(
+        cast.alpha, "chinese", text=CSV.decode(), fmt="csv", file_name="系统甲.csv", by=cast.reviewer
+    )
+    client.force_login(cast.owner)
+    response = client.get(reverse("run_download", kwargs={"slug": "alpha", "run_id": run.pk}))
+    assert response.content == CSV
+    assert response["X-Content-SHA256"] == hashlib.sha256(CSV).hexdigest()
+    assert "filename*=utf-8''%E7%B3%BB%E7%BB%9F%E7%94%B2.csv" in response["Content-Disposition"]
+
+
+def test_run_list_and_detail_show_the_run_to_reviewers(cast: Cast, client: Client) -> None:
+    run = make_run(cast.alpha, "bm25", {"q1": ["C", "A"]}, by=cast.reviewer)
+    client.force_login(cast.reviewer)
+    listing = client.get(reverse("run_list", kwargs={"slug": "alpha"}))
+    assert b"bm25" in listing.content and run.sha256[:12].encode() in listing.content
+    fragment = client.get(reverse("run_list", kwargs={"slug": "alpha"}), headers={"HX-Request": "true"})
+    assert b"<html" not in fragment.content and b'id="run-table"' in fragment.content
+    detail = client.get(run.get_absolute_url()).content.decode()
+    assert run.sha256 in detail and "<code>C</code>" in detail
+
+
+def test_a_run_never_changes_after_upload(cast: Cast) -> None:
+    run = Run.objects.get(pk=make_run(cast.alpha, "bm25", {"q1": ["A"]}, by=cast.reviewer).pk)
+    run.raw = b"q1: B\n"
+    with pytest.raises(ImmutableFieldError):
+        run.save()
+    with pytest.raises(ImmutableFieldError):
+        Run.objects.filter(pk=run.pk).update(raw=b"q1: B\n")
+    with pytest.raises(ImmutableFieldError):
+        RunQuery.objects.filter(run=run).update(doc_ids="B")
+    row = RunQuery.objects.get(run=run)
+    row.doc_ids = "B"
+    with pytest.raises(ImmutableFieldError):
+        row.save()
+    fresh = Run.objects.get(pk=run.pk)
+    fresh.notes = "notes may change"
+    fresh.save()
+    assert bytes(Run.objects.get(pk=run.pk).raw) == b"q1: A\n"
+
+
+def test_ids_with_a_tab_cannot_be_stored_because_no_pool_can_hold_them() -> None:
+    data = b'{"query_id": "q1", "doc_id": "A\\tB", "score": 1}\n'
+    with pytest.raises(RunUploadError, match="tab or line break"):
+        run_parse(data=data, fmt="jsonl", file_name="r.jsonl")
+
+
+def test_engine_run_of_a_scored_run_keeps_scores_for_the_tie_policy(cast: Cast) -> None:
+    run = Run.objects.get(pk=make_run(cast.alpha, "t", text=TREC.decode(), fmt="trec", by=cast.reviewer).pk)
+    engine_run = run.engine_run()
+    assert engine_run.has_scores
+    assert engine_run.scores_of("q1") == (9.5, 8.25)
+    assert metrics.order_scored(zip(engine_run.ranking("q1"), engine_run.scores_of("q1"), strict=True)) == [
+        ("C", 9.5),
+        ("A", 8.25),
+    ]

@@ -1,0 +1,114 @@
+"""A reviewer compares two systems in the browser: upload two runs, create the comparison, open
+the worst query and read the DCG arithmetic on the page, then try a what-if."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from annotator.management.commands.demo import DEMO_PASSWORD, DEMO_SLUG, build_demo
+from annotator.models import Pool, PoolVersionSource, Project
+from annotator.services.pools import pool_version_create
+from evaluation.models import Comparison, Run
+from tests.e2e.conftest import log_in
+
+POOL = {
+    "q1": {"A": 3, "B": 2, "C": 1, "D": 0, "E": 0},  # the contract's E9
+    "q2": {"J-A": 3, "J-B": 2, "J-C": 1, "J-D": 0},
+    "q3": {"X": 2, "Y": 0},
+}
+BASELINE = "".join(
+    f"{q} Q0 {d} {rank} {10 - rank} baseline\n"
+    for q, docs in (("q1", "ABCDE"), ("q2", ["J-A", "J-B"]), ("q3", "XY"))
+    for rank, d in enumerate(docs, start=1)
+)
+# q1 falls to 0.6075 (the largest regression), q3 to 0.6309, q2 stays at 1.0.
+CANDIDATE = "q1: C, A, D, B, E\nq2: J-A, J-B\nq3: Y, X\n"
+
+
+def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arithmetic(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    project = build_demo()
+    reviewer = project.memberships.get(user__username="reviewer").user
+    version = pool_version_create(
+        pool=Pool.objects.create(project=project, name="Browser test pool"),
+        judgments=[(q, d, g, "unanimous") for q, docs in POOL.items() for d, g in docs.items()],
+        source=PoolVersionSource.FROZEN,
+        by=reviewer,
+    )
+    base = f"{live_server.url}/p/{DEMO_SLUG}"
+    log_in(page, live_server.url, "reviewer", DEMO_PASSWORD)
+
+    # 1. Upload the baseline as a TREC file, checked against the pool at upload.
+    page.goto(f"{base}/")
+    page.get_by_role("link", name="Runs", exact=True).first.click()
+    page.get_by_role("link", name="Upload a run").first.click()
+    page.get_by_label("Name").fill("baseline")
+    page.get_by_label("Run file").set_input_files(
+        files=[{"name": "baseline.trec", "mimeType": "text/plain", "buffer": BASELINE.encode()}]
+    )
+    page.get_by_label("Check against pool version").select_option(str(version.pk))
+    page.get_by_label("K", exact=True).fill("3")
+    page.get_by_role("button", name="Upload run").click()
+    expect(page.get_by_role("heading", name="Run “baseline”")).to_be_visible()
+    expect(page.get_by_text("Run “baseline” uploaded: 3 queries, 9 ranked entries.")).to_be_visible()
+
+    # 2. A mistake first: a pasted list with a document listed twice is refused, naming the line.
+    page.goto(f"{base}/runs/upload/")
+    page.get_by_label("Name").fill("candidate")
+    page.get_by_label("…or paste ordered IDs per query").fill("q1: C, A, C\n")
+    page.get_by_role("button", name="Upload run").click()
+    expect(page.locator("#upload-form")).to_contain_text("line 1")
+    expect(page.locator("#upload-form")).to_contain_text("appears twice")
+    page.get_by_label("…or paste ordered IDs per query").fill(CANDIDATE)
+    page.get_by_role("button", name="Upload run").click()
+    expect(page.get_by_role("heading", name="Run “candidate”")).to_be_visible()
+
+    # 3. Create the comparison: baseline (A) against candidate (B) at K = 3.
+    page.get_by_role("link", name="New comparison").first.click()
+    page.get_by_label("Frozen pool version").select_option(str(version.pk))
+    page.get_by_label("Run A (baseline)").select_option(str(Run.objects.get(name="baseline").pk))
+    page.get_by_label("Run B (candidate)").select_option(str(Run.objects.get(name="candidate").pk))
+    page.get_by_label("K", exact=True).fill("3")
+    page.get_by_role("button", name="Compute and save").click()
+    expect(page.get_by_role("heading", name="baseline vs candidate")).to_be_visible()
+    comparison = Comparison.objects.get(name="baseline vs candidate")
+    assert page.url.endswith(comparison.get_absolute_url())
+    expect(page.get_by_test_id("wtl")).to_contain_text("0 / 1 / 2")
+
+    # 4. Open the worst query and read the arithmetic.
+    page.get_by_role("link", name="Open the worst query").click()
+    expect(page.get_by_role("heading", name="Query q1")).to_be_visible()
+    expect(page.get_by_test_id("dcg-b")).to_have_text("2.8928")
+    expect(page.get_by_test_id("ndcg-b")).to_contain_text("NDCG@3 = DCG / IDCG = 2.8928 / 4.7619 = 0.6075")
+    expect(page.get_by_test_id("ndcg-a")).to_contain_text("NDCG@3 = DCG / IDCG = 4.7619 / 4.7619 = 1.0000")
+    expect(page.get_by_test_id("idcg")).to_have_text("4.7619")
+    # Full precision on hover.
+    expect(page.get_by_test_id("ndcg-b").locator("strong span")).to_have_attribute(
+        "title", "0.6074915180456525"
+    )
+    side_b = page.locator(".side-b")
+    expect(side_b.get_by_role("row").nth(2)).to_contain_text("log₂(3) = 1.5850")
+    expect(side_b.get_by_text("only in B")).to_be_visible()
+
+    # 5. A what-if through htmx: K = 2, exponential gain; the saved comparison does not change.
+    page.get_by_label("K", exact=True).fill("2")
+    page.get_by_label("Gain").select_option("exponential")
+    page.get_by_role("button", name="Re-score this query").click()
+    expect(page.get_by_text("What-if:")).to_be_visible()
+    expect(page.get_by_test_id("ndcg-b")).to_contain_text("NDCG@2 = DCG / IDCG")
+    assert Comparison.objects.get(pk=comparison.pk).results == comparison.results
+    assert Project.objects.filter(slug=DEMO_SLUG).count() == 1
+
+
+def test_an_editor_finds_no_comparisons_in_the_demo(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    project = build_demo()
+    log_in(page, live_server.url, "editor-a", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/")
+    expect(page.get_by_role("link", name="Comparisons")).to_have_count(0)
+    response = page.goto(f"{live_server.url}/p/{project.slug}/comparisons/")
+    assert response is not None and response.status == 403
