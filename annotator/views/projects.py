@@ -10,7 +10,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotator.access import HtmxHttpRequest, ProjectRequest, project_role, signed_in
 from annotator.forms import MemberAddForm, MemberRoleForm
-from annotator.models import Membership, Project, Role
+from annotator.models import Candidate, Dispute, Grade, GradingSet, Membership, PoolVersion, Project, Role
+from evaluation.models import Comparison
 
 
 @signed_in
@@ -25,7 +26,38 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 @project_role(Role.EDITOR)
 @require_GET
 def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
-    return render(request, "annotator/project_detail.html", {"project": request.project})
+    """The project's front page: what is waiting for this person, by role.
+
+    Editors see only their own work (blindness): their queue, re-checks and disputes. Pools and
+    comparisons carry system scores and final grades, so they appear from the reviewer role up.
+    """
+    project, me, membership = request.project, request.user, request.membership
+    open_sets = GradingSet.objects.in_project(project).open().with_progress(me).order_by("name")
+    context: dict[str, object] = {
+        "project": project,
+        "open_sets": open_sets,
+        "waiting_for_me": Candidate.objects.filter(grading_set__in=open_sets.values("pk"))
+        .needing_grades()
+        .not_graded_by(me)
+        .count(),
+        "stale_count": Grade.objects.filter(editor=me, candidate__grading_set__project=project)
+        .in_open_sets()
+        .stale()
+        .count(),
+        "my_open_disputes": Dispute.objects.in_project(project).involving(me).open().count(),
+    }
+    if membership.can(Role.REVIEWER):
+        context["review_count"] = Dispute.objects.in_project(project).review_queue().count()
+        context["pool_versions"] = (
+            PoolVersion.objects.in_project(project)
+            .select_related("pool")
+            .defer("canonical")
+            .order_by("-frozen_at")[:5]
+        )
+        context["comparisons"] = (
+            Comparison.objects.in_project(project).listing().order_by("-created_at")[:5]
+        )
+    return render(request, "annotator/project_detail.html", context)
 
 
 @project_role(Role.OWNER)

@@ -17,6 +17,7 @@ from annotator.demo_data import DemoContext
 from annotator.demo_data import comparisons as demo_comparisons
 from annotator.demo_data import disputes as demo_disputes
 from annotator.demo_data import grading as demo_grading
+from annotator.demo_data import live as demo_live
 from annotator.demo_data import pools as demo_pools
 from annotator.models import Membership, Project, Role
 
@@ -28,8 +29,9 @@ DEMO_USERS = [
     ("editor-b", Role.EDITOR),
 ]
 DEMO_SLUG = "help-center-demo"
-# Each feature adds its seed data in turn; later steps rely on what earlier ones made.
-DEMO_STEPS = [demo_grading.build, demo_disputes.build, demo_pools.build, demo_comparisons.build]
+# Each feature adds its seed data in turn; later steps rely on what earlier ones made. The last
+# step leaves work in progress so every role has something to do after `make run`.
+DEMO_STEPS = [demo_grading.build, demo_disputes.build, demo_pools.build, demo_comparisons.build, demo_live.build]
 
 
 @transaction.atomic
