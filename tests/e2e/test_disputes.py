@@ -97,7 +97,7 @@ def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
     # Rita: the queue, names hidden, an override without a note is refused, then settled with one.
     log_in(rita, base, "rita", PASSWORD)
     rita.goto(f"{base}/p/alpha/")
-    rita.get_by_role("link", name="Review queue").click()
+    rita.get_by_role("link", name="Disputes waiting for a reviewer: 1").click()
     rita.get_by_role("link", name="Review q1 / B").click()
     rita.get_by_role("link", name="Hide names (Editor 1, Editor 2…)").click()
     expect(rita.get_by_role("heading", name="Editor 1")).to_be_visible()

@@ -23,7 +23,7 @@ def test_a_reviewer_freezes_a_set_leaving_out_a_disputed_pair_and_views_the_vers
 
     log_in(page, live_server.url, "rita", PASSWORD)
     page.goto(f"{live_server.url}/p/alpha/")
-    page.get_by_role("link", name="Pools").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Pools").click()
     expect(page.get_by_role("heading", name="Judgment pools")).to_be_visible()
     expect(page.get_by_text("No frozen pools yet.")).to_be_visible()
     page.get_by_role("link", name="Freeze…").click()
