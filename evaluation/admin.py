@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from evaluation.models import Comparison, Run, RunQuery
+from evaluation.models import COMPARISON_SETTINGS, Comparison, Run, RunQuery
 
 
 @admin.register(Run)
@@ -62,24 +62,7 @@ class ComparisonAdmin(admin.ModelAdmin):
     list_filter = ("project", "gain")
     search_fields = ("name",)
     exclude = ("results", "summary")
-    readonly_fields = (
-        "project",
-        "pool_version",
-        "pool_sha256",
-        "run_a",
-        "run_b",
-        "k",
-        "gain",
-        "unjudged",
-        "zero_idcg",
-        "ties",
-        "missing_queries",
-        "extra_queries",
-        "seed",
-        "engine",
-        "created_by",
-        "created_at",
-    )
+    readonly_fields = ("project", *COMPARISON_SETTINGS, "engine", "created_by", "created_at")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

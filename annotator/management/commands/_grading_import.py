@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
-from annotator.importers import ImportFileError
+from annotator.importers import ImportFileError, detect_format
 from annotator.models import Project
 
 
@@ -52,3 +55,41 @@ class Progress:
         rate = done / max(now - self.started, 1e-9)
         percent = 100 * done / total if total else 100
         self.command.stderr.write(f"  {self.what}: {done} / {total} ({percent:.0f}%, {rate:.0f}/s)")
+
+
+class RecordImportCommand(BaseCommand):
+    """`import_documents` and `import_queries`: read a CSV/JSONL file whole, then store it all or nothing."""
+
+    noun = ""  # "documents" / "queries", for the progress lines
+    reader: Callable[[bytes, str], list[Any]]
+    importer: Callable[..., Any]
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_project_argument(parser)
+        parser.add_argument("file", help="CSV or JSONL file ('-' reads standard input; then give --format)")
+        parser.add_argument("--format", choices=["csv", "jsonl"], default="", help="default: from the file name")
+        parser.add_argument("--dry-run", action="store_true", help="validate and count, then roll back")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = get_project(options["project"])
+        path = options["file"]
+        fmt = detect_format(path, options["format"])
+        if fmt not in ("csv", "jsonl"):
+            raise CommandError(f"{path}: the name does not end in .csv or .jsonl; say which with --format.")
+        self.stderr.write(f"Reading {path} ({fmt})…")
+        try:
+            records = self.reader(read_bytes(path), fmt)
+        except ImportFileError as error:
+            raise file_error(path, error) from None
+        self.stderr.write(f"{len(records)} {self.noun} are valid; storing…")
+        with transaction.atomic():
+            summary = self.importer(project=project, records=records, on_progress=Progress(self, self.noun))
+            if options["dry_run"]:
+                transaction.set_rollback(True)
+        prefix = "Dry run (nothing stored): " if options["dry_run"] else ""
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{prefix}created {summary.created}, updated {summary.updated}, unchanged {summary.unchanged}; "
+                f"{summary.stale_grades} grades in open sets flagged for re-checking."
+            )
+        )

@@ -6,47 +6,13 @@ need flags the query's grades in open sets for re-checking.
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
-
-from annotator.importers import ImportFileError, detect_format, read_queries
-from annotator.management.commands._grading_import import (
-    Progress,
-    add_project_argument,
-    file_error,
-    get_project,
-    read_bytes,
-)
+from annotator.importers import read_queries
+from annotator.management.commands._grading_import import RecordImportCommand
 from annotator.services.grading import queries_import
 
 
-class Command(BaseCommand):
+class Command(RecordImportCommand):
     help = "Import queries (CSV or JSONL) into a project, all or nothing."
-
-    def add_arguments(self, parser: CommandParser) -> None:
-        add_project_argument(parser)
-        parser.add_argument("file", help="CSV or JSONL file ('-' reads standard input; then give --format)")
-        parser.add_argument("--format", choices=["csv", "jsonl"], default="", help="default: from the file name")
-        parser.add_argument("--dry-run", action="store_true", help="validate and count, then roll back")
-
-    def handle(self, *args: Any, **options: Any) -> None:
-        project = get_project(options["project"])
-        path = options["file"]
-        fmt = detect_format(path, options["format"])
-        if fmt not in ("csv", "jsonl"):
-            raise CommandError(f"{path}: the name does not end in .csv or .jsonl; say which with --format.")
-        try:
-            records = read_queries(read_bytes(path), fmt)
-        except ImportFileError as error:
-            raise file_error(path, error) from None
-        with transaction.atomic():
-            summary = queries_import(project=project, records=records, on_progress=Progress(self, "queries"))
-            if options["dry_run"]:
-                transaction.set_rollback(True)
-        prefix = "Dry run (nothing stored): " if options["dry_run"] else ""
-        self.stdout.write(self.style.SUCCESS(
-            f"{prefix}created {summary.created}, updated {summary.updated}, unchanged {summary.unchanged}; "
-            f"{summary.stale_grades} grades in open sets flagged for re-checking."
-        ))
+    noun = "queries"
+    reader = staticmethod(read_queries)
+    importer = staticmethod(queries_import)
