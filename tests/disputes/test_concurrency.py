@@ -6,49 +6,21 @@ Run with DATABASE_URL=postgres://... to include it.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection, connections
 from django.test import Client
 from django.urls import reverse
 
 from annotator.models import Dispute, DisputeStatus, FinalGrade
 from annotator.services import disputes as service
 from annotator.services.disputes import AlreadySettled, dispute_settle
+from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
 from tests.disputes.factories import in_review
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL"),
-    pytest.mark.django_db(transaction=True),
-]
-
-
-def run_together(*jobs: Callable[[], Any]) -> list[Any]:
-    """Start every job at the same instant, each in its own thread (and database connection)."""
-    barrier = threading.Barrier(len(jobs))
-    results: list[Any] = [None] * len(jobs)
-
-    def worker(i: int, job: Callable[[], Any]) -> None:
-        barrier.wait()
-        try:
-            results[i] = job()
-        except Exception as exc:  # noqa: BLE001  (the test inspects what each side saw)
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(i, job)) for i, job in enumerate(jobs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    return results
+pytestmark = postgres_only
 
 
 def test_two_reviewers_settling_at_once_store_exactly_one_decision(
@@ -63,7 +35,7 @@ def test_two_reviewers_settling_at_once_store_exactly_one_decision(
         return real(candidate)
 
     monkeypatch.setattr(service, "current_criteria", slow_criteria)
-    results = run_together(
+    results = at_once(
         lambda: dispute_settle(dispute=dispute, by=cast.reviewer, grade=2, note="Deadline missing."),
         lambda: dispute_settle(dispute=dispute, by=cast.owner, grade=3, note="Good enough."),
     )
@@ -90,7 +62,7 @@ def test_two_reviewers_posting_the_settle_form_at_once_get_one_success_and_one_e
         response = client.post(url, {"grade": str(grade), "note": "decided"})
         return response.status_code, response.content.decode()
 
-    results = run_together(lambda: post_as(cast.reviewer, 2), lambda: post_as(cast.owner, 3))
+    results = at_once(lambda: post_as(cast.reviewer, 2), lambda: post_as(cast.owner, 3))
     assert all(not isinstance(r, Exception) for r in results), results
     statuses = sorted(status for status, _ in results)
     assert statuses == [302, 409]

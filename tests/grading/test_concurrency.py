@@ -2,43 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-
-import pytest
-from django.db import connection
-
 from annotator.models import Dispute, FinalGrade, Grade, GradeHistory
 from annotator.services.grading import grade_submit
+from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs
 
-pytestmark = [
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks; SQLite serialises writers"),
-    pytest.mark.django_db(transaction=True),
-]
-
-
-def at_once(*calls: Callable[[], object]) -> list[object]:
-    """Run the calls in threads released together; return results (or raised exceptions)."""
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(i: int, call: Callable[[], object]) -> None:
-        try:
-            barrier.wait()
-            results[i] = call()
-        except Exception as error:  # reported to the test, which asserts there is none
-            results[i] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
+pytestmark = postgres_only
 
 
 def test_two_editors_grading_the_same_pair_at_once_both_keep_their_grades(cast: Cast) -> None:
