@@ -1,0 +1,41 @@
+"""No input may produce a 500: every view, as the most powerful role, with junk in every parameter."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, reverse
+
+from tests.annotator.test_access_matrix import ALL_PATTERNS, PATTERN_IDS
+from tests.conftest import Cast
+from tests.samples import sample_kwargs
+
+JUNK = {
+    "page": "-1'; DROP TABLE x;--",
+    "k": "0",
+    "gain": "cubic",
+    "query": "\u0000no-such-query",
+    "q": "%" * 300,
+    "sort": "../../etc/passwd",
+    "filter": "🙂",
+    "format": "exe",
+    "set": "abc",
+    "grade": "4",
+    "value": "1.5",
+    "role": "emperor",
+    "username": "x" * 500,
+    "version": "-3",
+    "other": "NaN",
+    "next": "https://evil.example.com/",
+}
+
+
+@pytest.mark.parametrize(("name", "pattern", "params"), ALL_PATTERNS, ids=PATTERN_IDS)
+def test_no_view_answers_junk_parameters_with_a_server_error(
+    cast: Cast, client: Client, name: str, pattern: URLPattern, params: frozenset[str]
+) -> None:
+    url = reverse(name, kwargs={k: v for k, v in sample_kwargs(cast.alpha).items() if k in params})
+    client.force_login(cast.owner)
+    assert client.get(url, JUNK).status_code < 500
+    assert client.post(url, JUNK).status_code < 500
+    assert client.post(url, JUNK, headers={"HX-Request": "true"}).status_code < 500
