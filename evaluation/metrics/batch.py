@@ -1,9 +1,17 @@
 """NDCG@K of a whole run at once, vectorised with numpy.
 
 The hot path has no Python loop per query: rankings become a (queries x positions) matrix,
-ordering is one argsort, grades of the top K come from one C-level gather over the pool's dicts,
-and DCG/IDCG are cumulative sums along the rows. Only queries whose top K holds tied scores go
-through the per-query ordering helper, so that every tie policy has exactly one implementation.
+ordering is one vectorised check (a run file is usually already in score order, and then its
+input order is the ranking) or one sort of the rows that are not, grades of the top K come from
+one C-level pass over the pool's per-query dicts, and DCG/IDCG are cumulative sums along the
+rows. Only queries whose top K holds tied scores go through the per-query ordering helper, so
+that every tie policy has exactly one implementation. IDCG depends on the frozen pool alone and
+is computed once per pool, K and gain; nothing about a run is cached.
+
+Where the time goes (10,000 queries, 100-deep runs, K = 10, see tests/benchmarks/bench_engine.py):
+about four fifths is looking up the 100,000 top-K document IDs in the pool's dicts. Those
+lookups are bound by memory latency (the IDs and the dicts are spread over ~100 MB), not by the
+interpreter: the same lookups on data that fits in the CPU cache take a tenth of the time.
 
 The numbers equal `score_query`'s bit for bit (same discounts, same divisions, same left-to-right
 sums); a test holds them to 1e-12 and the breakdown of any query is `RunResult.explain(query)`.
@@ -12,9 +20,9 @@ sums); a test holds them to 1e-12 and the breakdown of any query is `RunResult.e
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from operator import itemgetter
 
 import numpy as np
@@ -26,6 +34,9 @@ from evaluation.metrics.policies import DEFAULT_SETTINGS, EvaluationError, Setti
 # Grade codes inside the engine: -1 = unjudged ID, -2 = no document at this position.
 _UNJUDGED = -1
 _EMPTY = -2
+# Rankings longer than this many times the positions needed are partially sorted (argpartition);
+# shorter ones are sorted outright, which numpy does faster at those sizes.
+PARTIAL_SORT_RATIO = 32
 
 
 @dataclass(frozen=True)
@@ -161,6 +172,28 @@ def _gather(items: list[str], indices: np.ndarray) -> Sequence[str]:
     return itemgetter(*indices.tolist())(items) if len(indices) else []
 
 
+def _slices(items: list[str], starts: np.ndarray, stops: np.ndarray) -> Iterator[str]:
+    """items[starts[i]:stops[i]] for every i, one after the other, lazily: list slices copy in C,
+    and a consumer that looks each ID up as it comes finds the string still in the CPU cache."""
+    spans = map(slice, starts.tolist(), stops.tolist())
+    return chain.from_iterable(map(items.__getitem__, spans))
+
+
+def _ideal_dcg(pool: Pool, k: int, gain: str) -> np.ndarray:
+    """IDCG@k of every pool query, computed once per frozen pool, K and gain (read-only).
+
+    It depends on the pool alone, so it is kept with the pool like pytrec_eval keeps its qrels
+    in the evaluator: a second run scored against the same pool reuses it.
+    """
+    key = ("idcg", k, gain)
+    idcg = pool._derived.get(key)
+    if idcg is None:
+        ideal = pool.ideal_grades(k)
+        idcg = _dcg(gain_table(gain)[ideal], ideal.shape[1]) if len(pool) else np.zeros(0)  # type: ignore[arg-type]
+        pool._derived[key] = idcg = _readonly(idcg)
+    return idcg
+
+
 def _readonly(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
@@ -228,22 +261,33 @@ def evaluate_run(
     expected = run.has_scores and settings.ties == "expected"
     width = longest if expected else min(k, longest)
 
+    columns = np.arange(width)
+    top: np.ndarray | None = None
+    tied_rows = np.zeros(0, dtype=np.int64)
     if run.has_scores:
         top, tied_rows = _order_by_score(run, kept, is_extra, starts, lengths, longest, width, settings)
+    if top is None:
+        # The ranking is the input order (no scores, or scores already in order without a tie
+        # reaching into the top K): each query's first `width` rows, one slice per query.
+        shown = np.minimum(lengths, width)
+        valid = columns < shown[:, None]
+        top = np.where(valid, starts[:, None] + columns, -1)
+        docs: Iterable[str] = _slices(run._docs, starts, starts + shown)
     else:
-        columns = np.arange(width)
-        top = np.where(columns < lengths[:, None], starts[:, None] + columns, -1)
-        tied_rows = np.zeros(0, dtype=np.int64)
+        valid = top >= 0
+        shown = valid.sum(axis=1)
+        docs = _gather(run._docs, top[valid])
 
-    # Grades of the ranked documents: one gather over the pool's per-query dicts.
-    valid = top >= 0
-    flat_rows = top[valid]
-    per_row = valid.sum(axis=1)
-    dicts = pool._dicts[np.repeat(kept_pool, per_row)].tolist()
-    docs = _gather(run._docs, flat_rows)
-    grades = np.full(top.shape, _EMPTY, dtype=np.int64)
+    # Grades of the ranked documents: one C-level pass over the pool's per-query dicts (the
+    # run's IDs are looked up as they are; nothing about the run is precomputed or cached).
+    dicts = pool._dicts[np.repeat(kept_pool, shown)].tolist()
     # list(map(...)) then one conversion measures faster here than np.fromiter over the map.
-    grades[valid] = np.array(list(map(dict.get, dicts, docs, repeat(_UNJUDGED))), dtype=np.int64)
+    found = np.array(list(map(dict.get, dicts, docs, repeat(_UNJUDGED))), dtype=np.int64)
+    if len(found) == valid.size:
+        grades = found.reshape(valid.shape)
+    else:
+        grades = np.full(valid.shape, _EMPTY, dtype=np.int64)
+        grades[valid] = found
 
     table = np.concatenate(([0.0, 0.0], gain_table(settings.gain)))  # indexed by grade code + 2
     gains = table[grades + 2]
@@ -276,8 +320,7 @@ def evaluate_run(
     retrieved = np.zeros(n_queries, dtype=np.int64)
     retrieved[kept_pool] = lengths
 
-    ideal = pool.ideal_grades(k)
-    idcg = _dcg(gain_table(settings.gain)[ideal], ideal.shape[1]) if n_queries else np.zeros(0)
+    idcg = _ideal_dcg(pool, k, settings.gain)
 
     zero_idcg = ~(idcg > 0.0)
     excluded = zero_idcg & (settings.zero_idcg == "exclude")
@@ -303,7 +346,7 @@ def evaluate_run(
         settings=settings,
         query_ids=pool.query_ids,
         dcg=_readonly(dcg),
-        idcg=_readonly(idcg),
+        idcg=idcg,
         ndcg=_readonly(ndcg),
         zero_idcg=_readonly(zero_idcg),
         excluded=_readonly(excluded),
@@ -337,11 +380,15 @@ def _order_by_score(
     longest: int,
     width: int,
     settings: Settings,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Global row indices of the first `width` ranked documents per query (-1 = none).
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """Global row indices of the first `width` ranked documents per query (-1 = none), and the
+    rows whose top K holds a tie; None instead of the indices when every ranking is already in
+    score order and no tie reaches into its top K (the usual file: then the input order is it).
 
     Rows whose top K holds a tie are re-ordered by `ranked_indices`, the single implementation of
-    the tie policies; elsewhere the score order is unique where it matters.
+    the tie policies; elsewhere the score order is unique where it matters, so a row only needs
+    its first `width` (+1, to see a tie at position K) documents in order (a partial sort when
+    the rankings are long).
     """
     assert run._scores is not None
     k = settings.k
@@ -349,39 +396,55 @@ def _order_by_score(
     scores = run._scores
     if is_extra.any():
         scores = scores[np.repeat(~is_extra, run._lengths)]
-    # Ascending keys = descending scores; a padded cell (short ranking) sorts last as +inf.
+    # Scores as a (rows x longest) matrix; a padded cell (short ranking) is -inf, below any score.
     if n_rows and int(lengths.min()) == longest:
-        keys = np.negative(scores).reshape(n_rows, longest)
+        matrix = scores.reshape(n_rows, longest)
     else:
-        keys = np.full((n_rows, longest), np.inf)
-        keys[np.arange(longest) < lengths[:, None]] = np.negative(scores)
-    if longest < 2 or bool(np.all(keys[:, 1:] >= keys[:, :-1])):
-        order = np.broadcast_to(np.arange(longest), keys.shape)  # already in score order (usual)
-    else:
-        order = np.argsort(keys, axis=1)
+        matrix = np.full((n_rows, longest), -np.inf)
+        matrix[np.arange(longest) < lengths[:, None]] = scores
     head = min(longest, max(width, k) + 1)
-    sorted_keys = np.take_along_axis(keys, order[:, :head], axis=1)
-    # A tie matters when it touches positions 1..K: equal keys at (j, j+1) with j < K.
+    unsorted = (
+        np.flatnonzero((matrix[:, 1:] > matrix[:, :-1]).any(axis=1)) if longest > 1 else np.zeros(0, np.intp)
+    )
+    if len(unsorted):
+        ranked = np.broadcast_to(np.arange(head), (n_rows, head)).copy()
+        keys = np.negative(matrix[unsorted])  # ascending keys = descending scores
+        if longest > PARTIAL_SORT_RATIO * head:  # only then does selection beat a full sort
+            part = np.argpartition(keys, head - 1, axis=1)[:, :head]
+            inner = np.argsort(np.take_along_axis(keys, part, axis=1), axis=1)
+            ranked[unsorted] = np.take_along_axis(part, inner, axis=1)
+        else:
+            ranked[unsorted] = np.argsort(keys, axis=1)[:, :head]
+        sorted_scores = np.take_along_axis(matrix, ranked, axis=1)
+    else:
+        ranked = None
+        sorted_scores = matrix[:, :head]
+    # A tie matters when it touches positions 1..K: equal scores at (j, j+1) with j < K.
     pairs = max(0, min(k, head - 1))
-    equal = (sorted_keys[:, 1 : pairs + 1] == sorted_keys[:, :pairs]) & np.isfinite(sorted_keys[:, :pairs])
+    equal = (sorted_scores[:, 1 : pairs + 1] == sorted_scores[:, :pairs]) & np.isfinite(
+        sorted_scores[:, :pairs]
+    )
     tied_rows = np.flatnonzero(equal.any(axis=1))
-    ranked = order[:, :width]
+    if ranked is None and not len(tied_rows):
+        return None, tied_rows
+    if ranked is None:
+        ranked = np.broadcast_to(np.arange(width), (n_rows, width))
+    ranked = ranked[:, :width]
     top = np.where(ranked < lengths[:, None], starts[:, None] + ranked, -1)
-    if len(tied_rows):
-        for row in tied_rows.tolist():
-            start = int(starts[row])
-            end = start + int(lengths[row])
-            indices = ranked_indices(
-                run._docs[start:end],
-                run._scores[start:end].tolist(),
-                settings.ties,
-                k=k,
-                query_id=run.query_ids[int(kept[row])],
-                lines=run._lines[start:end].tolist() if run._lines is not None else None,
-                source=run.source,
-            )
-            filled = min(width, len(indices))
-            top[row, :filled] = np.asarray(indices[:filled], dtype=np.int64) + start
+    for row in tied_rows.tolist():
+        start = int(starts[row])
+        end = start + int(lengths[row])
+        indices = ranked_indices(
+            run._docs[start:end],
+            run._scores[start:end].tolist(),
+            settings.ties,
+            k=k,
+            query_id=run.query_ids[int(kept[row])],
+            lines=run._lines[start:end].tolist() if run._lines is not None else None,
+            source=run.source,
+        )
+        filled = min(width, len(indices))
+        top[row, :filled] = np.asarray(indices[:filled], dtype=np.int64) + start
     return top, tied_rows
 
 

@@ -74,6 +74,9 @@ class Pool(Mapping[str, Mapping[str, int]]):
     def _init(self, grades: dict[str, dict[str, int]], source: str | None) -> None:
         self._grades = grades
         self.source = source
+        # Arrays derived from the frozen grades alone (e.g. IDCG per K and gain), computed on
+        # first use by the batch engine and shared by every run scored against this pool.
+        self._derived: dict[tuple[object, ...], np.ndarray] = {}
 
     # Mapping interface: read-only views, so nobody can edit a frozen pool through it.
     def __getitem__(self, query: str) -> Mapping[str, int]:
