@@ -1,0 +1,35 @@
+"""Request hygiene that every view relies on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.utils.translation import gettext as _
+
+
+class RejectNulCharactersMiddleware:
+    """Answer 400 to a NUL character in a query string or form field.
+
+    No ID, search or setting of this app can contain one, and PostgreSQL refuses NUL in text
+    columns: without this, a crafted URL would reach the database and become a server error.
+    Form fields already refuse NUL (Django's validator); this covers views that read
+    `request.GET` directly (filters, search boxes, what-if parameters).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        params = [request.GET]
+        if request.method == "POST" and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+            params.append(request.POST)  # parsed once; the view reuses it
+        for query in params:
+            for key, values in query.lists():
+                if "\x00" in key or any("\x00" in v for v in values):
+                    return HttpResponseBadRequest(
+                        _("The parameter “%(name)s” contains a NUL character, which no field here accepts.")
+                        % {"name": key.replace("\x00", "\\0")},
+                        content_type="text/plain; charset=utf-8",
+                    )
+        return self.get_response(request)
