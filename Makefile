@@ -75,6 +75,7 @@ typecheck: install-test
 
 test: install-test compilemessages browser
 	$(PY) -m ruff check .
+	$(PY) -m mypy annotator evaluation
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
 

@@ -16,24 +16,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponseBase
 from django.utils.translation import gettext as _
 from django_htmx.middleware import HtmxDetails
 
 from annotator.models import Membership, Project, Role
 
-View = Callable[..., HttpResponse]
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+# Function views return an HttpResponse, class-based views (`View.as_view()`) an HttpResponseBase.
+View = Callable[..., HttpResponseBase]
 
 
 class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
-class ProjectRequest(HtmxHttpRequest):
+class SignedInRequest(HtmxHttpRequest):
+    """A request that passed `signed_in` or `project_role`: `login_required` ran first, so the
+    user is a real, authenticated account (never `AnonymousUser`)."""
+
+    user: User
+
+
+class ProjectRequest(SignedInRequest):
     """A request that passed `project_role`: the project and the user's membership are attached."""
 
     project: Project
@@ -51,7 +62,7 @@ def signed_in(view: View) -> View:
     return wrapped
 
 
-def membership_for(request: HttpRequest, slug: str, needed: Role) -> Membership:
+def membership_for(request: SignedInRequest, slug: str, needed: Role) -> Membership:
     """The user's membership in project `slug`, or 404 (not a member) / 403 (role too low)."""
     membership = (
         Membership.objects.select_related("project")
@@ -70,7 +81,7 @@ def membership_for(request: HttpRequest, slug: str, needed: Role) -> Membership:
 def project_role(needed: Role) -> Callable[[View], View]:
     def decorator(view: View) -> View:
         @wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, slug: str, **kwargs: Any) -> HttpResponse:
+        def wrapper(request: SignedInRequest, *args: Any, slug: str, **kwargs: Any) -> HttpResponseBase:
             membership = membership_for(request, slug, needed)
             request.membership = membership  # type: ignore[attr-defined]
             request.project = membership.project  # type: ignore[attr-defined]

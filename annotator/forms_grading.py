@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
@@ -52,7 +52,8 @@ class CriteriaForm(forms.Form):
         super().__init__(*args, **kwargs)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        # Form.clean() returns cleaned_data; the stubs allow None only for overriding subclasses.
+        data = cast("dict[str, Any]", super().clean())
         levels = self.levels()
         if levels and all(levels.get(n, "").strip() == text.strip() for n, text in self.current.levels()):
             raise forms.ValidationError(_("Nothing changed: edit at least one level's text before publishing."))
@@ -72,8 +73,10 @@ class GradingSetForm(forms.ModelForm):
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         self.project = project
         super().__init__(*args, **kwargs)
-        self.fields["required_grades"].min_value = 1
-        self.fields["required_grades"].max_value = 10
+        # required_grades is a PositiveSmallIntegerField, so its form field is an IntegerField.
+        required_grades = cast(forms.IntegerField, self.fields["required_grades"])
+        required_grades.min_value = 1
+        required_grades.max_value = 10
         self.fields["required_grades"].widget.attrs.update({"min": 1, "max": 10})
 
     def clean_name(self) -> str:
@@ -164,7 +167,9 @@ class CandidateImportForm(forms.Form):
         error_messages={"required": _("Choose the grading set to add candidates to."),
                         "invalid_choice": _("Choose one of this project's grading sets.")},
     )
-    files = MultipleFileField(
+    # The form metaclass moves declared fields into base_fields, so this does not shadow BaseForm.files
+    # (the stubs cannot know that).
+    files = MultipleFileField(  # type: ignore[assignment]
         label=_("Run files"), error_messages={"required": _("Choose at least one file to upload.")},
         help_text=_("One or more runs: TREC (qid Q0 docno rank score tag), CSV or JSONL (query_id, doc_id, rank)."),
     )
@@ -180,7 +185,7 @@ class CandidateImportForm(forms.Form):
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["grading_set"].queryset = GradingSet.objects.filter(project=project).order_by("name")
+        cast("forms.ModelChoiceField[GradingSet]", self.fields["grading_set"]).queryset = GradingSet.objects.filter(project=project).order_by("name")
 
     def clean_format(self) -> str:
         value = self.cleaned_data.get("format") or ""

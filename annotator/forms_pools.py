@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
@@ -73,7 +73,7 @@ class PoolImportForm(forms.Form):
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["pool"].queryset = Pool.objects.in_project(project).order_by("name")
+        cast("forms.ModelChoiceField[Pool]", self.fields["pool"]).queryset = Pool.objects.in_project(project).order_by("name")
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]

@@ -406,6 +406,7 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
     errors = _Collector()
     text = _decode(data)
     rows: list[RunRow] = []
+    row: dict[str, str] | RunRow  # a CSV/JSONL record in the reading loop, a RunRow in the checks
     if fmt == "trec":
         any_line = False
         for number, raw in enumerate(text.splitlines(), start=1):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -139,7 +139,7 @@ class RunUploadForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.project = project
         versions = pool_versions_of(project)
-        self.fields["check_against"].queryset = versions
+        cast(PoolVersionChoiceField, self.fields["check_against"]).queryset = versions
         if not self.is_bound:
             latest = versions.order_by("-frozen_at").first()
             self.fields["check_against"].initial = latest.pk if latest else None
@@ -164,7 +164,8 @@ class RunUploadForm(forms.Form):
         return upload
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        # Form.clean() returns cleaned_data; the stubs allow None only for overriding subclasses.
+        data = cast("dict[str, Any]", super().clean())
         has_file = data.get("file") is not None
         has_text = bool((data.get("text") or "").strip())
         if has_file and has_text:
@@ -213,10 +214,10 @@ class ComparisonForm(forms.Form):
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         self.project = project
-        self.fields["pool_version"].queryset = pool_versions_of(project)
+        cast(PoolVersionChoiceField, self.fields["pool_version"]).queryset = pool_versions_of(project)
         runs = Run.objects.in_project(project).listing().order_by("name")
-        self.fields["run_a"].queryset = runs
-        self.fields["run_b"].queryset = runs
+        cast(RunChoiceField, self.fields["run_a"]).queryset = runs
+        cast(RunChoiceField, self.fields["run_b"]).queryset = runs
         _policy_fields(self, with_scoring=True)
         self.fields["seed"] = forms.IntegerField(
             label=_("Random seed"),
@@ -229,7 +230,8 @@ class ComparisonForm(forms.Form):
         )
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        # Form.clean() returns cleaned_data; the stubs allow None only for overriding subclasses.
+        data = cast("dict[str, Any]", super().clean())
         run_a, run_b = data.get("run_a"), data.get("run_b")
         if run_a is not None and run_b is not None and run_a.pk == run_b.pk:
             self.add_error("run_b", _("Choose two different runs: a run compared with itself tells nothing."))

@@ -9,7 +9,7 @@ stored with it, so pages read them instead of recomputing the batch on every loa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from django.conf import settings
@@ -45,6 +45,10 @@ class FrozenFieldsModel(models.Model):
 
     FROZEN_FIELDS: tuple[str, ...] = ()
 
+    if TYPE_CHECKING:
+        # Abstract, so Django adds no manager here; every concrete subclass declares `objects`.
+        objects: models.Manager[Any]
+
     class Meta:
         abstract = True
 
@@ -64,7 +68,8 @@ class FrozenFieldsModel(models.Model):
         super().save(*args, **kwargs)
 
     def _frozen_attnames(self) -> list[str]:
-        return [self._meta.get_field(name).attname for name in self.FROZEN_FIELDS]
+        # FROZEN_FIELDS name concrete fields of the model, never reverse relations (no attname).
+        return [cast("models.Field[Any, Any]", self._meta.get_field(name)).attname for name in self.FROZEN_FIELDS]
 
 
 def _normalise(value: Any) -> Any:
@@ -187,6 +192,7 @@ class Run(FrozenFieldsModel):
             .order_by("run", "position")
             .values_list("run_id", "query_id", "doc_ids", "size", "scores", "lines")
         )
+        scores: bytes | memoryview | np.ndarray | None  # a row's stored bytes, then a run's decoded array
         for run_id, query_id, doc_ids, size, scores, lines in rows:
             query_ids, blocks, offsets, score_parts, line_parts = columns[run_id]
             query_ids.append(query_id)

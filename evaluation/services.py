@@ -33,7 +33,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 import numpy as np
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
@@ -257,7 +257,7 @@ def run_upload(
     fmt: str,
     file_name: str,
     data: bytes,
-    by: AbstractBaseUser,
+    by: User,
     check: tuple[PoolVersion, metrics.Settings] | None = None,
 ) -> Run:
     """Parse, optionally check against a pool version under the given policies, and store.
@@ -486,7 +486,7 @@ def comparison_create(
     run_a: Run,
     run_b: Run,
     settings: metrics.Settings,
-    by: AbstractBaseUser,
+    by: User,
     name: str = "",
     notes: str = "",
 ) -> Comparison:
@@ -659,7 +659,7 @@ class ComparisonResults:
     def selected(self, *, show: str = "all", search: str = "", sort: str = "delta") -> list[int]:
         """Indexes of the rows to list, filtered and sorted; the default puts the worst regression first."""
         delta = self.data["delta"]
-        indexes = range(len(self.query_ids))
+        indexes: Sequence[int] = range(len(self.query_ids))
         if search:
             needle = search.casefold()
             indexes = [i for i in indexes if needle in self.query_ids[i].casefold()]

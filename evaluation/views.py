@@ -409,6 +409,7 @@ def comparison_query(request: ProjectRequest, slug: str, comparison_id: int) -> 
     if breakdown is not None:
         context.update(_breakdown_context(request, comparison, breakdown))
         order = results.selected()
+        assert index is not None  # breakdown is only computed in the branch where index is not None
         position = order.index(index)
         context["previous_query"] = results.query_ids[order[position - 1]] if position > 0 else None
         context["next_query"] = results.query_ids[order[position + 1]] if position + 1 < len(order) else None

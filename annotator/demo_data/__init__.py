@@ -13,9 +13,10 @@ Fixed IDs so every step can find what the one before made:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 
 from annotator.models import Project
 
@@ -23,4 +24,4 @@ from annotator.models import Project
 @dataclass
 class DemoContext:
     project: Project
-    users: dict[str, AbstractUser]  # by username
+    users: Mapping[str, User]  # by username (read-only: the demo steps only look users up)

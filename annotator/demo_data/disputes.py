@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from annotator.demo_data import DemoContext
 from annotator.models import Candidate, Dispute, DisputeStatus, Grade, Project
@@ -41,7 +41,7 @@ def _pairs(project: Project, set_name: str) -> dict[str, Candidate]:
     return {c.document.external_id: c for c in candidates.select_related("document")}
 
 
-def _grade(candidate: Candidate, editor: AbstractBaseUser, value: int, reason: str = "") -> None:
+def _grade(candidate: Candidate, editor: User, value: int, reason: str = "") -> None:
     if not Grade.objects.filter(candidate=candidate, editor=editor).exists():
         grade_submit(candidate=candidate, editor=editor, value=value, reason=reason)
 

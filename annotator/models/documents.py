@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from annotator.models.projects import Project
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
 
 class Unit(models.TextChoices):
@@ -207,7 +207,7 @@ class CriteriaChange(models.TextChoices):
 class CriteriaVersionQuerySet(models.QuerySet["CriteriaVersion"]):
     def current_for(self, project: Project) -> CriteriaVersion:
         """The project's newest criteria, created from the contract's defaults on first use."""
-        current = self.filter(project=project).order_by("-number").first()
+        current: CriteriaVersion | None = self.filter(project=project).order_by("-number").first()
         if current is None:
             current = self.create(
                 project=project, number=1, change=CriteriaChange.INITIAL,
@@ -257,7 +257,7 @@ class CriteriaVersion(models.Model):
     @classmethod
     @transaction.atomic
     def publish(
-        cls, *, project: Project, levels: dict[int, str], change: str, note: str, by: AbstractBaseUser
+        cls, *, project: Project, levels: dict[int, str], change: str, note: str, by: User
     ) -> CriteriaVersion:
         """Create the next version. Callers mark grades stale for a meaning-changing edit."""
         latest = cls.objects.select_for_update().filter(project=project).order_by("-number").first()

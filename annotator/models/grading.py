@@ -19,7 +19,7 @@ from annotator.models.documents import CriteriaVersion, Document, DocumentVersio
 from annotator.models.projects import Project
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
 GRADE_VALUES = (0, 1, 2, 3)
 
@@ -43,7 +43,7 @@ class GradingSetQuerySet(models.QuerySet["GradingSet"]):
     def open(self) -> GradingSetQuerySet:
         return self.filter(is_open=True)
 
-    def with_progress(self, editor: AbstractBaseUser) -> GradingSetQuerySet:
+    def with_progress(self, editor: User) -> GradingSetQuerySet:
         """`pairs`, `pairs_done` and `pairs_mine` (graded by `editor`) per set, in this one query."""
         candidates = Candidate.objects.all()
         done = candidates.with_grade_total().filter(candidates.done_condition())
@@ -101,7 +101,7 @@ class GradingSet(models.Model):
             Progress(done=self.pairs_mine, total=self.pairs),  # type: ignore[attr-defined]
         )
 
-    def progress_of(self, editor: AbstractBaseUser) -> Progress:
+    def progress_of(self, editor: User) -> Progress:
         """The editor's own share: pairs of this set they have graded, out of all pairs."""
         return Progress(done=self.candidates.filter(grades__editor=editor).count(), total=self.candidates.count())
 
@@ -145,9 +145,10 @@ class CandidateQuerySet(models.QuerySet["Candidate"]):
 
     def needing_grades(self) -> CandidateQuerySet:
         """Pairs that still lack their required number of grades from distinct editors."""
-        return self.with_grade_counts().filter(grade_count__lt=models.F("grading_set__required_grades"))
+        # The stubs' plugin cannot see the `grade_count` annotation added by `with_grade_counts()`.
+        return self.with_grade_counts().filter(grade_count__lt=models.F("grading_set__required_grades"))  # type: ignore[misc]
 
-    def not_graded_by(self, editor: AbstractBaseUser) -> CandidateQuerySet:
+    def not_graded_by(self, editor: User) -> CandidateQuerySet:
         return self.exclude(grades__editor=editor)
 
 
@@ -204,7 +205,7 @@ class StaleReason(models.TextChoices):
 
 
 class GradeQuerySet(models.QuerySet["Grade"]):
-    def blind_for(self, editor: AbstractBaseUser) -> GradeQuerySet:
+    def blind_for(self, editor: User) -> GradeQuerySet:
         """What an editor may see before a dispute reveals others' grades: only their own."""
         return self.filter(editor=editor)
 

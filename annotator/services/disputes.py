@@ -48,7 +48,7 @@ from annotator.models import (
 )
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    from django.contrib.auth.models import User
 
 
 class DisputeError(Exception):
@@ -126,14 +126,14 @@ def _lock(dispute: Dispute) -> Dispute:
     )
 
 
-def _statement(dispute: Dispute, editor: AbstractBaseUser) -> DisputeStatement:
+def _statement(dispute: Dispute, editor: User) -> DisputeStatement:
     statement = dispute.statements.filter(editor=editor).first()
     if statement is None:
         raise DisputeError(_("You are not one of the editors of this dispute."))
     return statement
 
 
-def reason_refusal(*, dispute: Dispute, editor: AbstractBaseUser) -> str:
+def reason_refusal(*, dispute: Dispute, editor: User) -> str:
     """Why `editor` cannot give a reason on `dispute` now, or "" when they can."""
     if not dispute.statements.filter(editor=editor).exists():
         return _("You are not one of the editors of this dispute.")
@@ -144,7 +144,7 @@ def reason_refusal(*, dispute: Dispute, editor: AbstractBaseUser) -> str:
     return ""
 
 
-def revision_refusal(*, dispute: Dispute, editor: AbstractBaseUser) -> str:
+def revision_refusal(*, dispute: Dispute, editor: User) -> str:
     """Why `editor` cannot revise on `dispute` now, or "" when they can."""
     statement = dispute.statements.filter(editor=editor).first()
     if statement is None:
@@ -171,7 +171,7 @@ def _refuse_if_settled(dispute: Dispute) -> None:
 
 @transaction.atomic
 def dispute_give_reason(
-    *, dispute: Dispute, editor: AbstractBaseUser, reason: str, criteria_level: int | None = None
+    *, dispute: Dispute, editor: User, reason: str, criteria_level: int | None = None
 ) -> Dispute:
     """Record (or, until the reveal, rewrite) the basis of `editor`'s grade.
 
@@ -199,7 +199,7 @@ def dispute_give_reason(
 
 
 @transaction.atomic
-def dispute_revise(*, dispute: Dispute, editor: AbstractBaseUser, grade: int, note: str = "") -> Dispute:
+def dispute_revise(*, dispute: Dispute, editor: User, grade: int, note: str = "") -> Dispute:
     """After the reveal, `editor` keeps their grade (grade == original) or changes it, once.
 
     All current grades equal -> final grade `discussion`. Everyone responded and still apart ->
@@ -241,7 +241,7 @@ def dispute_revise(*, dispute: Dispute, editor: AbstractBaseUser, grade: int, no
     return dispute
 
 
-def may_settle(*, dispute: Dispute, user: AbstractBaseUser) -> bool:
+def may_settle(*, dispute: Dispute, user: User) -> bool:
     """Reviewer or owner of the project who did not grade the pair."""
     membership = Membership.objects.filter(
         project_id=dispute.candidate.grading_set.project_id, user=user
@@ -251,7 +251,7 @@ def may_settle(*, dispute: Dispute, user: AbstractBaseUser) -> bool:
     return not graded_pair(candidate_id=dispute.candidate_id, user=user)
 
 
-def graded_pair(*, candidate_id: int, user: AbstractBaseUser) -> bool:
+def graded_pair(*, candidate_id: int, user: User) -> bool:
     return (
         Grade.objects.filter(candidate_id=candidate_id, editor=user).exists()
         or DisputeStatement.objects.filter(dispute__candidate_id=candidate_id, editor=user).exists()
@@ -259,7 +259,7 @@ def graded_pair(*, candidate_id: int, user: AbstractBaseUser) -> bool:
 
 
 @transaction.atomic
-def dispute_settle(*, dispute: Dispute, by: AbstractBaseUser, grade: int, note: str = "") -> FinalGrade:
+def dispute_settle(*, dispute: Dispute, by: User, grade: int, note: str = "") -> FinalGrade:
     """A reviewer's decision on a dispute in review: adopt an editor's grade or set another.
 
     A grade no editor put forward (originally or as a revision) overrides all of them and needs a
@@ -314,7 +314,7 @@ class TimelineEvent:
     at: datetime
     # graded, changed, undone, rechecked, opened, reason, revealed, revised, kept, in_review, decided
     kind: str
-    actor: AbstractBaseUser | None = None
+    actor: User | None = None
     grade: int | None = None
     old_grade: int | None = None
     text: str = ""
@@ -358,7 +358,7 @@ class Timeline:
     hidden: str = ""
 
 
-def _history_of(candidate: Candidate) -> list[tuple[GradeHistory, AbstractBaseUser]]:
+def _history_of(candidate: Candidate) -> list[tuple[GradeHistory, User]]:
     """The pair's grade history with, for each entry, the editor whose grade it is.
 
     Entries name the pair directly when the model has `GradeHistory.candidate` (so they outlive an
@@ -376,7 +376,7 @@ def _history_of(candidate: Candidate) -> list[tuple[GradeHistory, AbstractBaseUs
     return result
 
 
-def pair_timeline(*, candidate: Candidate, viewer: AbstractBaseUser, membership: Membership) -> Timeline:
+def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership) -> Timeline:
     """Every grade, reason, reveal, revision and decision of the pair, oldest first, as `viewer` may see it.
 
     Blindness holds here too: until a dispute is revealed (or the pair is settled), a person who

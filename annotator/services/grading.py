@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
@@ -73,7 +73,7 @@ def pair_lock_reason(candidate: Candidate) -> str | None:
     return None
 
 
-def _record(grade: Grade, *, by: AbstractBaseUser, kind: str, old: tuple[int | None, str], new: tuple[int | None, str]) -> None:
+def _record(grade: Grade, *, by: User, kind: str, old: tuple[int | None, str], new: tuple[int | None, str]) -> None:
     GradeHistory.objects.create(
         grade=grade, candidate_id=grade.candidate_id, editor_id=grade.editor_id, changed_by=by, kind=kind,
         old_grade=old[0], old_reason=old[1], new_grade=new[0], new_reason=new[1],
@@ -84,7 +84,7 @@ def _record(grade: Grade, *, by: AbstractBaseUser, kind: str, old: tuple[int | N
 def grade_submit(
     *,
     candidate: Candidate,
-    editor: AbstractBaseUser,
+    editor: User,
     value: int,
     reason: str = "",
     document_version: int | None = None,
@@ -177,7 +177,7 @@ def _undo_target(entries: Iterable[GradeHistory]) -> GradeHistory | None:
 
 
 @transaction.atomic
-def grade_undo(*, editor: AbstractBaseUser, grading_set: GradingSet, query: Query) -> UndoResult:
+def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoResult:
     """Undo `editor`'s last grade action on this query of this set (repeatable, like an undo stack).
 
     The undo is itself recorded (history kind UNDONE). Undoing a first grade deletes the grade,
@@ -190,6 +190,8 @@ def grade_undo(*, editor: AbstractBaseUser, grading_set: GradingSet, query: Quer
     target = _undo_target(entries)
     if target is None:
         raise GradingError(_("There is nothing to undo on this page."))
+    # `entries` joins through candidate__grading_set, so an entry with a null candidate never matches.
+    assert target.candidate_id is not None
     candidate = (
         Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=target.candidate_id)
     )
@@ -215,12 +217,12 @@ def grade_undo(*, editor: AbstractBaseUser, grading_set: GradingSet, query: Quer
     return UndoResult(candidate=candidate, grade=grade)
 
 
-def shuffle_key(editor: AbstractBaseUser, candidate: Candidate) -> str:
+def shuffle_key(editor: User, candidate: Candidate) -> str:
     """A stable per-editor order that carries no system's rank: hash of (editor, candidate)."""
     return hashlib.sha256(f"{editor.pk}:{candidate.pk}".encode()).hexdigest()
 
 
-def shuffled_for(editor: AbstractBaseUser, candidates: Iterable[Candidate]) -> list[Candidate]:
+def shuffled_for(editor: User, candidates: Iterable[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: shuffle_key(editor, c))
 
 
@@ -228,7 +230,7 @@ def shuffled_for(editor: AbstractBaseUser, candidates: Iterable[Candidate]) -> l
 
 
 def queue_candidates(
-    *, project: Project, editor: AbstractBaseUser, grading_set: GradingSet | None = None
+    *, project: Project, editor: User, grading_set: GradingSet | None = None
 ) -> QuerySet[Candidate]:
     """Pairs this editor could be sent to now: in an open set, unsettled, not graded by them, and
     with room left once the pair's grades and other editors' live reservations are counted."""
@@ -251,7 +253,7 @@ def queue_candidates(
 
 @transaction.atomic
 def queue_next(
-    *, project: Project, editor: AbstractBaseUser, grading_set: GradingSet | None = None
+    *, project: Project, editor: User, grading_set: GradingSet | None = None
 ) -> tuple[GradingSet, Query] | None:
     """The (set, query) with the most pairs this editor can still grade; reserves those pairs.
 
@@ -417,7 +419,7 @@ def candidates_add(
     *,
     grading_set: GradingSet,
     pairs: Sequence[PooledPair],
-    by: AbstractBaseUser | None,
+    by: User | None,
     depth: int | None = None,
 ) -> CandidateSummary:
     """Add (query, document) pairs to a set, all or nothing; every unknown ID is an error naming its line.
@@ -477,7 +479,7 @@ def candidates_add(
 
 @transaction.atomic
 def candidates_add_by_hand(
-    *, grading_set: GradingSet, query: Query, documents: Sequence[Document], by: AbstractBaseUser
+    *, grading_set: GradingSet, query: Query, documents: Sequence[Document], by: User
 ) -> CandidateSummary:
     summary = CandidateSummary(queries=1)
     for document in documents:
@@ -508,7 +510,7 @@ def candidate_remove(*, candidate: Candidate) -> None:
 
 @transaction.atomic
 def criteria_publish(
-    *, project: Project, levels: dict[int, str], change: str, note: str, by: AbstractBaseUser
+    *, project: Project, levels: dict[int, str], change: str, note: str, by: User
 ) -> tuple[CriteriaVersion, int]:
     """Publish the next criteria version. Meaning-changing: every grade in an open set made under
     an older version is flagged for re-checking. Returns (version, grades flagged)."""

@@ -19,7 +19,7 @@ from datetime import UTC
 from pathlib import PurePath
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils.text import slugify
@@ -54,7 +54,7 @@ def pool_version_create(
     pool: Pool,
     judgments: Iterable[tuple[str, str, int, str]],
     source: str,
-    by: AbstractBaseUser,
+    by: User,
     grading_set: GradingSet | None = None,
     criteria_versions: list[int] | None = None,
     provenance: Mapping[str, Any] | None = None,
@@ -107,7 +107,7 @@ def pool_version_create(
     return version
 
 
-def _require_role(project: Project, user: AbstractBaseUser, role: Role) -> None:
+def _require_role(project: Project, user: User, role: Role) -> None:
     """Services check the role too, so a shell or another view cannot skip the rule."""
     membership = Membership.objects.filter(project=project, user=user, user__is_active=True).first()
     if membership is None or not membership.can(role):
@@ -250,7 +250,7 @@ def _provenance(preview: FreezePreview, included: list[Candidate], excluded: int
 
 @transaction.atomic
 def pool_freeze(
-    *, grading_set: GradingSet, by: AbstractBaseUser, exclude_unsettled: bool = False, reason: str = ""
+    *, grading_set: GradingSet, by: User, exclude_unsettled: bool = False, reason: str = ""
 ) -> PoolVersion:
     """Freeze every final grade of `grading_set` as the next version of its pool (reviewer+).
 
@@ -342,7 +342,7 @@ def _unique_set_name(project: Project, wanted: str) -> str:
 
 
 @transaction.atomic
-def grading_set_create_from_version(*, version: PoolVersion, by: AbstractBaseUser, name: str = "") -> GradingSet:
+def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str = "") -> GradingSet:
     """Copy frozen `version` into a new open grading set of the same pool (reviewer+).
 
     Every pair becomes a candidate (source `copied`) with its final grade copied (source kept), so
@@ -422,7 +422,7 @@ class PoolImportError(Exception):
 def pool_import(
     *,
     project: Project,
-    by: AbstractBaseUser,
+    by: User,
     data: bytes,
     file_name: str,
     fmt: str,

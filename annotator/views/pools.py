@@ -78,8 +78,11 @@ def pool_list(request: ProjectRequest, slug: str) -> HttpResponse:
         .order_by("name")
     )
     page = Paginator(pools, 25).get_page(request.GET.get("page"))
-    latest = PoolVersion.objects.select_related("frozen_by").in_bulk([p.latest_id for p in page if p.latest_id])
-    rows = [(p, latest.get(p.latest_id)) for p in page]
+    # The stubs' plugin types the annotated rows but loses their annotations through Paginator's Page.
+    latest = PoolVersion.objects.select_related("frozen_by").in_bulk(
+        [p.latest_id for p in page if p.latest_id]  # type: ignore[attr-defined]
+    )
+    rows = [(p, latest.get(p.latest_id)) for p in page]  # type: ignore[attr-defined]
     context = {
         "page": page,
         "rows": rows,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator.access import HtmxHttpRequest, ProjectRequest, project_role, signed_in
+from annotator.access import ProjectRequest, SignedInRequest, project_role, signed_in
 from annotator.forms import MemberAddForm, MemberRoleForm
 from annotator.models import Candidate, Dispute, Grade, GradingSet, Membership, PoolVersion, Project, Role
 from evaluation.models import Comparison
@@ -16,7 +18,7 @@ from evaluation.models import Comparison
 
 @signed_in
 @require_GET
-def home(request: HtmxHttpRequest) -> HttpResponse:
+def home(request: SignedInRequest) -> HttpResponse:
     memberships = (
         Membership.objects.filter(user=request.user).select_related("project").order_by("project__name")
     )
@@ -98,7 +100,9 @@ def member_update(request: ProjectRequest, slug: str, membership_id: int) -> Htt
         )
     else:
         for error in form.errors.get("role", []):
-            messages.error(request, error)
+            # ErrorList yields message strings (its __getitem__ renders ValidationErrors); the stubs
+            # type the items as ValidationError | str.
+            messages.error(request, cast(str, error))
     return redirect("member_list", slug=request.project.slug)
 
 
