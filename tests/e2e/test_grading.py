@@ -26,7 +26,12 @@ def grading_demo(monkeypatch: pytest.MonkeyPatch, transactional_db: None) -> Non
 
 
 def focused_document(page: Page) -> str:
-    """The external ID of the document whose row has the keyboard focus."""
+    """The external ID of the document whose row has the keyboard focus.
+
+    Waits for a row to hold the focus: while htmx swaps a saved row in, the focus is briefly on
+    <body> until grading.js puts it back.
+    """
+    page.wait_for_function("document.activeElement && document.activeElement.closest('article.candidate')")
     return page.evaluate(
         "document.activeElement.closest('article.candidate')"
         ".querySelector('.candidate-head .muted').textContent.split('·')[0].trim()"
@@ -46,9 +51,9 @@ def test_editor_a_grades_every_demo_candidate_with_the_keyboard_and_the_grades_s
     graded: dict[str, str] = {}
     for _ in range(len(SEED_GRADES)):
         doc = focused_document(page)
-        row = page.locator("article.candidate:focus")
+        row_id = page.locator("article.candidate:focus").get_attribute("id")
         page.keyboard.press(SEED_GRADES[doc])
-        expect(page.locator(f"#{row.get_attribute('id')}")).to_have_attribute("data-state", "saved")
+        expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
         if doc == "B":  # the basis of a 2: type it in the reason box, Ctrl+Enter saves it with the grade
             page.keyboard.press("r")
             page.keyboard.type("说明了如何申请修改，但没有截止时间")
@@ -80,9 +85,9 @@ def test_editor_a_grades_every_demo_candidate_with_the_keyboard_and_the_grades_s
 def test_undo_and_the_shortcut_help_work_from_the_keyboard(page: Page, live_server: Any, grading_demo: None) -> None:
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    expect(page.get_by_role("button", name="Start grading")).to_be_focused()  # autofocus done: Enter opens it
     page.keyboard.press("Enter")
-    first = page.locator("article.candidate:focus")
-    row_id = first.get_attribute("id")
+    row_id = page.locator("article.candidate:focus").get_attribute("id")
     page.keyboard.press("1")
     expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
     page.keyboard.press("u")
@@ -101,6 +106,7 @@ def test_undo_and_the_shortcut_help_work_from_the_keyboard(page: Page, live_serv
 def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(page: Page, live_server: Any, grading_demo: None) -> None:
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    expect(page.get_by_role("button", name="Start grading")).to_be_focused()  # autofocus done: Enter opens it
     page.keyboard.press("Enter")
     row_id = page.locator("article.candidate:focus").get_attribute("id")
     page.context.set_offline(True)
