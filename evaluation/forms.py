@@ -191,14 +191,8 @@ class RunUploadForm(forms.Form):
         version = self.cleaned_data.get("check_against")
         if version is None:
             return None
-        d = self.cleaned_data
-        return version, metrics.Settings(
-            k=d["k"],
-            unjudged=d["unjudged"],
-            ties=d["ties"],
-            missing_queries=d["missing_queries"],
-            extra_queries=d["extra_queries"],
-        )
+        # This form has no gain, zero-IDCG or seed fields: those keep the contract's defaults.
+        return version, metrics.Settings.from_mapping(self.cleaned_data)
 
 
 class ComparisonForm(forms.Form):
@@ -238,17 +232,7 @@ class ComparisonForm(forms.Form):
         return data
 
     def settings(self) -> metrics.Settings:
-        d = self.cleaned_data
-        return metrics.Settings(
-            k=d["k"],
-            gain=d["gain"],
-            unjudged=d["unjudged"],
-            zero_idcg=d["zero_idcg"],
-            ties=d["ties"],
-            missing_queries=d["missing_queries"],
-            extra_queries=d["extra_queries"],
-            seed=d["seed"],
-        )
+        return metrics.Settings.from_mapping(self.cleaned_data)
 
 
 class WhatIfForm(forms.Form):

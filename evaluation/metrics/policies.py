@@ -6,8 +6,8 @@ rules that produced it (gain, unjudged documents, zero IDCG, ties, missing and e
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -146,6 +146,14 @@ class Settings:
         """Human-readable list of the settings that differ, e.g. ["k (10 vs 5)"]."""
         mine, theirs = self.as_dict(), other.as_dict()
         return [f"{key} ({mine[key]!r} vs {theirs[key]!r})" for key in mine if mine[key] != theirs[key]]
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> Settings:
+        """Settings from a form's cleaned data, command options or a stored dict.
+
+        Keys that are not settings are ignored; settings the mapping lacks keep their defaults.
+        """
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
 
     def describe(self) -> list[str]:
         """Each policy in words, for reports."""

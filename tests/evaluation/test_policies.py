@@ -91,3 +91,15 @@ def test_every_result_carries_its_settings() -> None:
 def test_unjudged_ids_below_k_never_enter_the_score() -> None:
     result = score_query(["A", "X"], POOL, Settings(k=1), query_id="q")
     assert result.ndcg == 1.0 and result.unjudged_in_top_k == 0
+
+
+def test_settings_from_a_mapping_take_the_settings_and_ignore_other_keys() -> None:
+    values = {"k": 3, "gain": "exponential", "seed": 7, "verbosity": 1, "qrels": "x.qrels"}
+    settings = Settings.from_mapping(values)
+    assert settings == Settings(k=3, gain="exponential", seed=7)
+    assert Settings.from_mapping({}) == Settings()
+
+
+def test_settings_from_a_mapping_are_validated_like_any_settings() -> None:
+    with pytest.raises(EvaluationError):
+        Settings.from_mapping({"k": 0})

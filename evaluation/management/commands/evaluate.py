@@ -122,16 +122,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            settings = Settings(
-                k=options["k"],
-                gain=options["gain"],
-                unjudged=options["unjudged"],
-                zero_idcg=options["zero_idcg"],
-                ties=options["ties"],
-                missing_queries=options["missing_queries"],
-                extra_queries=options["extra_queries"],
-                seed=options["seed"],
-            )
+            settings = Settings.from_mapping(options)
             pool = read_qrels(
                 options["qrels"],
                 format=options["qrels_format"],
