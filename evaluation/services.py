@@ -25,7 +25,6 @@ import json
 import math
 import re
 import zipfile
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -38,7 +37,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from annotator.models import PoolVersion, Project
-from annotator.models.pools import PoolIntegrityError
+from annotator.models.pools import PoolIntegrityError, parse_canonical
 from evaluation import formats, metrics
 from evaluation.models import Comparison, Run, RunFormat, RunQuery
 
@@ -313,29 +312,6 @@ def run_check(
 # ---- Pools: verified loading --------------------------------------------------------------------
 
 
-def _grades_from_canonical(canonical: str) -> dict[str, dict[str, int]]:
-    """Same result as `annotator.models.pools.parse_canonical`, a few times faster.
-
-    The canonical text is sorted by query, so each query's lines are one contiguous block; the
-    split and the per-block dicts run in C instead of a Python loop per judgment.
-    """
-    if not canonical:
-        return {}
-    fields = canonical.replace("\n", "\t").split("\t")
-    fields.pop()  # the text ends with LF: one empty field after the last grade
-    query_ids, doc_ids, tokens = fields[0::3], fields[1::3], fields[2::3]
-    grade_of = {"0": 0, "1": 1, "2": 2, "3": 3}
-    grades = list(map(grade_of.__getitem__, tokens))
-    sizes = Counter(query_ids)
-    result: dict[str, dict[str, int]] = {}
-    start = 0
-    for query in dict.fromkeys(query_ids):
-        end = start + sizes[query]
-        result[query] = dict(zip(doc_ids[start:end], grades[start:end], strict=True))
-        start = end
-    return result
-
-
 def verify_pool(version: PoolVersion) -> None:
     """`version.verify()` (PoolIntegrityError on a mismatch), once per loaded instance.
 
@@ -357,7 +333,7 @@ def pool_for_scoring(version: PoolVersion) -> metrics.Pool:
     """
     verify_pool(version)
     return metrics.Pool._trusted(
-        _grades_from_canonical(version.canonical), f"{version.pool.name} v{version.number}"
+        parse_canonical(version.canonical), f"{version.pool.name} v{version.number}"
     )
 
 

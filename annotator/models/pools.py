@@ -61,11 +61,26 @@ def sha256_hex(canonical: str) -> str:
 
 
 def parse_canonical(canonical: str) -> dict[str, dict[str, int]]:
-    grades: dict[str, dict[str, int]] = {}
-    for line in canonical.splitlines():
-        query_id, doc_id, grade = line.split("\t")
-        grades.setdefault(query_id, {})[doc_id] = int(grade)
-    return grades
+    """{query_id: {doc_id: grade}} from the canonical text (a million lines in well under a second).
+
+    The text is sorted by query, so each query's lines are one contiguous block; splitting once and
+    building each block's dict with zip keeps the per-judgment work in C.
+    """
+    if not canonical:
+        return {}
+    fields = canonical.replace("\n", "\t").split("\t")
+    fields.pop()  # the text ends with LF: one empty field after the last grade
+    query_ids, doc_ids, tokens = fields[0::3], fields[1::3], fields[2::3]
+    grade_of = {"0": 0, "1": 1, "2": 2, "3": 3}
+    grades = list(map(grade_of.__getitem__, tokens))
+    sizes = Counter(query_ids)
+    result: dict[str, dict[str, int]] = {}
+    start = 0
+    for query in dict.fromkeys(query_ids):
+        end = start + sizes[query]
+        result[query] = dict(zip(doc_ids[start:end], grades[start:end], strict=True))
+        start = end
+    return result
 
 
 class PoolQuerySet(models.QuerySet["Pool"]):
