@@ -39,6 +39,7 @@ from django.utils.translation import gettext as _
 from annotator.models import PoolVersion, Project
 from annotator.models.pools import PoolIntegrityError, parse_canonical
 from evaluation import formats, metrics
+from evaluation.metrics.policies import gettext_noop
 from evaluation.models import Comparison, Run, RunFormat, RunQuery
 
 __all__ = [
@@ -84,8 +85,9 @@ class ComparisonInputError(Exception):
 def describe_error(error: metrics.EvaluationError, *, run: str | None = None) -> str:
     """The engine's one-line error, prefixed (in the UI language) with the run, file and line.
 
-    The engine names the query, the document and the value in English (it is a Django-free
-    library); the part that points into the user's own file is translated here.
+    The engine's sentence comes as an English template with its values (it is a Django-free
+    library); the template is translated here through the project's catalog, and so is the part
+    that points into the user's own file.
     """
     where = []
     if run:
@@ -94,9 +96,10 @@ def describe_error(error: metrics.EvaluationError, *, run: str | None = None) ->
         where.append(_("file %(file)s") % {"file": error.source})
     if error.line is not None:
         where.append(_("line %(line)s") % {"line": error.line})
+    problem = error.translated(_)
     if not where:
-        return error.detail
-    return _("%(where)s: %(problem)s") % {"where": ", ".join(where), "problem": error.detail}
+        return problem
+    return _("%(where)s: %(problem)s") % {"where": ", ".join(where), "problem": problem}
 
 
 # ---- Runs: parsing uploads ----------------------------------------------------------------------
@@ -138,19 +141,22 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
             head, colon, tail = line.partition("：")
         if not colon:
             raise metrics.EvaluationError(
-                f"expected 'query_id: doc_id, doc_id, ...' but found no colon in {line[:80]!r}",
+                gettext_noop("expected 'query_id: doc_id, doc_id, ...' but found no colon in %(line)r"),
+                {"line": line[:80]},
                 source=source,
                 line=number,
             )
         query = head.strip()
         if not query:
             raise metrics.EvaluationError(
-                "the query ID before the colon is empty", source=source, line=number
+                gettext_noop("the query ID before the colon is empty"), source=source, line=number
             )
         if query in first_line:
             raise metrics.EvaluationError(
-                f"query {query!r} is listed twice (lines {first_line[query]} and {number}); "
-                "give each query one line",
+                gettext_noop(
+                    "query %(query)r is listed twice (lines %(first)s and %(second)s); give each query one line"
+                ),
+                {"query": query, "first": first_line[query], "second": number},
                 query=query,
                 source=source,
                 line=number,
@@ -161,8 +167,10 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
         for position, doc in enumerate(ranking, start=1):
             if doc in seen:
                 raise metrics.EvaluationError(
-                    f"query {query!r}: document {doc!r} appears twice in the ranking "
-                    f"(positions {seen[doc]} and {position})",
+                    gettext_noop(
+                        "query %(query)r: document %(doc)r appears twice in the ranking (positions %(first)s and %(second)s)"
+                    ),
+                    {"query": query, "doc": doc, "first": seen[doc], "second": position},
                     query=query,
                     doc_id=doc,
                     source=source,
@@ -990,7 +998,9 @@ def _run_copy(run: Run, label: str) -> tuple[str, bytes]:
         except metrics.EvaluationError:
             continue
         return f"runs/{label}.{extension}", stream.getvalue().encode("utf-8")
-    raise metrics.EvaluationError(f"run {run.name!r} cannot be written in a format evaluate reads")
+    raise metrics.EvaluationError(
+        gettext_noop("run %(name)r cannot be written in a format evaluate reads"), {"name": run.name}
+    )
 
 
 def comparison_export(*, comparison: Comparison) -> tuple[str, bytes]:

@@ -499,11 +499,12 @@ def parse_grade_map(text: str) -> dict[int, int]:
     """'-1:0,4:3' -> {-1: 0, 4: 3}; PoolImportError naming the bad entry."""
     from evaluation.formats import EvaluationError
     from evaluation.formats import parse_grade_map as parse
+    from evaluation.services import describe_error
 
     try:
         return parse(text)
     except EvaluationError as exc:
-        raise PoolImportError(_("Grade map refused: %(error)s") % {"error": exc}) from exc
+        raise PoolImportError(_("Grade map refused: %(error)s") % {"error": describe_error(exc)}) from exc
 
 
 def read_judgments(
@@ -511,6 +512,7 @@ def read_judgments(
 ) -> list[tuple[str, str, int]]:
     """Parse a judgments file with evaluation.formats; PoolImportError names the line on any problem."""
     from evaluation.formats import EvaluationError, read_qrels
+    from evaluation.services import describe_error
 
     if fmt not in READER_FORMATS:
         raise PoolImportError(
@@ -529,8 +531,7 @@ def read_judgments(
     try:
         qrels = read_qrels(stream, format=READER_FORMATS[fmt], grade_map=dict(grade_map or {}))
     except EvaluationError as exc:
-        # The readers' detail (file, line, value, rule) is English: frame it in the UI language.
-        raise PoolImportError(_("Nothing was imported: %(error)s") % {"error": exc}) from exc
+        raise PoolImportError(_("Nothing was imported: %(error)s") % {"error": describe_error(exc)}) from exc
     rows = [(q, d, g) for q in qrels for d, g in qrels[q].items()]
     try:
         canonical_serialisation(rows)  # stricter than the readers: no tab or line break inside an ID
@@ -547,6 +548,7 @@ def export_data(version: PoolVersion, fmt: str) -> tuple[str, str]:
     """(file name, text) of `version` in `fmt`, written by evaluation.formats from the hash-checked judgments."""
     from evaluation.formats import EvaluationError, write_qrels
     from evaluation.formats import Pool as Qrels
+    from evaluation.services import describe_error
 
     if fmt not in READER_FORMATS:
         raise PoolExportError(
@@ -557,7 +559,7 @@ def export_data(version: PoolVersion, fmt: str) -> tuple[str, str]:
         write_qrels(stream, Qrels(version.judgments_by_query()), format=READER_FORMATS[fmt])
     except EvaluationError as exc:
         raise PoolExportError(
-            _("This version cannot be written as %(fmt)s: %(error)s") % {"fmt": fmt, "error": exc}
+            _("This version cannot be written as %(fmt)s: %(error)s") % {"fmt": fmt, "error": describe_error(exc)}
         ) from exc
     return f"{_file_stem(version)}.{fmt}", stream.getvalue()
 

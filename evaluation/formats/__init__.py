@@ -32,7 +32,7 @@ from evaluation.formats.tabular import (
 )
 from evaluation.formats.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 from evaluation.metrics.data import Pool, Run
-from evaluation.metrics.policies import EvaluationError
+from evaluation.metrics.policies import EvaluationError, gettext_noop
 
 
 def read_qrels(source: Source, *, format: str = "auto", grade_map: dict[int, int] | None = None) -> Pool:
@@ -41,7 +41,7 @@ def read_qrels(source: Source, *, format: str = "auto", grade_map: dict[int, int
     reader = {"trec": read_trec_qrels, "csv": read_csv_qrels, "jsonl": read_jsonl_qrels}[kind]
     pool = reader(source, grade_map=grade_map)
     if not len(pool):
-        raise EvaluationError("no judgments found", source=source_name(source))
+        raise EvaluationError(gettext_noop("no judgments found"), source=source_name(source))
     return pool
 
 

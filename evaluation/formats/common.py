@@ -17,7 +17,14 @@ from typing import IO, Literal
 import numpy as np
 
 from evaluation.metrics.data import Pool, Run
-from evaluation.metrics.policies import MAX_GRADE, MIN_GRADE, EvaluationError, is_integer
+from evaluation.metrics.policies import (
+    MAX_GRADE,
+    MIN_GRADE,
+    EvaluationError,
+    gettext_noop,
+    grade_error,
+    is_integer,
+)
 
 Format = Literal["trec", "csv", "jsonl"]
 FORMATS: tuple[Format, ...] = ("trec", "csv", "jsonl")
@@ -34,7 +41,10 @@ def detect_format(source: Source, explicit: str = "auto") -> Format:
     """
     if explicit != "auto":
         if explicit not in FORMATS:
-            raise EvaluationError(f"unknown format {explicit!r}; allowed: auto, {', '.join(FORMATS)}")
+            raise EvaluationError(
+                gettext_noop("unknown format %(format)r; allowed: auto, %(allowed)s"),
+                {"format": explicit, "allowed": ", ".join(FORMATS)},
+            )
         return explicit  # type: ignore[return-value]
     name = source_name(source)
     suffix = Path(name).suffix.lower()
@@ -67,7 +77,9 @@ def with_source[T](
                 handle = open(path, encoding="utf-8-sig", newline=newline)  # noqa: SIM115 - closed below
             except OSError as error:
                 raise EvaluationError(
-                    f"cannot read the file: {error.strerror or error}", source=name
+                    gettext_noop("cannot read the file: %(reason)s"),
+                    {"reason": error.strerror or error},
+                    source=name,
                 ) from None
             handles.append(handle)
             return handle
@@ -99,8 +111,8 @@ def _utf8_error(path: Path, name: str) -> EvaluationError:
             try:
                 line.decode("utf-8")
             except UnicodeDecodeError:
-                return EvaluationError("the file is not valid UTF-8", source=name, line=number)
-    return EvaluationError("the file is not valid UTF-8", source=name)
+                return EvaluationError(gettext_noop("the file is not valid UTF-8"), source=name, line=number)
+    return EvaluationError(gettext_noop("the file is not valid UTF-8"), source=name)
 
 
 def parse_grade_map(text: str | None) -> dict[int, int]:
@@ -116,14 +128,16 @@ def parse_grade_map(text: str | None) -> dict[int, int]:
         pieces = part.split(":")
         if len(pieces) != 2 or not all(_INTEGER.fullmatch(piece.strip()) for piece in pieces):
             raise EvaluationError(
-                f"grade map entry {part.strip()!r} is not FROM:TO with integers (example: '-1:0,4:3')"
+                gettext_noop("grade map entry %(entry)r is not FROM:TO with integers (example: '-1:0,4:3')"),
+                {"entry": part.strip()},
             )
         source_grade, target = (int(piece) for piece in pieces)
         if source_grade in mapping:
-            raise EvaluationError(f"grade map maps {source_grade} twice")
+            raise EvaluationError(gettext_noop("grade map maps %(grade)s twice"), {"grade": source_grade})
         if not MIN_GRADE <= target <= MAX_GRADE:
             raise EvaluationError(
-                f"grade map target {target} (for {source_grade}) is outside {MIN_GRADE}..{MAX_GRADE}"
+                gettext_noop("grade map target %(target)s (for %(grade)s) is outside %(low)s..%(high)s"),
+                {"target": target, "grade": source_grade, "low": MIN_GRADE, "high": MAX_GRADE},
             )
         mapping[source_grade] = target
     return mapping
@@ -145,8 +159,19 @@ class GradeReader:
         if MIN_GRADE <= value <= MAX_GRADE:
             return value
         raise EvaluationError(
-            f"query {query!r}, document {doc!r}: grade {shown} is outside {MIN_GRADE}..{MAX_GRADE}; "
-            f"map it with a grade map, e.g. '{value}:{MAX_GRADE if value > MAX_GRADE else MIN_GRADE}'",
+            gettext_noop(
+                "query %(query)r, document %(doc)r: grade %(grade)s is outside %(low)s..%(high)s; "
+                "map it with a grade map, e.g. '%(value)s:%(target)s'"
+            ),
+            {
+                "query": query,
+                "doc": doc,
+                "grade": shown,
+                "low": MIN_GRADE,
+                "high": MAX_GRADE,
+                "value": value,
+                "target": MAX_GRADE if value > MAX_GRADE else MIN_GRADE,
+            },
             query=query,
             doc_id=doc,
             source=self.source,
@@ -156,8 +181,11 @@ class GradeReader:
     def from_token(self, token: str, query: str, doc: str, line: int) -> int:
         if not _INTEGER.fullmatch(token):
             raise EvaluationError(
-                f"query {query!r}, document {doc!r}: grade {token!r} is not an integer; "
-                f"grades are integers {MIN_GRADE}..{MAX_GRADE}",
+                gettext_noop(
+                    "query %(query)r, document %(doc)r: grade %(token)r is not an integer; "
+                    "grades are integers %(low)s..%(high)s"
+                ),
+                {"query": query, "doc": doc, "token": token, "low": MIN_GRADE, "high": MAX_GRADE},
                 query=query,
                 doc_id=doc,
                 source=self.source,
@@ -168,22 +196,30 @@ class GradeReader:
     def from_value(self, value: object, query: str, doc: str, line: int) -> int:
         """A JSON value: only a JSON integer is a grade (not true, 2.0 or "2")."""
         if not is_integer(value):
-            raise EvaluationError(
-                f"query {query!r}, document {doc!r}: grade must be an integer {MIN_GRADE}..{MAX_GRADE}, "
-                f"got {value!r} ({type(value).__name__})",
-                query=query,
-                doc_id=doc,
-                source=self.source,
-                line=line,
-            )
+            error = grade_error(value, query=query, doc_id=doc, source=self.source, line=line)
+            assert error is not None
+            raise error
         return self._range(int(value), query, doc, line, repr(value))  # type: ignore[call-overload]
 
 
-def check_id(value: object, what: str, *, source: str, line: int, query: str | None = None) -> str:
+def check_query_id(value: object, *, source: str, line: int) -> str:
     if not isinstance(value, str) or not value or value != value.strip():
-        where = f"query {query!r}: " if query is not None else ""
         raise EvaluationError(
-            f"{where}{what} must be a non-empty string without surrounding spaces, got {value!r}",
+            gettext_noop("query_id must be a non-empty string without surrounding spaces, got %(value)r"),
+            {"value": value},
+            source=source,
+            line=line,
+        )
+    return value
+
+
+def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
+    if not isinstance(value, str) or not value or value != value.strip():
+        raise EvaluationError(
+            gettext_noop(
+                "query %(query)r: doc_id must be a non-empty string without surrounding spaces, got %(value)r"
+            ),
+            {"query": query, "value": value},
             query=query,
             source=source,
             line=line,
@@ -206,7 +242,10 @@ class QrelsBuilder:
             self.lines[query] = {}
         if doc in docs:
             raise EvaluationError(
-                f"query {query!r}, document {doc!r} is judged twice (lines {self.lines[query][doc]} and {line})",
+                gettext_noop(
+                    "query %(query)r, document %(doc)r is judged twice (lines %(first)s and %(second)s)"
+                ),
+                {"query": query, "doc": doc, "first": self.lines[query][doc], "second": line},
                 query=query,
                 doc_id=doc,
                 source=self.source,
@@ -237,10 +276,20 @@ class RunBuilder:
         if self.scored is None:
             self.scored = scored
         elif scored != self.scored:
-            missing = "score" if self.scored else "rank"
+            template = (
+                gettext_noop(
+                    "query %(query)r, document %(doc)r: this row has no score but earlier rows do; "
+                    "a run is either scored or rank-only"
+                )
+                if self.scored
+                else gettext_noop(
+                    "query %(query)r, document %(doc)r: this row has no rank but earlier rows do; "
+                    "a run is either scored or rank-only"
+                )
+            )
             raise EvaluationError(
-                f"query {query!r}, document {doc!r}: this row has no {missing} but earlier rows do; "
-                "a run is either scored or rank-only",
+                template,
+                {"query": query, "doc": doc},
                 query=query,
                 doc_id=doc,
                 source=self.source,
@@ -249,7 +298,10 @@ class RunBuilder:
         seen = self.seen.setdefault(query, {})
         if doc in seen:
             raise EvaluationError(
-                f"query {query!r}: document {doc!r} appears twice in the run (lines {seen[doc]} and {line})",
+                gettext_noop(
+                    "query %(query)r: document %(doc)r appears twice in the run (lines %(first)s and %(second)s)"
+                ),
+                {"query": query, "doc": doc, "first": seen[doc], "second": line},
                 query=query,
                 doc_id=doc,
                 source=self.source,
@@ -268,14 +320,22 @@ class RunBuilder:
                 rows = sorted(rows, key=lambda row: row[2])  # type: ignore[arg-type, return-value]
                 for position, (doc, _score, rank, line) in enumerate(rows, start=1):
                     if rank != position:
-                        previous = rows[position - 2][3] if position > 1 else None
-                        problem = (
-                            f"rank {rank} appears twice (lines {previous} and {line})"
-                            if position > 1 and rows[position - 2][2] == rank
-                            else f"ranks must be 1..n without gaps, but rank {rank} is at position {position}"
-                        )
+                        params = {"query": query, "doc": doc, "rank": rank}
+                        if position > 1 and rows[position - 2][2] == rank:
+                            template = gettext_noop(
+                                "query %(query)r, document %(doc)r: rank %(rank)s appears twice "
+                                "(lines %(first)s and %(second)s)"
+                            )
+                            params |= {"first": rows[position - 2][3], "second": line}
+                        else:
+                            template = gettext_noop(
+                                "query %(query)r, document %(doc)r: ranks must be 1..n without gaps, "
+                                "but rank %(rank)s is at position %(position)s"
+                            )
+                            params["position"] = position
                         raise EvaluationError(
-                            f"query {query!r}, document {doc!r}: {problem}",
+                            template,
+                            params,
                             query=query,
                             doc_id=doc,
                             source=self.source,
@@ -307,7 +367,8 @@ def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> 
         value = float("nan")
     if value != value or value in (float("inf"), float("-inf")):
         raise EvaluationError(
-            f"query {query!r}, document {doc!r}: score {token!r} is not a finite number",
+            gettext_noop("query %(query)r, document %(doc)r: score %(token)r is not a finite number"),
+            {"query": query, "doc": doc, "token": token},
             query=query,
             doc_id=doc,
             source=source,
@@ -319,7 +380,8 @@ def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> 
 def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> int:
     if not _INTEGER.fullmatch(token) or int(token) < 1:
         raise EvaluationError(
-            f"query {query!r}, document {doc!r}: rank {token!r} is not a positive integer",
+            gettext_noop("query %(query)r, document %(doc)r: rank %(token)r is not a positive integer"),
+            {"query": query, "doc": doc, "token": token},
             query=query,
             doc_id=doc,
             source=source,

@@ -31,7 +31,8 @@ from evaluation.formats.common import (
     QrelsBuilder,
     RunBuilder,
     Source,
-    check_id,
+    check_doc_id,
+    check_query_id,
     open_target,
     parse_rank,
     parse_score,
@@ -39,7 +40,7 @@ from evaluation.formats.common import (
     with_source,
 )
 from evaluation.metrics.data import Pool, Run
-from evaluation.metrics.policies import EvaluationError, is_integer
+from evaluation.metrics.policies import EvaluationError, gettext_noop, is_integer
 
 QRELS_COLUMNS = ("query_id", "doc_id", "grade")
 RUN_COLUMNS = ("query_id", "doc_id", "rank", "score", "system")
@@ -53,15 +54,18 @@ def _csv_rows(
         header = next(reader)
     except StopIteration:
         raise EvaluationError(
-            f"the file is empty; expected a header {','.join(required)}", source=name
+            gettext_noop("the file is empty; expected a header %(header)s"),
+            {"header": ",".join(required)},
+            source=name,
         ) from None
     except csv.Error as error:
-        raise EvaluationError(f"malformed CSV: {error}", source=name, line=reader.line_num) from None
+        raise _malformed(error, name, reader.line_num) from None
     columns = {column.strip(): i for i, column in enumerate(header)}
     missing = [column for column in required if column not in columns]
     if missing:
         raise EvaluationError(
-            f"the header {header!r} lacks {', '.join(missing)}; expected columns {','.join(required)}",
+            gettext_noop("the header %(header)r lacks %(missing)s; expected columns %(required)s"),
+            {"header": header, "missing": ", ".join(missing), "required": ",".join(required)},
             source=name,
             line=reader.line_num,
         )
@@ -73,15 +77,24 @@ def _csv_rows(
                     continue
                 if len(row) != len(header):
                     raise EvaluationError(
-                        f"expected {len(header)} columns like the header, found {len(row)}: {row!r}",
+                        gettext_noop(
+                            "expected %(expected)s columns like the header, found %(found)s: %(row)r"
+                        ),
+                        {"expected": len(header), "found": len(row), "row": row},
                         source=name,
                         line=reader.line_num,
                     )
                 yield reader.line_num, row
         except csv.Error as error:
-            raise EvaluationError(f"malformed CSV: {error}", source=name, line=reader.line_num) from None
+            raise _malformed(error, name, reader.line_num) from None
 
     return columns, rows()
+
+
+def _malformed(error: csv.Error, name: str, line: int) -> EvaluationError:
+    return EvaluationError(
+        gettext_noop("malformed CSV: %(error)s"), {"error": str(error)}, source=name, line=line
+    )
 
 
 def read_csv_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -> Pool:
@@ -91,8 +104,8 @@ def read_csv_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -
         grades = GradeReader(grade_map, name)
         builder = QrelsBuilder(name)
         for line, row in rows:
-            query = check_id(row[q], "query_id", source=name, line=line)
-            doc = check_id(row[d], "doc_id", source=name, line=line, query=query)
+            query = check_query_id(row[q], source=name, line=line)
+            doc = check_doc_id(row[d], source=name, line=line, query=query)
             builder.add(query, doc, grades.from_token(row[g].strip(), query, doc, line), line)
         return builder.pool()
 
@@ -105,13 +118,13 @@ def read_csv_run(source: Source, *, name: str | None = None) -> Run:
     def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
         columns, rows = _csv_rows(open_lines(), label, ("query_id", "doc_id"))
         if "score" not in columns and "rank" not in columns:
-            raise EvaluationError("a run needs a score or a rank column", source=label, line=1)
+            raise EvaluationError(gettext_noop("a run needs a score or a rank column"), source=label, line=1)
         q, d = columns["query_id"], columns["doc_id"]
         score_at, rank_at = columns.get("score"), columns.get("rank")
         builder = RunBuilder(label)
         for line, row in rows:
-            query = check_id(row[q], "query_id", source=label, line=line)
-            doc = check_id(row[d], "doc_id", source=label, line=line, query=query)
+            query = check_query_id(row[q], source=label, line=line)
+            doc = check_doc_id(row[d], source=label, line=line, query=query)
             if score_at is not None:
                 score = parse_score(row[score_at].strip(), query, doc, source=label, line=line)
                 builder.add(query, doc, score, None, line)
@@ -137,18 +150,29 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
             value = json.loads(line)
         except json.JSONDecodeError as error:
             raise EvaluationError(
-                f"invalid JSON: {error.msg} (column {error.colno})", source=name, line=number
+                gettext_noop("invalid JSON: %(error)s (column %(column)s)"),
+                {"error": error.msg, "column": error.colno},
+                source=name,
+                line=number,
             ) from None
         if not isinstance(value, dict):
             raise EvaluationError(
-                f"expected a JSON object, found {type(value).__name__}", source=name, line=number
+                gettext_noop("expected a JSON object, found %(type)s"),
+                {"type": type(value).__name__},
+                source=name,
+                line=number,
             )
         yield number, value
 
 
 def _key(record: dict[str, Any], key: str, name: str, line: int) -> Any:
     if key not in record:
-        raise EvaluationError(f"the object has no {key!r} key: {record!r}", source=name, line=line)
+        raise EvaluationError(
+            gettext_noop("the object has no %(key)r key: %(record)r"),
+            {"key": key, "record": record},
+            source=name,
+            line=line,
+        )
     return record[key]
 
 
@@ -157,8 +181,8 @@ def read_jsonl_qrels(source: Source, *, grade_map: dict[int, int] | None = None)
         grades = GradeReader(grade_map, name)
         builder = QrelsBuilder(name)
         for line, record in _json_objects(open_lines(), name):
-            query = check_id(_key(record, "query_id", name, line), "query_id", source=name, line=line)
-            doc = check_id(_key(record, "doc_id", name, line), "doc_id", source=name, line=line, query=query)
+            query = check_query_id(_key(record, "query_id", name, line), source=name, line=line)
+            doc = check_doc_id(_key(record, "doc_id", name, line), source=name, line=line, query=query)
             builder.add(
                 query, doc, grades.from_value(_key(record, "grade", name, line), query, doc, line), line
             )
@@ -173,15 +197,16 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
     def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
         builder = RunBuilder(label)
         for line, record in _json_objects(open_lines(), label):
-            query = check_id(_key(record, "query_id", label, line), "query_id", source=label, line=line)
-            doc = check_id(
-                _key(record, "doc_id", label, line), "doc_id", source=label, line=line, query=query
-            )
+            query = check_query_id(_key(record, "query_id", label, line), source=label, line=line)
+            doc = check_doc_id(_key(record, "doc_id", label, line), source=label, line=line, query=query)
             if "score" in record:
                 score = record["score"]
                 if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
                     raise EvaluationError(
-                        f"query {query!r}, document {doc!r}: score must be a finite number, got {score!r}",
+                        gettext_noop(
+                            "query %(query)r, document %(doc)r: score must be a finite number, got %(score)r"
+                        ),
+                        {"query": query, "doc": doc, "score": score},
                         query=query,
                         doc_id=doc,
                         source=label,
@@ -192,7 +217,10 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
                 rank = record["rank"]
                 if not is_integer(rank) or rank < 1:
                     raise EvaluationError(
-                        f"query {query!r}, document {doc!r}: rank must be a positive integer, got {rank!r}",
+                        gettext_noop(
+                            "query %(query)r, document %(doc)r: rank must be a positive integer, got %(rank)r"
+                        ),
+                        {"query": query, "doc": doc, "rank": rank},
                         query=query,
                         doc_id=doc,
                         source=label,
@@ -201,7 +229,10 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
                 builder.add(query, doc, None, int(rank), line)
             else:
                 raise EvaluationError(
-                    f"query {query!r}, document {doc!r}: the object has neither 'score' nor 'rank'",
+                    gettext_noop(
+                        "query %(query)r, document %(doc)r: the object has neither 'score' nor 'rank'"
+                    ),
+                    {"query": query, "doc": doc},
                     query=query,
                     doc_id=doc,
                     source=label,

@@ -28,7 +28,7 @@ from evaluation.formats.common import (
     with_source,
 )
 from evaluation.metrics.data import Pool, Run
-from evaluation.metrics.policies import EvaluationError
+from evaluation.metrics.policies import EvaluationError, gettext_noop
 
 
 def read_trec_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -> Pool:
@@ -70,7 +70,8 @@ def _careful_qrels(lines: Iterator[str], grades: GradeReader, name: str) -> Pool
             continue
         if len(fields) != 4:
             raise EvaluationError(
-                f"expected 4 fields 'query iteration document grade', found {len(fields)}: {line.strip()!r}",
+                gettext_noop("expected 4 fields 'query iteration document grade', found %(found)s: %(line)r"),
+                {"found": len(fields), "line": line.strip()},
                 source=name,
                 line=number,
             )
@@ -152,7 +153,10 @@ def _careful_run(lines: Iterator[str], system: str, name: str) -> Run:
             continue
         if len(fields) < 6:
             raise EvaluationError(
-                f"expected 6 fields 'query Q0 document rank score tag', found {len(fields)}: {line.strip()!r}",
+                gettext_noop(
+                    "expected 6 fields 'query Q0 document rank score tag', found %(found)s: %(line)r"
+                ),
+                {"found": len(fields), "line": line.strip()},
                 source=name,
                 line=number,
             )
@@ -161,11 +165,20 @@ def _careful_run(lines: Iterator[str], system: str, name: str) -> Run:
     return builder.run(system)
 
 
-def _check_field(value: str, what: str, query: str | None = None) -> str:
+def _check_field(value: str, query: str | None = None) -> str:
+    """A query ID (query None) or a document ID of `query` that a TREC line can hold."""
     if not value or any(ch.isspace() for ch in value):
-        where = f"query {query!r}: " if query is not None else ""
+        if query is None:
+            raise EvaluationError(
+                gettext_noop("query ID %(value)r cannot be written to a TREC file (it contains whitespace)"),
+                {"value": value},
+            )
         raise EvaluationError(
-            f"{where}{what} {value!r} cannot be written to a TREC file (it contains whitespace)"
+            gettext_noop(
+                "query %(query)r: document ID %(value)r cannot be written to a TREC file (it contains whitespace)"
+            ),
+            {"query": query, "value": value},
+            query=query,
         )
     return value
 
@@ -175,10 +188,10 @@ def write_trec_qrels(target: Source, pool: Pool) -> None:
     stream, owned = open_target(target)
     try:
         for query in pool:
-            _check_field(query, "query ID")
+            _check_field(query)
             docs = pool[query]
             for doc in docs:
-                _check_field(doc, "document ID", query)
+                _check_field(doc, query)
             stream.writelines(f"{query} 0 {doc} {grade}\n" for doc, grade in docs.items())
     finally:
         if owned:
@@ -195,10 +208,10 @@ def write_trec_run(target: Source, run: Run, *, tag: str | None = None) -> None:
     stream, owned = open_target(target)
     try:
         for query in run.query_ids:
-            _check_field(query, "query ID")
+            _check_field(query)
             docs = run.ranking(query)
             for doc in docs:
-                _check_field(doc, "document ID", query)
+                _check_field(doc, query)
             scores = run.scores_of(query)
             shown = (
                 [repr(s) for s in scores]

@@ -28,8 +28,8 @@ from operator import itemgetter
 import numpy as np
 
 from evaluation.metrics.data import Pool, Run
-from evaluation.metrics.ndcg import QueryResult, discounts, ranked_indices, score_query
-from evaluation.metrics.policies import DEFAULT_SETTINGS, EvaluationError, Settings, gain_table
+from evaluation.metrics.ndcg import _UNJUDGED_ERROR, QueryResult, discounts, ranked_indices, score_query
+from evaluation.metrics.policies import DEFAULT_SETTINGS, EvaluationError, Settings, gain_table, gettext_noop
 
 # Grade codes inside the engine: -1 = unjudged ID, -2 = no document at this position.
 _UNJUDGED = -1
@@ -99,7 +99,9 @@ class RunResult:
         try:
             return self.pool._index[query_id]
         except KeyError:
-            raise EvaluationError(f"query {query_id!r} is not in the pool", query=query_id) from None
+            raise EvaluationError(
+                gettext_noop("query %(query)r is not in the pool"), {"query": query_id}, query=query_id
+            ) from None
 
     def ndcg_of(self, query_id: str) -> float | None:
         i = self._position(query_id)
@@ -233,8 +235,11 @@ def evaluate_run(
         if settings.extra_queries == "error":
             first = int(extra_at[0])
             raise EvaluationError(
-                f"query {run.query_ids[first]!r} of run {run.name!r} is not in the pool "
-                f"({len(extra_queries)} such queries); the extra-queries policy 'ignore' would skip them",
+                gettext_noop(
+                    "query %(query)r of run %(run)r is not in the pool (%(count)s such queries); "
+                    "the extra-queries policy 'ignore' would skip them"
+                ),
+                {"query": run.query_ids[first], "run": run.name, "count": len(extra_queries)},
                 query=run.query_ids[first],
                 source=run.source,
                 line=_line(run, _first_row_of(run, first)),
@@ -246,8 +251,11 @@ def evaluate_run(
     if settings.missing_queries == "error" and missing.any():
         first_missing = pool.query_ids[int(np.flatnonzero(missing)[0])]
         raise EvaluationError(
-            f"pool query {first_missing!r} is missing from run {run.name!r} "
-            f"({int(missing.sum())} missing); the missing-queries policy 'zero' would score them 0",
+            gettext_noop(
+                "pool query %(query)r is missing from run %(run)r (%(count)s missing); "
+                "the missing-queries policy 'zero' would score them 0"
+            ),
+            {"query": first_missing, "run": run.name, "count": int(missing.sum())},
             query=first_missing,
             source=run.source,
         )
@@ -302,8 +310,8 @@ def evaluate_run(
         query = run.query_ids[int(kept[row])]
         doc = run._docs[index]
         raise EvaluationError(
-            f"query {query!r}: document {doc!r} has no grade in the pool (unjudged); "
-            "the unjudged policy 'zero' would score it as gain 0",
+            _UNJUDGED_ERROR,
+            {"query": query, "doc": doc},
             query=query,
             doc_id=doc,
             source=run.source,

@@ -41,7 +41,7 @@ import numpy as np
 
 from evaluation.metrics.batch import RunResult, evaluate_run
 from evaluation.metrics.data import Pool, Run
-from evaluation.metrics.policies import DEFAULT_SETTINGS, EvaluationError, Settings
+from evaluation.metrics.policies import DEFAULT_SETTINGS, EvaluationError, Settings, gettext_noop
 
 N_PERMUTATIONS = 10_000
 N_RESAMPLES = 10_000
@@ -287,13 +287,18 @@ def compare_results(
     differences = a.settings.differences(b.settings)
     if differences:
         raise EvaluationError(
-            f"cannot compare {a.name!r} with {b.name!r}: they were scored under different settings: "
-            + ", ".join(differences)
+            gettext_noop(
+                "cannot compare %(a)r with %(b)r: they were scored under different settings: %(differences)s"
+            ),
+            {"a": a.name, "b": b.name, "differences": ", ".join(differences)},
         )
     if a.pool is not b.pool and a.pool.fingerprint != b.pool.fingerprint:
         raise EvaluationError(
-            f"cannot compare {a.name!r} with {b.name!r}: they were scored against different judgment pools "
-            f"({a.pool.fingerprint[:12]} vs {b.pool.fingerprint[:12]})"
+            gettext_noop(
+                "cannot compare %(a)r with %(b)r: they were scored against different judgment pools "
+                "(%(pool_a)s vs %(pool_b)s)"
+            ),
+            {"a": a.name, "b": b.name, "pool_a": a.pool.fingerprint[:12], "pool_b": b.pool.fingerprint[:12]},
         )
     paired_mask = ~a.excluded & ~b.excluded
     delta = np.where(paired_mask, b.ndcg - a.ndcg, np.nan)

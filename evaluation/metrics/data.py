@@ -17,13 +17,24 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.metrics.policies import EvaluationError, grade_problem
+from evaluation.metrics.policies import EvaluationError, gettext_noop, grade_error
 
 
-def _check_id(value: object, what: str, *, query: str | None = None) -> str:
+def _check_query_id(value: object) -> str:
     if not isinstance(value, str) or not value:
-        where = f"query {query!r}: " if query is not None else ""
-        raise EvaluationError(f"{where}{what} must be a non-empty string, got {value!r}", query=query)
+        raise EvaluationError(
+            gettext_noop("query ID must be a non-empty string, got %(value)r"), {"value": value}
+        )
+    return value
+
+
+def _check_doc_id(value: object, query: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise EvaluationError(
+            gettext_noop("query %(query)r: document ID must be a non-empty string, got %(value)r"),
+            {"query": query, "value": value},
+            query=query,
+        )
     return value
 
 
@@ -43,9 +54,13 @@ class Pool(Mapping[str, Mapping[str, int]]):
     def __init__(self, grades: Mapping[str, Mapping[str, int]], *, source: str | None = None) -> None:
         checked: dict[str, dict[str, int]] = {}
         for query, docs in grades.items():
-            _check_id(query, "query ID")
+            _check_query_id(query)
             if not isinstance(docs, Mapping):
-                raise EvaluationError(f"query {query!r}: grades must be a mapping of document ID to grade")
+                raise EvaluationError(
+                    gettext_noop("query %(query)r: grades must be a mapping of document ID to grade"),
+                    {"query": query},
+                    query=query,
+                )
             copy = dict(docs)
             values = list(copy.values())
             # Fast path: exact ints in range; otherwise find the offending entry for the message.
@@ -54,12 +69,10 @@ class Pool(Mapping[str, Mapping[str, int]]):
                 and (not values or 0 <= min(values) <= max(values) <= 3)
             ) or not all(type(doc) is str and doc for doc in copy):
                 for doc, grade in copy.items():
-                    _check_id(doc, "document ID", query=query)
-                    problem = grade_problem(grade)
-                    if problem is not None:
-                        raise EvaluationError(
-                            f"query {query!r}, document {doc!r}: {problem}", query=query, doc_id=doc
-                        )
+                    _check_doc_id(doc, query)
+                    error = grade_error(grade, query=query, doc_id=doc)
+                    if error is not None:
+                        raise error
                 copy = {doc: int(grade) for doc, grade in copy.items()}
             checked[query] = copy
         self._init(checked, source)
@@ -176,16 +189,24 @@ class Run:
             or bool(np.any(np.diff(bounds) < 0))
         ):
             raise EvaluationError(
-                f"run {name!r}: offsets must rise from 0 to the number of rows, one more than the queries"
+                gettext_noop(
+                    "run %(name)r: offsets must rise from 0 to the number of rows, one more than the queries"
+                ),
+                {"name": name},
             )
         score_array = None if scores is None else np.array(scores, dtype=np.float64)
         line_array = None if lines is None else np.array(lines, dtype=np.int64)
         for what, column in (("scores", score_array), ("lines", line_array)):
             if column is not None and column.shape != (n,):
-                raise EvaluationError(f"run {name!r}: {len(column)} {what} for {n} rows")
+                template = (
+                    gettext_noop("run %(name)r: %(count)s scores for %(rows)s rows")
+                    if what == "scores"
+                    else gettext_noop("run %(name)r: %(count)s lines for %(rows)s rows")
+                )
+                raise EvaluationError(template, {"name": name, "count": len(column), "rows": n})
         spans = bounds.tolist()
         for i, query in enumerate(query_ids):
-            _check_id(query, "query ID")
+            _check_query_id(query)
             start, end = spans[i], spans[i + 1]
             _check_ranking(
                 query,
@@ -196,7 +217,10 @@ class Run:
             if score_array is not None and not np.isfinite(score_array[start:end]).all():
                 bad = start + int(np.flatnonzero(~np.isfinite(score_array[start:end]))[0])
                 raise EvaluationError(
-                    f"query {query!r}, document {docs[bad]!r}: score must be a finite number, got {score_array[bad]!r}",
+                    gettext_noop(
+                        "query %(query)r, document %(doc)r: score must be a finite number, got %(score)r"
+                    ),
+                    {"query": query, "doc": docs[bad], "score": score_array[bad]},
                     query=query,
                     doc_id=docs[bad],
                     source=source,
@@ -242,7 +266,9 @@ class Run:
         if len(self._index) != len(self.query_ids):
             duplicate = next(q for i, q in enumerate(self.query_ids) if self._index[q] != i)
             raise EvaluationError(
-                f"run {name!r} lists query {duplicate!r} in two separate groups", query=duplicate
+                gettext_noop("run %(name)r lists query %(query)r in two separate groups"),
+                {"name": name, "query": duplicate},
+                query=duplicate,
             )
 
     @classmethod
@@ -252,9 +278,13 @@ class Run:
         docs: list[str] = []
         lengths: list[int] = []
         for query, ranking in rankings.items():
-            _check_id(query, "query ID")
+            _check_query_id(query)
             if isinstance(ranking, str | Mapping):
-                raise EvaluationError(f"query {query!r}: a ranking must be a sequence of document IDs")
+                raise EvaluationError(
+                    gettext_noop("query %(query)r: a ranking must be a sequence of document IDs"),
+                    {"query": query},
+                    query=query,
+                )
             items = list(ranking)
             _check_ranking(query, items, None, None)
             query_ids.append(query)
@@ -275,7 +305,7 @@ class Run:
         scores: list[Any] = []
         lengths: list[int] = []
         for query, entries in scored.items():
-            _check_id(query, "query ID")
+            _check_query_id(query)
             pairs = list(entries.items()) if isinstance(entries, Mapping) else list(entries)
             items = [doc for doc, _score in pairs]
             _check_ranking(query, items, None, None)
@@ -366,7 +396,8 @@ def _check_score(
 ) -> None:
     if isinstance(score, bool | np.bool_) or not isinstance(score, int | float | np.integer | np.floating):
         raise EvaluationError(
-            f"query {query!r}, document {doc_id!r}: score must be a number, got {score!r}",
+            gettext_noop("query %(query)r, document %(doc)r: score must be a number, got %(score)r"),
+            {"query": query, "doc": doc_id, "score": score},
             query=query,
             doc_id=doc_id,
             source=source,
@@ -374,7 +405,8 @@ def _check_score(
         )
     if not math.isfinite(float(score)):
         raise EvaluationError(
-            f"query {query!r}, document {doc_id!r}: score must be a finite number, got {score!r}",
+            gettext_noop("query %(query)r, document %(doc)r: score must be a finite number, got %(score)r"),
+            {"query": query, "doc": doc_id, "score": score},
             query=query,
             doc_id=doc_id,
             source=source,
@@ -393,7 +425,8 @@ def _check_ranking(
         line = lines[position] if lines is not None else None
         if not isinstance(doc, str) or not doc:
             raise EvaluationError(
-                f"query {query!r}: document ID must be a non-empty string, got {doc!r}",
+                gettext_noop("query %(query)r: document ID must be a non-empty string, got %(value)r"),
+                {"query": query, "value": doc},
                 query=query,
                 source=source,
                 line=line,
@@ -401,11 +434,18 @@ def _check_ranking(
         if doc in seen:
             first = seen[doc]
             if lines is not None:
-                where = f"lines {lines[first]} and {lines[position]}"
+                template = gettext_noop(
+                    "query %(query)r: document %(doc)r appears twice in the ranking (lines %(first)s and %(second)s)"
+                )
+                params = {"first": lines[first], "second": lines[position]}
             else:
-                where = f"positions {first + 1} and {position + 1}"
+                template = gettext_noop(
+                    "query %(query)r: document %(doc)r appears twice in the ranking (positions %(first)s and %(second)s)"
+                )
+                params = {"first": first + 1, "second": position + 1}
             raise EvaluationError(
-                f"query {query!r}: document {doc!r} appears twice in the ranking ({where})",
+                template,
+                params | {"query": query, "doc": doc},
                 query=query,
                 doc_id=doc,
                 source=source,

@@ -23,10 +23,14 @@ from evaluation.metrics.policies import (
     Settings,
     Ties,
     gain_function,
+    gettext_noop,
     validate_grade,
 )
 
-TIE_POLICY_HINT = "choose a tie policy: docid-desc (trec_eval), docid-asc, input-order or expected"
+_UNJUDGED_ERROR = gettext_noop(
+    "query %(query)r: document %(doc)r has no grade in the pool (unjudged); "
+    "the unjudged policy 'zero' would score it as gain 0"
+)
 
 
 def discount(rank: int) -> float:
@@ -133,12 +137,28 @@ def ranked_indices(
                 names = ", ".join(repr(doc_ids[i]) for i in members[:5]) + (
                     ", ..." if len(members) > 5 else ""
                 )
-                where = (
-                    f" (lines {', '.join(str(lines[i]) for i in members[:5])})" if lines is not None else ""
-                )
+                params = {
+                    "query": query_id,
+                    "docs": names,
+                    "score": ordered[start],
+                    "first": start + 1,
+                    "last": end,
+                }
+                if lines is not None:
+                    template = gettext_noop(
+                        "query %(query)r: documents %(docs)s share the score %(score)r at ranks "
+                        "%(first)s-%(last)s (lines %(lines)s); "
+                        "choose a tie policy: docid-desc (trec_eval), docid-asc, input-order or expected"
+                    )
+                    params["lines"] = ", ".join(str(lines[i]) for i in members[:5])
+                else:
+                    template = gettext_noop(
+                        "query %(query)r: documents %(docs)s share the score %(score)r at ranks %(first)s-%(last)s; "
+                        "choose a tie policy: docid-desc (trec_eval), docid-asc, input-order or expected"
+                    )
                 raise EvaluationError(
-                    f"query {query_id!r}: documents {names} share the score {ordered[start]!r} at ranks "
-                    f"{start + 1}-{end}{where}; {TIE_POLICY_HINT}",
+                    template,
+                    params,
                     query=query_id,
                     doc_id=doc_ids[members[0]],
                     source=source,
@@ -164,7 +184,11 @@ def _checked_pool(pool_grades: Mapping[str, int], query_id: str) -> dict[str, in
     grades = dict(pool_grades)
     for doc, grade in grades.items():
         if not isinstance(doc, str) or not doc:
-            raise EvaluationError(f"query {query_id!r}: document ID must be a non-empty string, got {doc!r}")
+            raise EvaluationError(
+                gettext_noop("query %(query)r: document ID must be a non-empty string, got %(value)r"),
+                {"query": query_id, "value": doc},
+                query=query_id,
+            )
         validate_grade(grade, query=query_id, doc_id=doc)
     return grades
 
@@ -209,7 +233,11 @@ def score_query(
     score_list: list[float] | None = None
     if scores is not None:
         if len(scores) != len(docs):
-            raise EvaluationError(f"query {query_id!r}: {len(scores)} scores for {len(docs)} documents")
+            raise EvaluationError(
+                gettext_noop("query %(query)r: %(scores)s scores for %(docs)s documents"),
+                {"query": query_id, "scores": len(scores), "docs": len(docs)},
+                query=query_id,
+            )
         for position, (doc, score) in enumerate(zip(docs, scores, strict=True)):
             line = lines[position] if lines is not None else None
             _check_score(score, query=query_id, doc_id=doc, source=source, line=line)
@@ -227,8 +255,8 @@ def score_query(
         if grade is None:
             if settings.unjudged == "error":
                 raise EvaluationError(
-                    f"query {query_id!r}: document {docs[index]!r} has no grade in the pool (unjudged); "
-                    "the unjudged policy 'zero' would score it as gain 0",
+                    _UNJUDGED_ERROR,
+                    {"query": query_id, "doc": docs[index]},
                     query=query_id,
                     doc_id=docs[index],
                     source=source,

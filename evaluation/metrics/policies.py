@@ -30,48 +30,72 @@ MIN_GRADE = 0
 MAX_GRADE = 3
 
 
+def gettext_noop(message: str) -> str:
+    """Marks an error template for the web app's message catalog (Django's `makemessages` looks
+    for this name). The engine itself reports in English and translates nothing: the template and
+    its parameters travel with the error, and a caller with a catalog translates the template."""
+    return message
+
+
 class EvaluationError(ValueError):
     """Bad input or a refused computation.
 
     The message is one line and names what is wrong: the query, the document ID and, for input
     read from a file, the file and the line. The parts are also kept as attributes so a web page
     can point at the offending row.
+
+    `template` is the English text with %(name)s placeholders (marked with `gettext_noop`) and
+    `params` fills them; `detail` is the filled-in English. `translated(gettext)` gives the same
+    sentence in a catalog's language, so the engine stays free of any i18n framework.
     """
 
     def __init__(
         self,
-        message: str,
+        template: str,
+        params: Mapping[str, object] | None = None,
         *,
         query: str | None = None,
         doc_id: str | None = None,
         source: str | None = None,
         line: int | None = None,
     ) -> None:
+        self.template = template
+        self.params = dict(params) if params is not None else None
         self.query = query
         self.doc_id = doc_id
         self.source = source
         self.line = line
-        self.detail = message
+        self.detail = template if self.params is None else template % self.params
         where = ""
         if source is not None and line is not None:
             where = f"{source}, line {line}: "
         elif source is not None:
             where = f"{source}: "
         # One line, always: the command prints it as the single line of its stderr.
-        super().__init__((where + message).replace("\n", " "))
+        super().__init__((where + self.detail).replace("\n", " "))
+
+    def translated(self, gettext: Callable[[str], str]) -> str:
+        """`detail` in the language of `gettext` (the English template's translation, filled in)."""
+        text = gettext(self.template)
+        return text if self.params is None else text % self.params
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only arguments are not restored by the default exception pickling.
         return (
             _rebuild_error,
-            (self.detail, self.query, self.doc_id, self.source, self.line),
+            (self.template, self.params, self.query, self.doc_id, self.source, self.line),
         )
 
 
 def _rebuild_error(
-    message: str, query: str | None, doc_id: str | None, source: str | None, line: int | None
+    template: str,
+    params: dict[str, object] | None,
+    query: str | None,
+    doc_id: str | None,
+    source: str | None,
+    line: int | None,
 ) -> EvaluationError:
-    return EvaluationError(message, query=query, doc_id=doc_id, source=source, line=line)
+    return EvaluationError(template, params, query=query, doc_id=doc_id, source=source, line=line)
 
 
 def is_integer(value: object) -> bool:
@@ -82,31 +106,47 @@ def is_integer(value: object) -> bool:
 def validate_k(k: object) -> int:
     """K is a positive integer: 0, negatives, bools and non-integers (1.5, "10") are refused."""
     if not is_integer(k):
-        raise EvaluationError(f"K must be a positive integer, got {k!r} ({type(k).__name__})")
+        raise EvaluationError(
+            gettext_noop("K must be a positive integer, got %(k)r (%(type)s)"),
+            {"k": k, "type": type(k).__name__},
+        )
     if int(k) < 1:  # type: ignore[call-overload]
-        raise EvaluationError(f"K must be a positive integer, got {k!r}")
+        raise EvaluationError(gettext_noop("K must be a positive integer, got %(k)r"), {"k": k})
     return int(k)  # type: ignore[call-overload]
 
 
-def grade_problem(grade: object) -> str | None:
+def grade_error(
+    grade: object, *, query: str, doc_id: str, source: str | None = None, line: int | None = None
+) -> EvaluationError | None:
     """Why `grade` is not a valid grade (an int 0..3, not a bool), or None when it is one."""
-    if not is_integer(grade):
-        return f"grade must be an integer {MIN_GRADE}..{MAX_GRADE}, got {grade!r} ({type(grade).__name__})"
-    if not MIN_GRADE <= int(grade) <= MAX_GRADE:  # type: ignore[call-overload]
-        return f"grade must be an integer {MIN_GRADE}..{MAX_GRADE}, got {grade!r}"
-    return None
+    params = {"query": query, "doc": doc_id, "grade": grade, "low": MIN_GRADE, "high": MAX_GRADE}
+    if is_integer(grade) and MIN_GRADE <= int(grade) <= MAX_GRADE:  # type: ignore[call-overload]
+        return None
+    if is_integer(grade):
+        template = gettext_noop(
+            "query %(query)r, document %(doc)r: grade must be an integer %(low)s..%(high)s, got %(grade)r"
+        )
+    else:
+        template = gettext_noop(
+            "query %(query)r, document %(doc)r: grade must be an integer %(low)s..%(high)s, got %(grade)r (%(type)s)"
+        )
+        params["type"] = type(grade).__name__
+    return EvaluationError(template, params, query=query, doc_id=doc_id, source=source, line=line)
 
 
 def validate_grade(grade: object, *, query: str, doc_id: str) -> int:
-    problem = grade_problem(grade)
-    if problem is not None:
-        raise EvaluationError(f"query {query!r}, document {doc_id!r}: {problem}", query=query, doc_id=doc_id)
+    error = grade_error(grade, query=query, doc_id=doc_id)
+    if error is not None:
+        raise error
     return int(grade)  # type: ignore[call-overload]
 
 
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise EvaluationError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+        raise EvaluationError(
+            gettext_noop("%(name)s must be one of %(allowed)s; got %(value)r"),
+            {"name": name, "allowed": ", ".join(allowed), "value": value},
+        )
 
 
 @dataclass(frozen=True)
@@ -135,7 +175,9 @@ class Settings:
         _check_choice("missing_queries", self.missing_queries, MISSING_QUERIES)
         _check_choice("extra_queries", self.extra_queries, EXTRA_QUERIES)
         if not is_integer(self.seed) or int(self.seed) < 0:
-            raise EvaluationError(f"seed must be a non-negative integer, got {self.seed!r}")
+            raise EvaluationError(
+                gettext_noop("seed must be a non-negative integer, got %(seed)r"), {"seed": self.seed}
+            )
         object.__setattr__(self, "seed", int(self.seed))
 
     def as_dict(self) -> dict[str, Any]:
