@@ -45,11 +45,17 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
     for query_id, doc_id, grade in judgments:
         for value in (query_id, doc_id):
             if not value or value != value.strip() or any(c in value for c in "\t\n\r"):
-                raise ValueError(f"ID {value!r} is empty, padded with spaces or contains a tab or line break")
+                raise ValueError(
+                    gettext("ID %(value)r is empty, padded with spaces or contains a tab or line break")
+                    % {"value": value}
+                )
         if type(grade) is not int or not 0 <= grade <= 3:
-            raise ValueError(f"grade {grade!r} of ({query_id}, {doc_id}) is not an integer 0..3")
+            raise ValueError(
+                gettext("grade %(grade)r of (%(query)s, %(doc)s) is not an integer 0..3")
+                % {"grade": grade, "query": query_id, "doc": doc_id}
+            )
         if (query_id, doc_id) in seen:
-            raise ValueError(f"pair ({query_id}, {doc_id}) appears twice")
+            raise ValueError(gettext("pair (%(query)s, %(doc)s) appears twice") % {"query": query_id, "doc": doc_id})
         seen.add((query_id, doc_id))
         rows.append((query_id, doc_id, grade))
     rows.sort(key=lambda r: (r[0], r[1]))

@@ -147,3 +147,12 @@ def test_a_run_upload_error_is_shown_in_chinese(cast: Cast, client: Client) -> N
     html = response.content.decode()
     assert response.status_code == 200
     assert "出现了两次" in html and "appears twice" not in html
+
+
+def test_an_id_the_canonical_serialisation_cannot_hold_is_refused_in_chinese(cast: Cast) -> None:
+    # The readers accept a tab inside a JSON string; the hashed serialisation cannot hold it.
+    text = '{"query_id": "q1", "doc_id": "A\\tB", "grade": 1}\n'
+    with translation.override("zh-hans"), pytest.raises(PoolImportError) as refused:
+        import_text(cast, text, "jsonl")
+    message = str(refused.value)
+    assert "'A\\tB'" in message and "制表符" in message and "tab" not in message
