@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from evaluation.metrics.data import _check_ranking, _check_score
+from evaluation.metrics.data import _check_doc_id, _check_ranking, _check_score
 from evaluation.metrics.policies import (
     DEFAULT_SETTINGS,
     EvaluationError,
@@ -183,12 +183,7 @@ def order_scored(
 def _checked_pool(pool_grades: Mapping[str, int], query_id: str) -> dict[str, int]:
     grades = dict(pool_grades)
     for doc, grade in grades.items():
-        if not isinstance(doc, str) or not doc:
-            raise EvaluationError(
-                gettext_noop("query %(query)r: document ID must be a non-empty string, got %(value)r"),
-                {"query": query_id, "value": doc},
-                query=query_id,
-            )
+        _check_doc_id(doc, query_id)
         validate_grade(grade, query=query_id, doc_id=doc)
     return grades
 
