@@ -216,11 +216,8 @@ class Run:
             )
             if score_array is not None and not np.isfinite(score_array[start:end]).all():
                 bad = start + int(np.flatnonzero(~np.isfinite(score_array[start:end]))[0])
-                raise EvaluationError(
-                    gettext_noop(
-                        "query %(query)r, document %(doc)r: score must be a finite number, got %(score)r"
-                    ),
-                    {"query": query, "doc": docs[bad], "score": score_array[bad]},
+                _check_score(
+                    score_array[bad],
                     query=query,
                     doc_id=docs[bad],
                     source=source,

@@ -19,8 +19,7 @@ from annotator.management.commands.demo import build_demo
 
 # Pages that end the session or leave the app: not followed.
 NOT_FOLLOWED = ("/accounts/logout/", "/admin/")
-# Each kind of page once: a URL whose digits differ from a visited one is the same page with other
-# data (another query of the same set, say), and the walk stays a few seconds long.
+# A safety stop for the walk; `_shape` keeps it short by visiting each kind of page once.
 PAGE_LIMIT = 400
 
 
@@ -51,6 +50,8 @@ def _same_site_links(html: str) -> list[str]:
 
 
 def _shape(url: str) -> str:
+    """Each kind of page once: a URL whose digits differ from a visited one is the same page with
+    other data (another query of the same set, say), so the walk stays a few seconds long."""
     path, _, query = url.partition("?")
     keys = sorted(part.split("=", 1)[0] for part in query.split("&") if part)
     return "".join("N" if ch.isdigit() else ch for ch in path) + "?" + "&".join(keys)
