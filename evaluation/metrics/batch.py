@@ -9,7 +9,7 @@ that every tie policy has exactly one implementation. IDCG depends on the frozen
 is computed once per pool, K and gain; nothing about a run is cached.
 
 Where the time goes (10,000 queries, 100-deep runs, K = 10, see tests/benchmarks/bench_engine.py):
-about four fifths is looking up the 100,000 top-K document IDs in the pool's dicts. Those
+about two thirds is looking up the 100,000 top-K document IDs in the pool's dicts. Those
 lookups are bound by memory latency (the IDs and the dicts are spread over ~100 MB), not by the
 interpreter: the same lookups on data that fits in the CPU cache take a tenth of the time.
 

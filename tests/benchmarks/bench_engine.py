@@ -92,6 +92,11 @@ RATIOS = [
 ]
 
 
+def _copy(text: str) -> str:
+    """An equal string that is a different object (slicing a whole str returns the same one)."""
+    return (text + " ")[:-1]
+
+
 def generate() -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]], np.ndarray, np.ndarray]:
     """Pools, runs (as pytrec_eval's dicts, in rank order) and sklearn's dense matrices."""
     rng = np.random.default_rng(SEED)
@@ -107,7 +112,10 @@ def generate() -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]], 
         grades = rng.integers(0, 4, POOL_SIZE)
         qrels[query] = dict(zip(docs, grades.tolist(), strict=True))
         chosen = rng.choice(POOL_SIZE, JUDGED_IN_RUN, replace=False)
-        ranked = [docs[i] for i in chosen] + [f"u{q}-{i}" for i in range(DEPTH - JUDGED_IN_RUN)]
+        # The run's IDs are string objects of their own, as when pool and run come from two files:
+        # reusing the pool's objects would let every dict lookup succeed on identity, without
+        # reading either string (measured ~15% faster for the engine, and not what users run).
+        ranked = [_copy(docs[i]) for i in chosen] + [f"u{q}-{i}" for i in range(DEPTH - JUDGED_IN_RUN)]
         columns = np.concatenate([chosen, np.arange(POOL_SIZE, POOL_SIZE + DEPTH - JUDGED_IN_RUN)])
         # Distinct scores (a permutation plus noise): no tie policy changes any number here.
         scores = np.round(rng.permutation(DEPTH) + rng.random(DEPTH), 6)
