@@ -11,8 +11,8 @@ from evaluation import urls as evaluation_urls
 project_patterns = [
     path("", projects.project_detail, name="project_detail"),
     path("members/", projects.member_list, name="member_list"),
-    path("members/<int:membership_id>/role/", projects.member_update, name="member_update"),
-    path("members/<int:membership_id>/remove/", projects.member_remove, name="member_remove"),
+    path("members/<id:membership_id>/role/", projects.member_update, name="member_update"),
+    path("members/<id:membership_id>/remove/", projects.member_remove, name="member_remove"),
     *urls_grading.urlpatterns,
     *urls_disputes.urlpatterns,
     *urls_pools.urlpatterns,

@@ -7,11 +7,11 @@ from annotator.views import disputes
 urlpatterns = [
     path("disputes/", disputes.dispute_list, name="dispute_list"),
     path("disputes/queue/", disputes.dispute_queue, name="dispute_queue"),
-    path("disputes/<int:dispute_id>/", disputes.dispute_detail, name="dispute_detail"),
-    path("disputes/<int:dispute_id>/reason/", disputes.dispute_reason, name="dispute_reason"),
-    path("disputes/<int:dispute_id>/revision/", disputes.dispute_revision, name="dispute_revision"),
-    path("disputes/<int:dispute_id>/review/", disputes.dispute_review, name="dispute_review"),
-    path("disputes/pairs/<int:candidate_id>/timeline/", disputes.pair_history, name="pair_timeline"),
+    path("disputes/<id:dispute_id>/", disputes.dispute_detail, name="dispute_detail"),
+    path("disputes/<id:dispute_id>/reason/", disputes.dispute_reason, name="dispute_reason"),
+    path("disputes/<id:dispute_id>/revision/", disputes.dispute_revision, name="dispute_revision"),
+    path("disputes/<id:dispute_id>/review/", disputes.dispute_review, name="dispute_review"),
+    path("disputes/pairs/<id:candidate_id>/timeline/", disputes.pair_history, name="pair_timeline"),
     path("disputes/agreement/", disputes.agreement_index, name="agreement_index"),
-    path("disputes/agreement/<int:set_id>/", disputes.agreement_detail, name="agreement_detail"),
+    path("disputes/agreement/<id:set_id>/", disputes.agreement_detail, name="agreement_detail"),
 ]

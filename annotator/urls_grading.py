@@ -7,7 +7,7 @@ from annotator.views import documents, grading
 urlpatterns = [
     # What is graded
     path("documents/", documents.document_list, name="document_list"),
-    path("documents/<int:document_id>/", documents.document_detail, name="document_detail"),
+    path("documents/<id:document_id>/", documents.document_detail, name="document_detail"),
     path("queries/", documents.query_list, name="query_list"),
     path("criteria/", documents.criteria, name="criteria"),
     path("criteria/publish/", documents.criteria_publish_view, name="criteria_publish"),
@@ -18,10 +18,10 @@ urlpatterns = [
     # Grading sets and their candidates
     path("sets/", grading.grading_set_list, name="grading_set_list"),
     path("sets/new/", grading.grading_set_create, name="grading_set_create"),
-    path("sets/<int:set_id>/", grading.grading_set_detail, name="grading_set_detail"),
-    path("sets/<int:set_id>/candidates/add/", grading.candidate_add, name="candidate_add"),
+    path("sets/<id:set_id>/", grading.grading_set_detail, name="grading_set_detail"),
+    path("sets/<id:set_id>/candidates/add/", grading.candidate_add, name="candidate_add"),
     path(
-        "sets/<int:set_id>/candidates/<int:candidate_id>/remove/",
+        "sets/<id:set_id>/candidates/<id:candidate_id>/remove/",
         grading.candidate_remove_view,
         name="candidate_remove",
     ),
@@ -29,7 +29,7 @@ urlpatterns = [
     path("grading/", grading.grading_queue, name="grading_queue"),
     path("grading/next/", grading.grading_next, name="grading_next"),
     path("grading/recheck/", grading.stale_list, name="stale_list"),
-    path("sets/<int:set_id>/queries/<int:query_id>/grade/", grading.grade_page, name="grade_page"),
-    path("sets/<int:set_id>/queries/<int:query_id>/undo/", grading.grade_undo_view, name="grade_undo"),
-    path("sets/<int:set_id>/candidates/<int:candidate_id>/grade/", grading.grade_save, name="grade_save"),
+    path("sets/<id:set_id>/queries/<id:query_id>/grade/", grading.grade_page, name="grade_page"),
+    path("sets/<id:set_id>/queries/<id:query_id>/undo/", grading.grade_undo_view, name="grade_undo"),
+    path("sets/<id:set_id>/candidates/<id:candidate_id>/grade/", grading.grade_save, name="grade_save"),
 ]

@@ -4,13 +4,13 @@ from django.urls import path
 
 from evaluation import views
 
-comparison = "comparisons/<int:comparison_id>/"
+comparison = "comparisons/<id:comparison_id>/"
 
 urlpatterns = [
     path("runs/", views.run_list, name="run_list"),
     path("runs/upload/", views.run_upload_page, name="run_upload"),
-    path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
-    path("runs/<int:run_id>/download/", views.run_download, name="run_download"),
+    path("runs/<id:run_id>/", views.run_detail, name="run_detail"),
+    path("runs/<id:run_id>/download/", views.run_download, name="run_download"),
     path("comparisons/", views.comparison_list, name="comparison_list"),
     path("comparisons/new/", views.comparison_create_page, name="comparison_create"),
     path(comparison, views.comparison_detail, name="comparison_detail"),
