@@ -38,14 +38,5 @@ class MemberAddForm(forms.Form):
 
 
 class MemberRoleForm(forms.Form):
+    # The last-owner rule is checked by membership_set_role, under a lock (a form check could race).
     role = forms.ChoiceField(label=_("Role"), choices=Role.choices)
-
-    def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.membership = membership
-
-    def clean_role(self) -> str:
-        role = self.cleaned_data["role"]
-        if role != Role.OWNER and self.membership.is_last_owner:
-            raise forms.ValidationError(_("A project needs at least one owner: make someone else owner first."))
-        return role

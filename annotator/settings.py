@@ -94,8 +94,16 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let a grading burst from several editors serialise instead of failing.
+    # IMMEDIATE: a transaction takes the write lock when it begins (waiting up to the timeout), so
+    # what it reads is still true when it writes. With SQLite's default (deferred), two
+    # transactions that both read first cannot both upgrade to writing: one fails at once with
+    # "database is locked", whatever the timeout (seen: two owners publishing criteria together).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
     )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

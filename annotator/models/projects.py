@@ -72,9 +72,6 @@ class Project(models.Model):
             return self.name_zh_hans
         return self.name
 
-    def owner_count(self) -> int:
-        return self.memberships.filter(role=Role.OWNER).count()
-
 
 class MembershipQuerySet(models.QuerySet["Membership"]):
     def with_users(self) -> MembershipQuerySet:
@@ -112,4 +109,12 @@ class Membership(models.Model):
 
     @property
     def is_last_owner(self) -> bool:
-        return self.role == Role.OWNER and self.project.owner_count() == 1
+        """An owner with no other *active* owner beside them: a deactivated account cannot log in,
+        so it cannot manage the project (the services in annotator/services/members.py check this
+        under a lock)."""
+        return (
+            self.role == Role.OWNER
+            and not self.project.memberships.filter(role=Role.OWNER, user__is_active=True)
+            .exclude(pk=self.pk)
+            .exists()
+        )

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotator.access import ProjectRequest, SignedInRequest, project_role, signed_in
 from annotator.forms import MemberAddForm, MemberRoleForm
 from annotator.models import Candidate, Dispute, Grade, GradingSet, Membership, PoolVersion, Project, Role
+from annotator.services.members import LastOwnerError, membership_remove, membership_set_role
 from evaluation.models import Comparison
 
 
@@ -89,15 +90,18 @@ def member_list(request: ProjectRequest, slug: str) -> HttpResponse:
 @require_POST
 def member_update(request: ProjectRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_object_or_404(Membership, pk=membership_id, project=request.project)
-    form = MemberRoleForm(request.POST, membership=membership)
+    form = MemberRoleForm(request.POST)
     if form.is_valid():
-        membership.role = form.cleaned_data["role"]
-        membership.save(update_fields=["role"])
-        messages.success(
-            request,
-            _("%(user)s is now %(role)s.")
-            % {"user": membership.user.get_username(), "role": membership.get_role_display()},
-        )
+        try:
+            membership = membership_set_role(membership=membership, role=form.cleaned_data["role"])
+        except LastOwnerError as refusal:
+            messages.error(request, str(refusal))
+        else:
+            messages.success(
+                request,
+                _("%(user)s is now %(role)s.")
+                % {"user": membership.user.get_username(), "role": membership.get_role_display()},
+            )
     else:
         for error in form.errors.get("role", []):
             # ErrorList yields message strings (its __getitem__ renders ValidationErrors); the stubs
@@ -110,11 +114,12 @@ def member_update(request: ProjectRequest, slug: str, membership_id: int) -> Htt
 @require_POST
 def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_object_or_404(Membership, pk=membership_id, project=request.project)
-    if membership.is_last_owner:
-        messages.error(request, _("A project needs at least one owner: make someone else owner first."))
-    else:
+    try:
         # Only the membership goes: the person's grades and decisions stay, attributed to them.
-        membership.delete()
+        membership_remove(membership=membership)
+    except LastOwnerError as refusal:
+        messages.error(request, str(refusal))
+    else:
         messages.success(
             request, _("%(user)s was removed from the project.") % {"user": membership.user.get_username()}
         )

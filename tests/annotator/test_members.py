@@ -100,3 +100,26 @@ def test_a_deactivated_member_is_treated_as_an_outsider(cast: Cast, client: Clie
     # Django's auth backend logs out an inactive user on the next request: back to login.
     response = client.get(reverse("project_detail", kwargs={"slug": "alpha"}))
     assert response.status_code == 302
+
+
+def test_a_deactivated_owner_does_not_count_as_another_owner(cast: Cast, client: Client) -> None:
+    # A deactivated account cannot log in: with it as the only other owner, nobody could manage.
+    Membership.objects.filter(project=cast.alpha, user=cast.reviewer).update(role=Role.OWNER)
+    cast.reviewer.is_active = False
+    cast.reviewer.save(update_fields=["is_active"])
+    mine = Membership.objects.get(project=cast.alpha, user=cast.owner)
+    client.force_login(cast.owner)
+
+    demoted = client.post(reverse("member_update", args=["alpha", mine.pk]), {"role": "editor"}, follow=True)
+    removed = client.post(reverse("member_remove", args=["alpha", mine.pk]), follow=True)
+
+    mine.refresh_from_db()
+    assert mine.role == Role.OWNER
+    for response in (demoted, removed):
+        assert "A project needs at least one owner" in response.content.decode()
+
+    cast.reviewer.is_active = True
+    cast.reviewer.save(update_fields=["is_active"])
+    client.post(reverse("member_update", args=["alpha", mine.pk]), {"role": "editor"})
+    mine.refresh_from_db()
+    assert mine.role == Role.EDITOR  # with an active second owner, the same change goes through

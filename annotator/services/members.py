@@ -1,0 +1,47 @@
+"""Changing who may do what in a project.
+
+- `membership_set_role`: give a member another role.
+- `membership_remove`: take a member out of the project (their grades and decisions stay theirs).
+
+Both refuse to leave a project without an active owner: nobody could then manage it. The check and
+the write happen under a lock on the project's row, so two owners demoting each other at the same
+moment cannot both succeed (each would otherwise count the other as the remaining owner).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from annotator.models import Membership, Project, Role
+
+
+class LastOwnerError(Exception):
+    """The change would leave the project without an active owner."""
+
+    def __init__(self) -> None:
+        super().__init__(_("A project needs at least one owner: make someone else owner first."))
+
+
+def _locked(membership: Membership) -> Membership:
+    """The membership as it is now, with its project's row locked until the transaction ends."""
+    Project.objects.select_for_update().filter(pk=membership.project_id).first()
+    return Membership.objects.select_related("user", "project").get(pk=membership.pk)
+
+
+def membership_set_role(*, membership: Membership, role: Role | str) -> Membership:
+    with transaction.atomic():
+        current = _locked(membership)
+        if role != Role.OWNER and current.is_last_owner:
+            raise LastOwnerError
+        current.role = role
+        current.save(update_fields=["role"])
+    return current
+
+
+def membership_remove(*, membership: Membership) -> None:
+    with transaction.atomic():
+        current = _locked(membership)
+        if current.is_last_owner:
+            raise LastOwnerError
+        current.delete()
