@@ -32,6 +32,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.utils.translation import gettext as _
 
+from annotator.uploads import UploadTextError, upload_text
+
 MAX_ERRORS = 20
 ID_MAX_LENGTH = 255
 TITLE_MAX_LENGTH = 500
@@ -160,23 +162,18 @@ def detect_format(filename: str, declared: str = "") -> str:
 
 
 def _decode(data: bytes | str) -> str:
-    if isinstance(data, str):
-        return data.removeprefix("\ufeff")
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ImportFileError(
-            [LineError(line, "", "", _("the file is not UTF-8 text (byte %(byte)d of the file). Save it as UTF-8 and upload again.")
-                       % {"byte": exc.start + 1})]
-        ) from exc
+        return upload_text(data)
+    except UploadTextError as exc:
+        raise ImportFileError([LineError(exc.line, "", "", exc.message)]) from exc
 
 
 def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector) -> Iterator[
     tuple[int, dict[str, str]]
 ]:
     """(starting line, {column: value}) per data row of a CSV file with a header line."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # strict: a quote that is never closed is an error, not a field swallowing the rest of the file.
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)
     except csv.Error as exc:
@@ -213,7 +210,11 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
         except StopIteration:
             return
         except csv.Error as exc:
-            errors.add(start, "", "", _("this line cannot be read as CSV (%(error)s).") % {"error": exc})
+            if str(exc) == "unexpected end of data":
+                message = _("a quote opened on this line is never closed (the file ends inside the quoted field).")
+            else:
+                message = _("this line cannot be read as CSV (%(error)s).") % {"error": exc}
+            errors.add(start, "", "", message)
             return
         line = start
         start = reader.line_num + 1

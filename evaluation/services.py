@@ -38,6 +38,7 @@ from django.utils.translation import gettext as _
 
 from annotator.models import PoolVersion, Project
 from annotator.models.pools import PoolIntegrityError, parse_canonical
+from annotator.uploads import UploadTextError, upload_text
 from evaluation import formats, metrics
 from evaluation.metrics.policies import gettext_noop
 from evaluation.models import Comparison, Run, RunFormat, RunQuery
@@ -193,14 +194,10 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
 
 def _decode(data: bytes, source: str) -> str:
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
+        return upload_text(data)
+    except UploadTextError as error:
         raise RunUploadError(
-            _(
-                "%(file)s, line %(line)s: the text is not valid UTF-8 (save the file as UTF-8 and upload it again)"
-            )
-            % {"file": source, "line": line}
+            _("%(file)s, line %(line)s: %(problem)s") % {"file": source, "line": error.line, "problem": error.message}
         ) from None
 
 

@@ -46,6 +46,7 @@ from annotator.models import (
 )
 from annotator.models.disputes import DisputeStatus
 from annotator.models.pools import PoolIntegrityError, canonical_serialisation, sha256_hex
+from annotator.uploads import UploadTextError, upload_text
 
 
 @transaction.atomic
@@ -519,12 +520,10 @@ def read_judgments(
             _("Unknown format “%(fmt)s”: choose one of %(allowed)s.") % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
         )
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
+        text = upload_text(data)
+    except UploadTextError as exc:
         raise PoolImportError(
-            _("%(name)s, line %(line)d: the file is not valid UTF-8 (byte %(byte)d).")
-            % {"name": name, "line": line, "byte": exc.start}
+            _("%(file)s, line %(line)s: %(problem)s") % {"file": name, "line": exc.line, "problem": exc.message}
         ) from None
     stream = io.StringIO(text, newline="")
     stream.name = name  # the readers put it in their messages

@@ -49,7 +49,8 @@ RUN_COLUMNS = ("query_id", "doc_id", "rank", "score", "system")
 def _csv_rows(
     lines: Iterator[str], name: str, required: tuple[str, ...]
 ) -> tuple[dict[str, int], Iterator[tuple[int, list[str]]]]:
-    reader = csv.reader(lines)
+    # strict: a quote that is never closed is an error, not a field swallowing the rest of the file.
+    reader = csv.reader(lines, strict=True)
     try:
         header = next(reader)
     except StopIteration:
@@ -71,8 +72,10 @@ def _csv_rows(
         )
 
     def rows() -> Iterator[tuple[int, list[str]]]:
+        ended = reader.line_num  # the last line of the previous record: errors point at the next one
         try:
             for row in reader:
+                ended = reader.line_num
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
                 if len(row) != len(header):
@@ -86,12 +89,18 @@ def _csv_rows(
                     )
                 yield reader.line_num, row
         except csv.Error as error:
-            raise _malformed(error, name, reader.line_num) from None
+            raise _malformed(error, name, ended + 1) from None
 
     return columns, rows()
 
 
 def _malformed(error: csv.Error, name: str, line: int) -> EvaluationError:
+    if str(error) == "unexpected end of data":
+        return EvaluationError(
+            gettext_noop("a quote opened on this line is never closed (the file ends inside the quoted field)"),
+            source=name,
+            line=line,
+        )
     return EvaluationError(
         gettext_noop("malformed CSV: %(error)s"), {"error": str(error)}, source=name, line=line
     )

@@ -96,6 +96,12 @@ def test_text_that_is_not_utf8_is_refused_with_its_line() -> None:
         run_parse(data=b"q1: A\nq2: \xff\xfe\n", fmt="lists", file_name="pasted.txt")
 
 
+def test_a_nul_character_is_refused_with_its_line() -> None:
+    # PostgreSQL cannot store NUL in text; SQLite would take it: refused on both alike.
+    with pytest.raises(RunUploadError, match="pasted.txt, line 2: the file contains a NUL character"):
+        run_parse(data=b"q1: A\nq2: B\x00C\n", fmt="lists", file_name="pasted.txt")
+
+
 def test_an_empty_upload_is_refused() -> None:
     with pytest.raises(RunUploadError, match="no rankings"):
         run_parse(data=b"# nothing\n\n", fmt="lists", file_name="pasted.txt")

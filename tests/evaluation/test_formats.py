@@ -195,6 +195,14 @@ def test_an_empty_qrels_file_is_refused(tmp_path: Path) -> None:
             r"score must be a finite number, got '1'",
         ),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A"}\n', 1, r"neither 'score' nor 'rank'"),
+        # A quote never closed would otherwise swallow the rest of the file into one field.
+        (
+            "r.csv",
+            'query_id,doc_id,score\nq1,A,1\nq1,"B,2\nq1,C,3\n',
+            3,
+            r"a quote opened on this line is never closed",
+        ),
+        ("r.csv", 'query_id,doc_id,score\nq1,A,1\nq1,"B"x,2\n', 3, r"malformed CSV: ',' expected after '\"'"),
     ],
 )
 def test_bad_runs_are_refused_naming_file_line_and_value(

@@ -185,8 +185,15 @@ def test_a_bad_file_is_refused_whole_with_the_line_and_value(cast: Cast, fmt: st
 
 def test_a_file_that_is_not_utf8_is_refused_with_its_line(cast: Cast) -> None:
     data = b"q1 0 A 3\nq1 0 B 2\n" + "q1 0 é 1\n".encode("latin-1")
-    with pytest.raises(PoolImportError, match=r"bad.qrels, line 3: the file is not valid UTF-8"):
+    with pytest.raises(PoolImportError, match=r"bad.qrels, line 3: the file is not UTF-8 text"):
         pool_import(project=cast.alpha, by=cast.owner, data=data, file_name="bad.qrels", fmt="qrels", pool_name="x")
+
+
+def test_a_nul_character_is_refused_with_its_line(cast: Cast) -> None:
+    data = b"q1 0 A 3\nq1 0 B\x00 2\n"
+    with pytest.raises(PoolImportError, match=r"bad.qrels, line 2: the file contains a NUL character"):
+        pool_import(project=cast.alpha, by=cast.owner, data=data, file_name="bad.qrels", fmt="qrels", pool_name="x")
+    assert not Pool.objects.exists()
 
 
 def test_a_malformed_grade_map_is_refused(cast: Cast) -> None:

@@ -1,0 +1,42 @@
+"""Uploaded files as text: the one rule for what bytes an upload may hold, used by every importer
+(documents, queries, candidate runs, judgment pools, runs to compare).
+
+UTF-8, with or without a byte-order mark, and no NUL character: PostgreSQL cannot store NUL in
+text, so a file holding one would import on SQLite and fail on PostgreSQL (or the other way round,
+half a feature). Each importer wraps `UploadTextError` in its own error, all or nothing.
+"""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+
+
+class UploadTextError(ValueError):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+def upload_text(data: bytes | str) -> str:
+    """The upload's text without its byte-order mark; UploadTextError names the line otherwise."""
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise UploadTextError(
+                data[: exc.start].count(b"\n") + 1,
+                _("the file is not UTF-8 text (byte %(byte)d of the file). Save it as UTF-8 and upload again.")
+                % {"byte": exc.start + 1},
+            ) from None
+    else:
+        text = data.removeprefix("\ufeff")
+    nul = text.find("\x00")
+    if nul >= 0:
+        line_start = text.rfind("\n", 0, nul) + 1
+        raise UploadTextError(
+            text.count("\n", 0, nul) + 1,
+            _("the file contains a NUL character (character %(column)d of the line), which nothing here can store. Remove it and upload again.")
+            % {"column": nul - line_start + 1},
+        )
+    return text
