@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django.utils.translation import gettext as _
 
 
@@ -33,3 +34,24 @@ class RejectNulCharactersMiddleware:
                         content_type="text/plain; charset=utf-8",
                     )
         return self.get_response(request)
+
+
+class PrivatePagesMiddleware:
+    """Headers that keep a signed-in person's pages true to the moment.
+
+    - `Vary: HX-Request` on every response: one URL answers an htmx request with a fragment and a
+      navigation with the whole page, so no cache may hand one out for the other.
+    - `no-store` on pages for signed-in users (unless a view set its own Cache-Control): pages show
+      grades, disputes and progress that change with every click; without it the Back button
+      showed a just-saved grade as still missing, from the browser's page cache.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        patch_vary_headers(response, ("HX-Request",))
+        if request.user.is_authenticated and not response.has_header("Cache-Control"):
+            add_never_cache_headers(response)
+        return response

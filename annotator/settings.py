@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "annotator.middleware.PrivatePagesMiddleware",
 ]
 
 ROOT_URLCONF = "annotator.urls"
