@@ -324,7 +324,8 @@ def evaluate_run(
     dcg = np.zeros(n_queries)
     dcg[kept_pool] = dcg_rows
     unjudged_counts = np.zeros(n_queries, dtype=np.int64)
-    unjudged_counts[kept_pool] = unjudged[:, :cut].sum(axis=1)
+    # The unjudged IDs that enter the score: the same mask the unjudged="error" policy refuses.
+    unjudged_counts[kept_pool] = scored_unjudged.sum(axis=1)
     retrieved = np.zeros(n_queries, dtype=np.int64)
     retrieved[kept_pool] = lengths
 

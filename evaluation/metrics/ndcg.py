@@ -265,6 +265,9 @@ def score_query(
     # is linear in the gains.
     position_gain: dict[int, float] = {}
     tie_size: dict[int, int] = {}
+    # Unjudged IDs below K whose gain still enters the score (members of a tied group reaching
+    # into the top K): counted with the top K's, as the unjudged="error" policy refuses them too.
+    unjudged_below_k = 0
     if score_list is not None and settings.ties == "expected":
         ordered_scores = [score_list[i] for i in order]
         for start, end in _tie_groups(ordered_scores):
@@ -274,6 +277,7 @@ def score_query(
                 total = 0.0
                 for position in range(start, end):
                     total = total + gain_at(order[position])
+                    unjudged_below_k += position >= k and docs[order[position]] not in grades
                 for position in range(start, min(end, k)):
                     position_gain[position] = total / (end - start)
                     tie_size[position] = end - start
@@ -344,7 +348,7 @@ def score_query(
         positions=tuple(rows),
         ideal=ideal,
         candidate_only_ndcg=candidate_only,
-        unjudged_in_top_k=unjudged,
+        unjudged_in_top_k=unjudged + unjudged_below_k,
         retrieved=len(docs),
         missing_from_run=missing_from_run,
     )

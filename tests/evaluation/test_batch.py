@@ -120,3 +120,19 @@ def test_idcg_is_computed_once_per_pool_k_and_gain_and_is_read_only() -> None:
     # An equal pool rebuilt from the same grades computes its own.
     copy = Pool({query: dict(grades) for query, grades in pool.items()})
     assert np.array_equal(evaluate_run(copy, run, settings).idcg, first.idcg)
+
+
+def test_under_expected_ties_the_unjudged_count_covers_what_the_error_policy_refuses() -> None:
+    # X (unjudged) ties with B across K = 2: its gain 0 is averaged into rank 2, so it counts.
+    pool = Pool({"q": {"A": 3, "B": 2, "C": 1}})
+    run = Run.from_scores({"q": {"A": 3.0, "B": 2.0, "X": 2.0}})
+    zero = Settings(k=2, unjudged="zero", ties="expected")
+    single = score_query(run.ranking("q"), pool["q"], zero, scores=run.scores_of("q"), query_id="q")
+    result = evaluate_run(pool, run, zero)
+    assert single.unjudged_in_top_k == 1
+    assert result.unjudged.tolist() == [1] and result.counts.unjudged_in_top_k == 1
+    with pytest.raises(EvaluationError, match="'X' has no grade in the pool"):
+        evaluate_run(pool, run, Settings(k=2, unjudged="error", ties="expected"))
+    # Without the tie reaching into the top K, an ID below K is neither refused nor counted.
+    below = Run.from_scores({"q": {"A": 3.0, "B": 2.0, "X": 1.0}})
+    assert evaluate_run(pool, below, Settings(k=2, ties="expected")).counts.unjudged_in_top_k == 0
