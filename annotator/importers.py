@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -33,6 +32,7 @@ from django.core.validators import URLValidator
 from django.utils.translation import gettext as _
 
 from annotator.uploads import UploadTextError, upload_text
+from evaluation.formats.common import DuplicateKeyError, load_json_line, plain_number
 
 MAX_ERRORS = 20
 ID_MAX_LENGTH = 255
@@ -237,9 +237,12 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
             continue
         any_line = True
         try:
-            obj = json.loads(raw)
+            obj = load_json_line(raw)
         except json.JSONDecodeError as exc:
             errors.add(number, "", raw.strip(), _("not valid JSON (%(error)s).") % {"error": exc.msg})
+            continue
+        except DuplicateKeyError as exc:
+            errors.add(number, exc.key, "", _("this key appears twice in the object; keep one."))
             continue
         if not isinstance(obj, dict):
             errors.add(number, "", raw.strip(), _("each line must be one JSON object, like {\"key\": \"value\"}."))
@@ -385,13 +388,9 @@ def _parse_score(line: int, raw: str, errors: _Collector) -> tuple[bool, float |
     raw = raw.strip()
     if not raw:
         return True, None
-    try:
-        score = float(raw)
-    except ValueError:
-        errors.add(line, "score", raw, _("must be a number."))
-        return False, None
-    if not math.isfinite(score):
-        errors.add(line, "score", raw, _("must be a finite number."))
+    score = plain_number(raw)
+    if score is None:
+        errors.add(line, "score", raw, _("must be a finite number written with the digits 0-9 (e.g. 12.5 or -3e-2)."))
         return False, None
     return True, score
 

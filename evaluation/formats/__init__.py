@@ -49,7 +49,12 @@ def read_run(source: Source, *, format: str = "auto", name: str | None = None) -
     """Read a run; its name defaults to the file name (e.g. "results.test")."""
     kind = detect_format(source, format)
     reader = {"trec": read_trec_run, "csv": read_csv_run, "jsonl": read_jsonl_run}[kind]
-    return reader(source, name=name)
+    run = reader(source, name=name)
+    if not run.rows:
+        # An empty file is almost always a pipeline that failed upstream; scored, it would quietly
+        # give every query 0. (A run that answers some queries and not others is fine.)
+        raise EvaluationError(gettext_noop("no ranked documents found"), source=source_name(source))
+    return run
 
 
 def write_qrels(target: Source, pool: Pool, *, format: str = "auto") -> None:

@@ -8,11 +8,13 @@ every format uses to produce those errors; the TREC reader adds a lean fast path
 from __future__ import annotations
 
 import io
+import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 
@@ -32,6 +34,17 @@ InputFormat = Literal["auto", "trec", "csv", "jsonl"]
 Source = str | os.PathLike[str] | IO[str]
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+# A score as trec_eval and every other tool read it: ASCII digits, optional sign, point, exponent.
+# (float() also takes "1_000", "١٢" and "１": other tools read those differently or not at all.)
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def plain_number(token: str) -> float | None:
+    """The finite number a score token spells in plain decimal notation, else None."""
+    if not _DECIMAL.fullmatch(token):
+        return None
+    value = float(token)
+    return value if math.isfinite(value) else None  # 1e999 overflows to inf
 
 
 def detect_format(source: Source, explicit: str = "auto") -> Format:
@@ -113,6 +126,27 @@ def _utf8_error(path: Path, name: str) -> EvaluationError:
             except UnicodeDecodeError:
                 return EvaluationError(gettext_noop("the file is not valid UTF-8"), source=name, line=number)
     return EvaluationError(gettext_noop("the file is not valid UTF-8"), source=name)
+
+
+class DuplicateKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in record:
+            raise DuplicateKeyError(key)
+        record[key] = value
+    return record
+
+
+def load_json_line(text: str) -> Any:
+    """json.loads, refusing an object that names a key twice (DuplicateKeyError): json.loads keeps
+    the last value silently, so {"grade": 3, "grade": 1} would import as grade 1 without a word."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
 
 
 def parse_grade_map(text: str | None) -> dict[int, int]:
@@ -361,13 +395,13 @@ class RunBuilder:
 
 
 def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> float:
-    try:
-        value = float(token)
-    except ValueError:
-        value = float("nan")
-    if value != value or value in (float("inf"), float("-inf")):
+    value = plain_number(token)
+    if value is None:
         raise EvaluationError(
-            gettext_noop("query %(query)r, document %(doc)r: score %(token)r is not a finite number"),
+            gettext_noop(
+                "query %(query)r, document %(doc)r: score %(token)r is not a finite number "
+                "written with the digits 0-9 (e.g. 12.5 or -3e-2)"
+            ),
             {"query": query, "doc": doc, "token": token},
             query=query,
             doc_id=doc,

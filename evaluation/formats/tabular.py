@@ -27,12 +27,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from evaluation.formats.common import (
+    DuplicateKeyError,
     GradeReader,
     QrelsBuilder,
     RunBuilder,
     Source,
     check_doc_id,
     check_query_id,
+    load_json_line,
     open_target,
     parse_rank,
     parse_score,
@@ -156,11 +158,18 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = load_json_line(line)
         except json.JSONDecodeError as error:
             raise EvaluationError(
                 gettext_noop("invalid JSON: %(error)s (column %(column)s)"),
                 {"error": error.msg, "column": error.colno},
+                source=name,
+                line=number,
+            ) from None
+        except DuplicateKeyError as error:
+            raise EvaluationError(
+                gettext_noop("the key %(key)r appears twice in this object"),
+                {"key": error.key},
                 source=name,
                 line=number,
             ) from None

@@ -110,6 +110,11 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
                 previous = query
             add_doc(doc)
             add_token(score)
+        # numpy (like float()) also reads "1_000" and non-ASCII digits: leave those to the careful
+        # pass, which refuses them. ASCII without "_" leaves only plain decimals (and inf/nan).
+        joined = "".join(tokens)
+        if not joined.isascii() or "_" in joined:
+            return None
         scores = np.array(tokens, dtype=np.float64)
     except ValueError:
         return None

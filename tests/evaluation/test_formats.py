@@ -139,6 +139,9 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2.0}\n', 1, r"got 2\.0 \(float\)"),
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2}\n{"query_id": "q1"\n', 2, r"invalid JSON"),
         ("q.jsonl", '{"query_id": "q1", "grade": 2}\n', 1, r"no 'doc_id' key"),
+        # json.loads would keep the last value silently (grade 1 here, or a judgment of B).
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 3, "grade": 1}\n', 1, r"the key 'grade' appears twice"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 3, "doc_id": "B"}\n', 1, r"the key 'doc_id' appears twice"),
     ],
 )
 def test_bad_qrels_are_refused_naming_file_line_and_value(
@@ -162,11 +165,23 @@ def test_an_empty_qrels_file_is_refused(tmp_path: Path) -> None:
         read_qrels(write(tmp_path, "q.txt", "\n"))
 
 
+@pytest.mark.parametrize(("name", "text"), [("r.txt", ""), ("r.txt", "\n\n"), ("r.csv", "query_id,doc_id,score\n"), ("r.jsonl", "\n")])
+def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> None:
+    # Scored, it would give every query 0 without a word: almost always a pipeline that failed.
+    with pytest.raises(EvaluationError, match=f"{name}: no ranked documents found"):
+        read_run(write(tmp_path, name, text))
+
+
 @pytest.mark.parametrize(
     ("name", "text", "line", "message"),
     [
         ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 abc t\n", 2, r"score 'abc' is not a finite number"),
         ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 nan t\n", 2, r"score 'nan' is not a finite number"),
+        # float() reads these as 1000, 12 and 1; trec_eval's atof reads 1, 0 and 0: refused.
+        ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 1_000 t\n", 2, r"score '1_000' is not a finite number written with the digits 0-9"),
+        ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 \u0661\u0662 t\n", 2, r"score '\u0661\u0662' is not a finite number"),
+        ("r.csv", "query_id,doc_id,score\nq1,A,\uff11\n", 2, r"score '\uff11' is not a finite number"),
+        ("r.txt", "q1 Q0 A 1 1e999 t\n", 1, r"score '1e999' is not a finite number"),
         (
             "r.txt",
             "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 1.0\n",

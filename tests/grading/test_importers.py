@@ -93,6 +93,7 @@ def test_csv_problems_are_named_precisely(header_and_row: bytes, expected: str) 
         ('{"doc_id": "A", "body": "x", "colour": "red"}', "field “colour”, value “red”: unknown key"),
         ('{"doc_id": true, "body": "x"}', "field “doc_id”, value “true”: must be text or a number"),
         ('{"body": "x"}', "field “doc_id”, value “”: the required key is missing"),
+        ('{"doc_id": "A", "body": "x", "doc_id": "B"}', "Line 1, field “doc_id”, value “”: this key appears twice"),
     ],
 )
 def test_jsonl_problems_are_named_precisely(line: str, expected: str) -> None:
@@ -171,8 +172,9 @@ def test_without_a_depth_every_listed_pair_is_pooled_in_file_order() -> None:
     ("fmt", "data", "expected"),
     [
         ("trec", "q1 Q0 A 1 0.5\n", "Line 1: a TREC run line has 6 fields"),
-        ("trec", "q1 Q0 A 1 high bm25\n", "Line 1, field “score”, value “high”: must be a number"),
+        ("trec", "q1 Q0 A 1 high bm25\n", "Line 1, field “score”, value “high”: must be a finite number written with the digits 0-9"),
         ("trec", "q1 Q0 A 1 nan bm25\n", "must be a finite number"),
+        ("trec", "q1 Q0 A 1 1_000 bm25\n", "value “1_000”: must be a finite number written with the digits 0-9"),
         ("trec", "q1 Q0 A 1 0.5 r\nq1 Q0 A 2 0.4 r\n", "Line 2, field “doc_id”, value “A”: this document is already listed"),
         ("csv", "query_id,doc_id,rank\nq1,A,1\nq1,B,1\n", "Line 3, field “rank”, value “1”: rank used twice"),
         ("csv", "query_id,doc_id,rank\nq1,A,first\n", "Line 2, field “rank”, value “first”: must be a whole number"),
