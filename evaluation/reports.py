@@ -2,7 +2,7 @@
 
 The JSON document is a stable interface (documented in the README):
 
-    {"settings": {...Settings.as_dict()},
+    {"settings": {...Settings.as_dict(), "grade_map": "-1:0,4:3" or null},
      "counts": {"queries", "evaluated", "zero_idcg", "excluded",
                 "missing_from_run": {"a", "b"}, "unjudged_in_top_k": {"a", "b"},
                 "extra_queries_skipped": {"a", "b"}},
@@ -57,13 +57,18 @@ def _breakdown(detail: QueryResult) -> dict[str, Any]:
 
 
 def json_report(
-    results: Sequence[RunResult], comparison: Comparison | None = None, *, breakdown: bool = False
+    results: Sequence[RunResult],
+    comparison: Comparison | None = None,
+    *,
+    breakdown: bool = False,
+    grade_map: str | None = None,
 ) -> dict[str, Any]:
     first = results[0]
     labels = LABELS[: len(results)]
     counts = first.counts
     document: dict[str, Any] = {
-        "settings": first.settings.as_dict(),
+        # The grade map changes every number, so it is recorded beside the scoring policies.
+        "settings": first.settings.as_dict() | {"grade_map": grade_map},
         "counts": {
             "queries": counts.queries,
             "evaluated": counts.evaluated,
@@ -112,13 +117,22 @@ def json_report(
 
 
 def render_json(
-    results: Sequence[RunResult], comparison: Comparison | None = None, *, breakdown: bool = False
+    results: Sequence[RunResult],
+    comparison: Comparison | None = None,
+    *,
+    breakdown: bool = False,
+    grade_map: str | None = None,
 ) -> str:
-    return json.dumps(json_report(results, comparison, breakdown=breakdown), ensure_ascii=False, indent=1)
+    document = json_report(results, comparison, breakdown=breakdown, grade_map=grade_map)
+    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
 def render_csv(
-    results: Sequence[RunResult], comparison: Comparison | None = None, *, breakdown: bool = False
+    results: Sequence[RunResult],
+    comparison: Comparison | None = None,
+    *,
+    breakdown: bool = False,
+    grade_map: str | None = None,  # unused: the CSV holds per-query rows only, no settings
 ) -> str:
     """Per-query rows (full precision), or with `breakdown` one row per position of every table."""
     out = io.StringIO()
@@ -175,7 +189,11 @@ def _p(value: float | None) -> str:
 
 
 def render_text(
-    results: Sequence[RunResult], comparison: Comparison | None = None, *, breakdown: bool = False
+    results: Sequence[RunResult],
+    comparison: Comparison | None = None,
+    *,
+    breakdown: bool = False,
+    grade_map: str | None = None,
 ) -> str:
     """trec_eval's per-query table (measure, query, value), then a summary in words."""
     first = results[0]
@@ -239,6 +257,9 @@ def render_text(
             lines.append(f"  {title}: {listed}")
     lines.append("Policies:")
     lines.extend(f"  {text}" for text in settings.describe())
+    lines.append(
+        f"  grade map applied when reading QRELS: {grade_map}" if grade_map else "  grade map: none (grades as read)"
+    )
     if breakdown:
         for query in first.query_ids:
             for label, result in zip(labels, results, strict=True):

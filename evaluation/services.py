@@ -811,7 +811,8 @@ def report_json(comparison: Comparison) -> dict[str, Any]:
             "n_resamples": stats["n_resamples"],
             "paired": stats["paired"],
         },
-        "settings": engine_settings(comparison).as_dict(),
+        # No grade map: the frozen pool (and the exported qrels) holds grades 0..3 already.
+        "settings": engine_settings(comparison).as_dict() | {"grade_map": None},
         "policies": engine_settings(comparison).describe(),
         "counts": counts,
         "systems": {

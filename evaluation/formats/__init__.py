@@ -17,6 +17,7 @@ from evaluation.formats.common import (
     InputFormat,
     Source,
     detect_format,
+    format_grade_map,
     parse_grade_map,
     source_name,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "Pool",
     "Run",
     "detect_format",
+    "format_grade_map",
     "parse_grade_map",
     "read_qrels",
     "read_run",

@@ -155,7 +155,13 @@ def parse_grade_map(text: str | None) -> dict[int, int]:
     Targets must be grades 0..3; unmapped grades must already be 0..3. Typical use: trec_eval's
     qrels.rel_level has levels -1..4 (-1:0 for "judged non-relevant", 4:3 to cap the top level).
     """
-    if text is None or not text.strip():
+    if text is None:
+        return {}
+    if not isinstance(text, str):
+        raise EvaluationError(
+            gettext_noop("a grade map is text like '-1:0,4:3', got %(type)s"), {"type": type(text).__name__}
+        )
+    if not text.strip():
         return {}
     mapping: dict[int, int] = {}
     for part in text.split(","):
@@ -175,6 +181,13 @@ def parse_grade_map(text: str | None) -> dict[int, int]:
             )
         mapping[source_grade] = target
     return mapping
+
+
+def format_grade_map(mapping: dict[int, int] | None) -> str | None:
+    """{-1: 0, 4: 3} -> '-1:0,4:3' (parse_grade_map's syntax, sorted); None for no map."""
+    if not mapping:
+        return None
+    return ",".join(f"{source}:{target}" for source, target in sorted(mapping.items()))
 
 
 class GradeReader:

@@ -74,6 +74,7 @@ def test_the_json_interface_has_exactly_the_documented_shape() -> None:
         "missing_queries": "zero",
         "extra_queries": "error",
         "seed": 3,
+        "grade_map": None,
     }
     counts = document["counts"]
     assert set(counts) == {
@@ -165,9 +166,18 @@ def test_bad_input_through_call_command_is_a_command_error_with_status_2() -> No
         call_command("evaluate", QRELS, RESULTS, k=True, stdout=io.StringIO())
 
 
-def test_a_grade_map_lets_trec_evals_graded_qrels_in() -> None:
-    document = evaluate_json(str(ORACLE / "qrels.rel_level"), RESULTS, *TREC_EVAL, "--grade-map=-1:0,4:3")
+def test_a_grade_map_lets_trec_evals_graded_qrels_in_and_is_recorded_with_the_result() -> None:
+    # The map changes every number, so a report without it could not be reproduced.
+    document = evaluate_json(str(ORACLE / "qrels.rel_level"), RESULTS, *TREC_EVAL, "--grade-map=4:3,-1:0")
     assert document["counts"]["queries"] == 3
+    assert document["settings"]["grade_map"] == "-1:0,4:3"
+    text = evaluate(str(ORACLE / "qrels.rel_level"), RESULTS, *TREC_EVAL, "--grade-map=4:3,-1:0")
+    assert "grade map applied when reading QRELS: -1:0,4:3" in text
+    assert "grade map: none (grades as read)" in evaluate(QRELS, RESULTS, *TREC_EVAL)
+
+
+def test_json_output_ends_with_a_newline() -> None:
+    assert evaluate(QRELS, RESULTS, *TREC_EVAL, "--format", "json").endswith("}\n")
 
 
 @pytest.mark.parametrize(

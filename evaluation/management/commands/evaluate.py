@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.formats import parse_grade_map, read_qrels, read_run
+from evaluation.formats import format_grade_map, parse_grade_map, read_qrels, read_run
 from evaluation.metrics import (
     EXTRA_QUERIES,
     GAINS,
@@ -123,11 +123,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             settings = Settings.from_mapping(options)
-            pool = read_qrels(
-                options["qrels"],
-                format=options["qrels_format"],
-                grade_map=parse_grade_map(options["grade_map"]),
-            )
+            grade_map = parse_grade_map(options["grade_map"])
+            pool = read_qrels(options["qrels"], format=options["qrels_format"], grade_map=grade_map)
             paths = [options["run_a"]] + ([options["run_b"]] if options["run_b"] else [])
             results = [
                 evaluate_run(pool, read_run(path, format=options["run_format"]), settings) for path in paths
@@ -136,7 +133,8 @@ class Command(BaseCommand):
         except EvaluationError as error:
             raise CommandError(str(error), returncode=2) from error
         render = {"text": render_text, "json": render_json, "csv": render_csv}[options["format"]]
-        self.stdout.write(render(results, comparison, breakdown=options["breakdown"]), ending="")
+        report = render(results, comparison, breakdown=options["breakdown"], grade_map=format_grade_map(grade_map))
+        self.stdout.write(report, ending="")
         if getattr(self, "_called_from_command_line", False):
             # The report is out and this command opened no database connection: skip the
             # interpreter's teardown, which would spend ~0.1 s freeing millions of parsed IDs
