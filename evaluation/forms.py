@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotator.models import PoolVersion, Project
 from evaluation import metrics
+from evaluation.metrics.policies import MAX_BREAKDOWN_K
 from evaluation.models import (
     Comparison,
     ExtraQueriesPolicy,
@@ -23,7 +24,7 @@ from evaluation.models import (
 )
 
 MAX_RUN_BYTES = 200 * 1024 * 1024
-MAX_K = 10_000
+MAX_K = MAX_BREAKDOWN_K  # every comparison's query page shows the breakdown, K rows per table
 MAX_SEED = 2**63 - 1
 PASTED_FILE_NAME = "pasted.txt"
 

@@ -29,7 +29,14 @@ import numpy as np
 
 from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.ndcg import _UNJUDGED_ERROR, QueryResult, discounts, ranked_indices, score_query
-from evaluation.metrics.policies import DEFAULT_SETTINGS, EvaluationError, Settings, gain_table, gettext_noop
+from evaluation.metrics.policies import (
+    DEFAULT_SETTINGS,
+    EvaluationError,
+    Settings,
+    as_settings,
+    gain_table,
+    gettext_noop,
+)
 
 # Grade codes inside the engine: -1 = unjudged ID, -2 = no document at this position.
 _UNJUDGED = -1
@@ -153,7 +160,7 @@ class RunResult:
 
 
 def as_pool(pool: Pool | Mapping[str, Mapping[str, int]]) -> Pool:
-    return pool if isinstance(pool, Pool) else Pool(pool)
+    return pool if isinstance(pool, Pool) else Pool(pool)  # Pool() refuses what is not a mapping
 
 
 def as_run(
@@ -162,6 +169,11 @@ def as_run(
     """A Run as is; {query: [doc, ...]} as ordered lists; {query: {doc: score}} as scores."""
     if isinstance(run, Run):
         return run
+    if not isinstance(run, Mapping):
+        raise EvaluationError(
+            gettext_noop("a run must be a Run or a mapping of query ID to its ranking, got %(type)s"),
+            {"type": type(run).__name__},
+        )
     if run and all(isinstance(value, Mapping) for value in run.values()):
         return Run.from_scores(run, name=name)  # type: ignore[arg-type]
     return Run.from_rankings(run, name=name)  # type: ignore[arg-type]
@@ -217,6 +229,7 @@ def evaluate_run(
     name: str = "run",
 ) -> RunResult:
     """Score every query of `pool` for `run` under `settings` (see the module docstring)."""
+    settings = as_settings(settings)
     pool = as_pool(pool)
     run = as_run(run, name=name)
     k = settings.k

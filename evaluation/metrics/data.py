@@ -52,6 +52,11 @@ class Pool(Mapping[str, Mapping[str, int]]):
     """
 
     def __init__(self, grades: Mapping[str, Mapping[str, int]], *, source: str | None = None) -> None:
+        if not isinstance(grades, Mapping):
+            raise EvaluationError(
+                gettext_noop("a pool must be a mapping of query ID to {document ID: grade}, got %(type)s"),
+                {"type": type(grades).__name__},
+            )
         checked: dict[str, dict[str, int]] = {}
         for query, docs in grades.items():
             _check_query_id(query)

@@ -19,9 +19,11 @@ import numpy as np
 from evaluation.metrics.data import _check_doc_id, _check_ranking, _check_score
 from evaluation.metrics.policies import (
     DEFAULT_SETTINGS,
+    MAX_BREAKDOWN_K,
     EvaluationError,
     Settings,
     Ties,
+    as_settings,
     gain_function,
     gettext_noop,
     validate_grade,
@@ -181,6 +183,12 @@ def order_scored(
 
 
 def _checked_pool(pool_grades: Mapping[str, int], query_id: str) -> dict[str, int]:
+    if not isinstance(pool_grades, Mapping):
+        raise EvaluationError(
+            gettext_noop("query %(query)r: the pool's grades must be a mapping of document ID to grade, got %(type)s"),
+            {"query": query_id, "type": type(pool_grades).__name__},
+            query=query_id or None,
+        )
     grades = dict(pool_grades)
     for doc, grade in grades.items():
         _check_doc_id(doc, query_id)
@@ -221,7 +229,24 @@ def score_query(
     document ID -> grade 0..3: IDCG is the DCG of its top K grades. `source` and `lines` only
     enrich error messages (the file and line of each ranking entry).
     """
+    settings = as_settings(settings)
     k = settings.k
+    if k > MAX_BREAKDOWN_K:
+        raise EvaluationError(
+            gettext_noop(
+                "a per-position breakdown lists K rows per table; K may be at most %(max)s for it, got %(k)s "
+                "(scores without the breakdown have no such limit)"
+            ),
+            {"max": MAX_BREAKDOWN_K, "k": k},
+            query=query_id or None,
+        )
+    if isinstance(ranking, str | Mapping) or not isinstance(ranking, Iterable):
+        # A string is a sequence of characters: "BA" would be read as the ranking ['B', 'A'].
+        raise EvaluationError(
+            gettext_noop("query %(query)r: a ranking must be a sequence of document IDs, got %(type)s"),
+            {"query": query_id, "type": type(ranking).__name__},
+            query=query_id or None,
+        )
     grades = _checked_pool(pool_grades, query_id)
     docs = list(ranking)
     _check_ranking(query_id, docs, lines, source)

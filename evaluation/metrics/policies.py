@@ -242,6 +242,29 @@ class Settings:
 
 DEFAULT_SETTINGS = Settings()
 
+# A per-position breakdown (score_query, RunResult.explain, the web's query page) lists K rows per
+# table, empty positions included: past this K it would be megabytes of zero rows per query. The
+# batch engine's scores have no such limit.
+MAX_BREAKDOWN_K = 10_000
+
+
+def as_settings(settings: object) -> Settings:
+    """A Settings as is; a mapping of its fields (unknown keys refused) as Settings.from_mapping."""
+    if isinstance(settings, Settings):
+        return settings
+    if isinstance(settings, Mapping):
+        unknown = sorted(set(map(str, settings)) - {f.name for f in fields(Settings)})
+        if unknown:
+            raise EvaluationError(
+                gettext_noop("unknown settings %(unknown)s; allowed: %(allowed)s"),
+                {"unknown": ", ".join(unknown), "allowed": ", ".join(f.name for f in fields(Settings))},
+            )
+        return Settings.from_mapping(settings)
+    raise EvaluationError(
+        gettext_noop("settings must be a Settings or a mapping of its fields, got %(type)s"),
+        {"type": type(settings).__name__},
+    )
+
 
 def gain_function(gain: Gain) -> Callable[[int], float]:
     if gain == "linear":

@@ -7,7 +7,9 @@ from statistics import fmean
 
 import pytest
 
-from evaluation.metrics import EvaluationError, Run, Settings, evaluate_run, score_query
+from evaluation.formats import parse_grade_map
+from evaluation.metrics import EvaluationError, Pool, Run, Settings, evaluate_run, score_query
+from evaluation.metrics.policies import MAX_BREAKDOWN_K
 
 POOL = {"A": 3, "B": 2, "C": 1, "D": 0}
 
@@ -103,3 +105,33 @@ def test_settings_from_a_mapping_take_the_settings_and_ignore_other_keys() -> No
 def test_settings_from_a_mapping_are_validated_like_any_settings() -> None:
     with pytest.raises(EvaluationError):
         Settings.from_mapping({"k": 0})
+
+
+def test_library_calls_with_the_wrong_kind_of_argument_are_evaluation_errors() -> None:
+    pool = Pool({"q": {"A": 3, "B": 1}})
+    run = Run.from_rankings({"q": ["A", "B"]})
+    for call, message in (
+        (lambda: Pool(None), "a pool must be a mapping"),  # type: ignore[arg-type]
+        (lambda: evaluate_run(pool, None), "a run must be a Run or a mapping"),  # type: ignore[arg-type]
+        (lambda: evaluate_run(pool, run, 3), "settings must be a Settings"),  # type: ignore[arg-type]
+        (lambda: evaluate_run(pool, run, {"k": 2, "gian": "linear"}), "unknown settings gian"),
+        (lambda: score_query(["A"], None), "the pool's grades must be a mapping"),  # type: ignore[arg-type]
+        (lambda: score_query(None, {"A": 3}), "a ranking must be a sequence of document IDs"),  # type: ignore[arg-type]
+        # A string is a sequence of characters: "BA" must not become the ranking ['B', 'A'].
+        (lambda: score_query("BA", {"A": 3, "B": 1}), "a ranking must be a sequence of document IDs, got str"),
+        (lambda: parse_grade_map({4: 3}), "a grade map is text"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(EvaluationError, match=message):
+            call()
+    # A mapping of settings is taken as Settings.from_mapping would take it.
+    assert evaluate_run(pool, run, {"k": 1}).mean == evaluate_run(pool, run, Settings(k=1)).mean == 1.0
+
+
+def test_a_breakdown_beyond_its_k_limit_is_refused_but_scores_are_not() -> None:
+    pool = Pool({"q": {"A": 3}})
+    run = Run.from_rankings({"q": ["A"]})
+    huge = Settings(k=MAX_BREAKDOWN_K + 1)
+    assert evaluate_run(pool, run, Settings(k=10**20)).mean == 1.0
+    with pytest.raises(EvaluationError, match="K may be at most 10000 for it, got 10001"):
+        evaluate_run(pool, run, huge).explain("q")
+    assert len(score_query(["A"], {"A": 3}, Settings(k=MAX_BREAKDOWN_K)).positions) == MAX_BREAKDOWN_K
