@@ -185,6 +185,7 @@ def test_json_output_ends_with_a_newline() -> None:
     [
         ((str(ORACLE / "qrels.rel_level"), RESULTS), "qrels.rel_level, line "),
         ((QRELS, RESULTS, "--k", "0"), "K must be a positive integer, got 0"),
+        ((QRELS, RESULTS, *TREC_EVAL, "--k", "10001", "--breakdown"), "K may be at most 10000 for it, got 10001"),
         ((QRELS, RESULTS, "--k", "1.5"), "invalid int value: '1.5'"),
         ((QRELS, RESULTS, "--gain", "cubic"), "invalid choice: 'cubic'"),
         ((QRELS, "does-not-exist.txt"), "does-not-exist.txt: cannot read the file"),

@@ -130,10 +130,13 @@ class Command(BaseCommand):
                 evaluate_run(pool, read_run(path, format=options["run_format"]), settings) for path in paths
             ]
             comparison = compare_results(*results) if len(results) == 2 else None
+            render = {"text": render_text, "json": render_json, "csv": render_csv}[options["format"]]
+            # Inside the try: a breakdown computes per-position terms, which can still refuse (K).
+            report = render(
+                results, comparison, breakdown=options["breakdown"], grade_map=format_grade_map(grade_map)
+            )
         except EvaluationError as error:
             raise CommandError(str(error), returncode=2) from error
-        render = {"text": render_text, "json": render_json, "csv": render_csv}[options["format"]]
-        report = render(results, comparison, breakdown=options["breakdown"], grade_map=format_grade_map(grade_map))
         self.stdout.write(report, ending="")
         if getattr(self, "_called_from_command_line", False):
             # The report is out and this command opened no database connection: skip the
