@@ -123,8 +123,13 @@ def _utf8_error(path: Path, name: str) -> EvaluationError:
         for number, line in enumerate(raw, start=1):
             try:
                 line.decode("utf-8")
-            except UnicodeDecodeError:
-                return EvaluationError(gettext_noop("the file is not valid UTF-8"), source=name, line=number)
+            except UnicodeDecodeError as error:
+                return EvaluationError(
+                    gettext_noop("the file is not valid UTF-8: byte %(byte)s at column %(column)s (save it as UTF-8)"),
+                    {"byte": f"0x{line[error.start]:02x}", "column": error.start + 1},
+                    source=name,
+                    line=number,
+                )
     return EvaluationError(gettext_noop("the file is not valid UTF-8"), source=name)
 
 

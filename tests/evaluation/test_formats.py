@@ -234,10 +234,10 @@ def test_a_run_without_score_or_rank_column_is_refused(tmp_path: Path) -> None:
         read_run(write(tmp_path, "r.csv", "query_id,doc_id\nq1,A\n"))
 
 
-def test_invalid_utf8_is_refused_naming_the_line(tmp_path: Path) -> None:
+def test_invalid_utf8_is_refused_naming_the_line_and_the_byte(tmp_path: Path) -> None:
     path = tmp_path / "r.txt"
     path.write_bytes(b"q1 Q0 A 1 2.0 t\nq1 Q0 \xff 2 1.0 t\n")
-    with pytest.raises(EvaluationError, match="not valid UTF-8") as caught:
+    with pytest.raises(EvaluationError, match="not valid UTF-8: byte 0xff at column 7") as caught:
         read_run(path)
     assert caught.value.line == 2
 
