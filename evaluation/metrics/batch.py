@@ -249,7 +249,7 @@ def evaluate_run(
             first = int(extra_at[0])
             raise EvaluationError(
                 gettext_noop(
-                    "query %(query)r of run %(run)r is not in the pool (%(count)s such queries); "
+                    "query %(query)r of run %(run)r is not in the pool (run queries not in the pool: %(count)s); "
                     "the extra-queries policy 'ignore' would skip them"
                 ),
                 {"query": run.query_ids[first], "run": run.name, "count": len(extra_queries)},
