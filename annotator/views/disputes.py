@@ -77,8 +77,9 @@ def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
     if status and status not in DisputeStatus.values:
         messages.error(
             request,
-            _("Unknown status “%(status)s”: choose one of %(choices)s.")
-            % {"status": status, "choices": ", ".join(DisputeStatus.values)},
+            # The filter links above name the statuses in the reader's language; the codes would not.
+            _("Unknown status “%(status)s”: showing every dispute. Pick a status from the list above.")
+            % {"status": status},
         )
         status = ""
     if status:

@@ -299,7 +299,8 @@ def test_the_dispute_list_pages_and_filters_by_status(
     only_waiting = client.get(url("dispute_list") + "?status=awaiting_reasons", **HTMX).content.decode()
     assert "q1 / E" in only_waiting and "q1 / B" not in only_waiting and "<html" not in only_waiting
     bad = client.get(url("dispute_list") + "?status=nonsense").content.decode()
-    assert "Unknown status “nonsense”" in bad
+    assert "Unknown status “nonsense”: showing every dispute" in bad
+    assert "awaiting_reasons, revealed" not in bad  # internal codes are not shown to people
 
 
 def test_the_lists_have_clear_empty_states(cast: Cast, client: Client) -> None:

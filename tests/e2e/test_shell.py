@@ -37,3 +37,19 @@ def test_wrong_password_shows_a_clear_error(page: Page, live_server: Any, transa
     build_demo()
     log_in(page, live_server.url, "editor-a", "not-the-password")
     expect(page.get_by_role("alert")).to_contain_text("didn't match")
+
+
+def test_switching_language_keeps_the_filter_htmx_put_in_the_address_bar(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    build_demo()
+    log_in(page, live_server.url, "reviewer", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/help-center-demo/disputes/")
+    # The filter links swap the table with htmx and push ?status=... into the address bar; the
+    # page around them (and its language form) was rendered for the bare URL.
+    page.get_by_role("link", name="Settled").click()
+    expect(page).to_have_url(f"{live_server.url}/p/help-center-demo/disputes/?status=settled")
+
+    page.get_by_label("Language").select_option("zh-hans")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+    expect(page).to_have_url(f"{live_server.url}/p/help-center-demo/disputes/?status=settled")
