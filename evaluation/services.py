@@ -107,7 +107,7 @@ def describe_error(error: metrics.EvaluationError, *, run: str | None = None) ->
 
 # Query ID, a colon, then document IDs in rank order. Full-width punctuation is accepted because
 # Chinese keyboards produce it by default.
-_LIST_SEPARATOR = re.compile(r"[,，\s]+")
+_COMMA = re.compile(r"[,，]")
 
 
 def detect_run_format(file_name: str, explicit: str = "auto") -> str:
@@ -163,7 +163,20 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
                 line=number,
             )
         first_line[query] = number
-        ranking = [doc for doc in _LIST_SEPARATOR.split(tail.strip()) if doc]
+        # Commas separate entries (spaces too); an empty entry between two commas is most likely
+        # a lost ID, so it is refused rather than closing the gap. One trailing comma is fine.
+        entries = [piece.strip() for piece in _COMMA.split(tail.strip())]
+        if entries and not entries[-1] and len(entries) > 1:
+            entries.pop()
+        if any(not entry for entry in entries) and tail.strip():
+            raise metrics.EvaluationError(
+                gettext_noop("query %(query)r: an empty entry between two commas (entry %(position)s); remove the extra comma or add the missing ID"),
+                {"query": query, "position": entries.index("") + 1},
+                query=query,
+                source=source,
+                line=number,
+            )
+        ranking = [doc for entry in entries for doc in entry.split()]
         seen: dict[str, int] = {}
         for position, doc in enumerate(ranking, start=1):
             if doc in seen:

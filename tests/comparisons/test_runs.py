@@ -62,9 +62,11 @@ def test_stored_columns_give_back_the_engine_reader_run_exactly(cast: Cast) -> N
 
 
 def test_pasted_lists_keep_an_empty_ranking_and_skip_comments() -> None:
-    run = parse_ranked_lists("# system X\nq1: A, B\n\nq2:\n", source="pasted.txt", name="x")
-    assert run.query_ids == ("q1", "q2")
+    run = parse_ranked_lists("# system X\nq1: A, B,\n\nq2:\nq3: C D，E\n", source="pasted.txt", name="x")
+    assert run.query_ids == ("q1", "q2", "q3")
+    assert run.ranking("q1") == ("A", "B")  # one trailing comma is fine
     assert run.ranking("q2") == ()
+    assert run.ranking("q3") == ("C", "D", "E")  # spaces and full-width commas separate too
     assert run.lines_of("q1") == (2, 2)
 
 
@@ -75,6 +77,8 @@ def test_pasted_lists_keep_an_empty_ranking_and_skip_comments() -> None:
         ("lists", "q1: A, B, A\n", ["line 1", "'A'", "appears twice"]),
         ("lists", "q1 A B\n", ["line 1", "no colon"]),
         ("lists", ": A, B\n", ["line 1", "empty"]),
+        # Two commas in a row most likely lost an ID: refused, not closed up into "A, B".
+        ("lists", "q1: A, B\nq2: A,,B\n", ["line 2", "'q2'", "an empty entry between two commas (entry 2)"]),
         ("trec", "q1 Q0 A 1 2.0 sys\nq1 Q0 B 2\n", ["line 2", "6 fields"]),
         ("trec", "q1 Q0 A 1 2.0 sys\nq1 Q0 A 2 1.0 sys\n", ["line 2", "'A'", "twice"]),
         ("trec", "q1 Q0 A 1 high sys\n", ["line 1", "'high'"]),
