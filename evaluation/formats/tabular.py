@@ -49,8 +49,9 @@ RUN_COLUMNS = ("query_id", "doc_id", "rank", "score", "system")
 
 
 def _csv_rows(
-    lines: Iterator[str], name: str, required: tuple[str, ...]
+    lines: Iterator[str], name: str, required: tuple[str, ...], one_of: tuple[str, ...] = ()
 ) -> tuple[dict[str, int], Iterator[tuple[int, list[str]]]]:
+    """(column -> index, rows) of a CSV with a header holding `required` and one of `one_of`."""
     # strict: a quote that is never closed is an error, not a field swallowing the rest of the file.
     reader = csv.reader(lines, strict=True)
     try:
@@ -65,10 +66,17 @@ def _csv_rows(
         raise _malformed(error, name, reader.line_num) from None
     columns = {column.strip(): i for i, column in enumerate(header)}
     missing = [column for column in required if column not in columns]
+    alternatives = " or ".join(one_of)
+    if one_of and not any(column in columns for column in one_of):
+        missing.append(alternatives)  # named together, so one correction fixes the header
     if missing:
         raise EvaluationError(
             gettext_noop("the header %(header)r lacks %(missing)s; expected columns %(required)s"),
-            {"header": header, "missing": ", ".join(missing), "required": ",".join(required)},
+            {
+                "header": header,
+                "missing": ", ".join(missing),
+                "required": ",".join(required) + (f" and {alternatives}" if one_of else ""),
+            },
             source=name,
             line=reader.line_num,
         )
@@ -127,9 +135,7 @@ def read_csv_run(source: Source, *, name: str | None = None) -> Run:
     system = run_name(source, name)
 
     def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
-        columns, rows = _csv_rows(open_lines(), label, ("query_id", "doc_id"))
-        if "score" not in columns and "rank" not in columns:
-            raise EvaluationError(gettext_noop("a run needs a score or a rank column"), source=label, line=1)
+        columns, rows = _csv_rows(open_lines(), label, ("query_id", "doc_id"), one_of=("score", "rank"))
         q, d = columns["query_id"], columns["doc_id"]
         score_at, rank_at = columns.get("score"), columns.get("rank")
         builder = RunBuilder(label)

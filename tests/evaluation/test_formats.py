@@ -230,8 +230,11 @@ def test_bad_runs_are_refused_naming_file_line_and_value(
 
 
 def test_a_run_without_score_or_rank_column_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(EvaluationError, match="a run needs a score or a rank column"):
+    with pytest.raises(EvaluationError, match="lacks score or rank; expected columns query_id,doc_id and score or rank"):
         read_run(write(tmp_path, "r.csv", "query_id,doc_id\nq1,A\n"))
+    # Every missing column is named at once, so one correction fixes the header.
+    with pytest.raises(EvaluationError, match="lacks query_id, doc_id, score or rank;"):
+        read_run(write(tmp_path, "r.csv", "qid,docno\nq1,A\n"))
 
 
 def test_invalid_utf8_is_refused_naming_the_line_and_the_byte(tmp_path: Path) -> None:
