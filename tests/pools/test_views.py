@@ -174,6 +174,18 @@ def test_the_diff_page_lists_added_removed_and_changed_pairs(cast: Cast, client:
     assert "grade changed" in only_changed and "added" not in only_changed
 
 
+def test_a_diff_between_two_pools_names_each_pool_in_its_column(cast: Cast, client: Client) -> None:
+    # Both versions are v1: "Grade in v1" twice could not be told apart.
+    left = pool_version_create(
+        pool=Pool.objects.create(project=cast.alpha, name="Phones"), judgments=[("q1", "A", 3, "")], source="frozen", by=cast.owner
+    )
+    right = pool_version_create(
+        pool=Pool.objects.create(project=cast.alpha, name="Refunds"), judgments=[("q1", "A", 1, "")], source="frozen", by=cast.owner
+    )
+    html = login(client, cast.reviewer).get(version_url("pool_version_diff", left, other_id=right.pk)).content.decode()
+    assert "Grade in Phones v1" in html and "Grade in Refunds v1" in html and "Grade in v1" not in html
+
+
 def test_the_diff_page_paginates_long_lists(cast: Cast, client: Client) -> None:
     pool = Pool.objects.create(project=cast.alpha, name="Long")
     v1 = pool_version_create(pool=pool, judgments=[("q", "a", 1, "")], source="frozen", by=cast.owner)
