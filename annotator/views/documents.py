@@ -175,13 +175,22 @@ SECTION_TEXT = {
 }
 
 
+def _auto_id(kind: str) -> str:
+    """Element IDs per section: the three forms share field names, and a label must find its own field."""
+    return f"id_{kind}_%s"
+
+
 def _sections(request: ProjectRequest, **overrides: ImportSection) -> list[ImportSection]:
     project = request.project
     initial_set = request.GET.get("set") if request.method == "GET" else None
     defaults = {
-        "documents": ImportForm(),
-        "queries": ImportForm(),
-        "candidates": CandidateImportForm(project=project, initial={"grading_set": initial_set} if initial_set else None),
+        "documents": ImportForm(auto_id=_auto_id("documents")),
+        "queries": ImportForm(auto_id=_auto_id("queries")),
+        "candidates": CandidateImportForm(
+            project=project,
+            initial={"grading_set": initial_set} if initial_set else None,
+            auto_id=_auto_id("candidates"),
+        ),
     }
     sections = []
     for kind in ("documents", "queries", "candidates"):
@@ -233,7 +242,7 @@ def _file_problem(error: Exception) -> list[str]:
 
 def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     title, help_text = SECTION_TEXT[kind]
-    form = ImportForm(request.POST, request.FILES)
+    form = ImportForm(request.POST, request.FILES, auto_id=_auto_id(kind))
     section = ImportSection(
         kind=kind, title=title, help=help_text, form=form,
         action=reverse(f"import_{kind}", kwargs={"slug": request.project.slug}),
@@ -276,7 +285,7 @@ def import_queries(request: ProjectRequest, slug: str) -> HttpResponse:
 @require_POST
 def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
     title, help_text = SECTION_TEXT["candidates"]
-    form = CandidateImportForm(request.POST, request.FILES, project=request.project)
+    form = CandidateImportForm(request.POST, request.FILES, project=request.project, auto_id=_auto_id("candidates"))
     section = ImportSection(
         kind="candidates", title=title, help=help_text, form=form,
         action=reverse("import_candidates", kwargs={"slug": request.project.slug}),

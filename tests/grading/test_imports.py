@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
+from django.urls import reverse
 
 from annotator.importers import ImportFileError, pool_top_k, read_documents, read_run
 from annotator.models import Candidate, CandidateSource, Document, DocumentVersion, Grade, Query
@@ -144,3 +147,13 @@ def test_the_import_command_refuses_a_bad_file_and_stores_nothing(cast: Cast, tm
     assert not Document.objects.exists()
     with pytest.raises(CommandError, match="No project with slug 'nope'"):
         call_command("import_documents", "nope", str(docs), stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_the_import_page_gives_every_field_its_own_id(cast: Cast, client: Client) -> None:
+    # Three forms share field names (file, format): with one ID each, a label finds its own field.
+    client.force_login(cast.owner)
+    html = client.get(reverse("import_page", kwargs={"slug": "alpha"})).content.decode()
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    for kind in ("documents", "queries", "candidates"):
+        assert f'for="id_{kind}_format"' in html and f'id="id_{kind}_format"' in html
