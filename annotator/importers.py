@@ -204,10 +204,14 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
     if bad_header:
         return
     start = reader.line_num + 1
+    any_row = False
     while True:
         try:
             row = next(reader)
         except StopIteration:
+            if not any_row:
+                # A header alone imports nothing: say so rather than report "created 0" as success.
+                errors.add(1, "", "", _("the file has a header but no rows: there is nothing to import."))
             return
         except csv.Error as exc:
             if str(exc) == "unexpected end of data":
@@ -220,6 +224,7 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
         start = reader.line_num + 1
         if not row or not any(cell.strip() for cell in row):
             continue  # blank lines are allowed, e.g. at the end of the file
+        any_row = True
         if len(row) != len(columns):
             errors.add(line, "", "", _("this row has %(found)d fields but the header has %(expected)d.")
                        % {"found": len(row), "expected": len(columns)})

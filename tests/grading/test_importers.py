@@ -73,6 +73,7 @@ def test_a_duplicate_id_names_both_lines() -> None:
         (b"doc_id,body,url\nA,x,javascript:alert(1)\n", "field “url”, value “javascript:alert(1)”: is not an http(s) URL"),
         (b"doc_id,body,unit\nA,x,paragraph\n", "field “unit”, value “paragraph”: must be one of: document, page, chunk"),
         (b"", "Line 1: the file is empty"),
+        (b"doc_id,body\n\n", "Line 1: the file has a header but no rows"),
         # Unclosed, the quote would swallow the following rows into this body and report success.
         (b'doc_id,body\nA1,"unterminated\nB1,b2\nC1,c3\n', "Line 2: a quote opened on this line is never closed"),
         (b'doc_id,body\nA1,"quoted"junk\n', "Line 2: this line cannot be read as CSV"),
