@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.db.models import Q, RestrictedError
 from django.utils.translation import gettext as _
 
 from annotator.models import PoolVersion, Project
@@ -320,6 +321,45 @@ def run_upload(
         ) from None
 
 
+class RunDeleteError(Exception):
+    """A run that cannot be deleted; the message names the comparisons that use it."""
+
+
+def _run_in_use(run: Run, comparisons: list[str]) -> RunDeleteError:
+    return RunDeleteError(
+        _("Run “%(name)s” cannot be deleted because these comparisons use it: %(comparisons)s.")
+        % {"name": run.name, "comparisons": ", ".join(f"“{name}”" for name in comparisons)}
+    )
+
+
+def run_delete(*, run: Run) -> None:
+    """Delete a run that no comparison uses, with its parsed ranking (RunQuery rows cascade).
+
+    A comparison's numbers must stay reproducible from its stored runs, so a used run is refused
+    (RunDeleteError naming the comparisons) and nothing changes.
+    """
+    with transaction.atomic():
+        # Lock the run row first. On PostgreSQL a comparison being created takes a key-share lock
+        # on it (its foreign-key check), which FOR UPDATE conflicts with: a comparison either
+        # committed before this lock, and the check below sees it, or waits for this transaction
+        # and then fails its foreign-key check on the deleted row. SQLite (IMMEDIATE transactions)
+        # serialises writers anyway.
+        list(Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True))
+        used_by = list(
+            Comparison.objects.filter(Q(run_a=run) | Q(run_b=run))
+            .order_by("created_at", "pk")
+            .values_list("name", flat=True)
+        )
+        if used_by:
+            raise _run_in_use(run, used_by)
+        try:
+            run.delete()
+        except RestrictedError as error:
+            # The final guard, Comparison.run_a/run_b's on_delete=RESTRICT: Django re-reads the
+            # comparisons using the run just before deleting, and raises before deleting anything.
+            raise _run_in_use(run, sorted(str(c) for c in error.restricted_objects)) from None
+
+
 def run_check(
     *, run: metrics.Run, pool_version: PoolVersion, settings: metrics.Settings
 ) -> metrics.RunResult:
@@ -510,31 +550,41 @@ def comparison_create(
         ) from None
     engine_comparison = _compute(pool, run_a, run_b, settings)
     results = results_of(engine_comparison)
-    return Comparison.objects.create(
-        project=project,
-        name=name or _("%(a)s vs %(b)s") % {"a": run_a.name, "b": run_b.name},
-        notes=notes,
-        pool_version=pool_version,
-        pool_sha256=pool_version.sha256,
-        run_a=run_a,
-        run_b=run_b,
-        k=settings.k,
-        gain=settings.gain,
-        unjudged=settings.unjudged,
-        zero_idcg=settings.zero_idcg,
-        ties=settings.ties,
-        missing_queries=settings.missing_queries,
-        extra_queries=settings.extra_queries,
-        seed=settings.seed,
-        results=results,
-        summary=summary_of(results),
-        engine={
-            "n_permutations": engine_comparison.n_permutations,
-            "n_resamples": engine_comparison.n_resamples,
-            "results_version": RESULTS_VERSION,
-        },
-        created_by=by,
-    )
+    try:
+        # Its own transaction: the foreign keys are checked at its commit, so a run deleted while
+        # the scores were computed (run_delete locks the row) becomes a clear refusal, not a 500.
+        with transaction.atomic():
+            comparison = Comparison.objects.create(
+                project=project,
+                name=name or _("%(a)s vs %(b)s") % {"a": run_a.name, "b": run_b.name},
+                notes=notes,
+                pool_version=pool_version,
+                pool_sha256=pool_version.sha256,
+                run_a=run_a,
+                run_b=run_b,
+                k=settings.k,
+                gain=settings.gain,
+                unjudged=settings.unjudged,
+                zero_idcg=settings.zero_idcg,
+                ties=settings.ties,
+                missing_queries=settings.missing_queries,
+                extra_queries=settings.extra_queries,
+                seed=settings.seed,
+                results=results,
+                summary=summary_of(results),
+                engine={
+                    "n_permutations": engine_comparison.n_permutations,
+                    "n_resamples": engine_comparison.n_resamples,
+                    "results_version": RESULTS_VERSION,
+                },
+                created_by=by,
+            )
+    except IntegrityError:
+        raise ComparisonInputError(
+            _("Run A or run B was deleted while this comparison was being computed; choose the runs again."),
+            field="run_a",
+        ) from None
+    return comparison
 
 
 def engine_settings(comparison: Comparison) -> metrics.Settings:

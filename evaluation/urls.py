@@ -11,6 +11,7 @@ urlpatterns = [
     path("runs/upload/", views.run_upload_page, name="run_upload"),
     path("runs/<id:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<id:run_id>/download/", views.run_download, name="run_download"),
+    path("runs/<id:run_id>/delete/", views.run_delete, name="run_delete"),
     path("comparisons/", views.comparison_list, name="comparison_list"),
     path("comparisons/new/", views.comparison_create_page, name="comparison_create"),
     path(comparison, views.comparison_detail, name="comparison_detail"),

@@ -23,7 +23,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotator.access import ProjectRequest, project_role
 from annotator.models import Document, PoolVersion, Query, Role
 from annotator.models.pools import PoolIntegrityError
-from evaluation import metrics
+from evaluation import metrics, services
 from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm
 from evaluation.models import Comparison, Run
 from evaluation.services import (
@@ -142,6 +142,20 @@ def run_download(request: ProjectRequest, slug: str, run_id: int) -> HttpRespons
     response["Content-Disposition"] = content_disposition_header(True, run.file_name)
     response["X-Content-SHA256"] = run.sha256
     return response
+
+
+@project_role(Role.REVIEWER)
+@require_POST
+def run_delete(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
+    """Delete a run no comparison uses; the run page's form asks for confirmation first."""
+    run = get_object_or_404(Run.objects.defer("raw"), pk=run_id, project=request.project)
+    try:
+        services.run_delete(run=run)
+    except services.RunDeleteError as error:
+        messages.error(request, str(error))
+        return _done(request, run.get_absolute_url())
+    messages.success(request, _("Run “%(name)s” deleted.") % {"name": run.name})
+    return _done(request, reverse("run_list", kwargs={"slug": request.project.slug}))
 
 
 # ---- Comparisons: list and creation -------------------------------------------------------------
