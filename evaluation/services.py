@@ -10,6 +10,7 @@ Public entry points (keyword-only, as the house style asks):
 - `run_parse(data=, fmt=, file_name=)` -> `metrics.Run`, or `RunUploadError` naming the line.
 - `run_upload(project=, name=, notes=, fmt=, file_name=, data=, by=, check=)` -> `Run`.
 - `run_check(run=, pool_version=, settings=)` -> `metrics.RunResult` (validation against a pool).
+- `run_delete(run=)`: an unused run goes; `RunDeleteError` names the comparisons using it.
 - `comparison_create(project=, pool_version=, run_a=, run_b=, settings=, by=, name=, notes=)`.
 - `comparison_breakdown(comparison=, query_id=, k=, gain=)` -> `Breakdown` (A and B side by side).
 - `comparison_recompute(comparison=)` -> differences from the stored results ([] = identical).
@@ -49,6 +50,7 @@ __all__ = [
     "ComparisonInputError",
     "ComparisonResults",
     "PoolIntegrityError",
+    "RunDeleteError",
     "RunUploadError",
     "comparison_breakdown",
     "comparison_create",
@@ -60,6 +62,7 @@ __all__ = [
     "pool_for_scoring",
     "pool_query_grades",
     "run_check",
+    "run_delete",
     "run_parse",
     "run_upload",
     "verify_pool",
