@@ -37,6 +37,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q, RestrictedError
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from annotator.models import PoolVersion, Project
 from annotator.models.pools import PoolIntegrityError, parse_canonical
@@ -104,7 +105,9 @@ def describe_error(error: metrics.EvaluationError, *, run: str | None = None) ->
     problem = error.translated(_)
     if not where:
         return problem
-    return _("%(where)s: %(problem)s") % {"where": ", ".join(where), "problem": problem}
+    # The separator is translated too: Chinese uses "，" (an ASCII comma read as a typo there).
+    separator = pgettext("list separator", ", ")
+    return _("%(where)s: %(problem)s") % {"where": separator.join(where), "problem": problem}
 
 
 # ---- Runs: parsing uploads ----------------------------------------------------------------------

@@ -223,6 +223,26 @@ def diff_judgments(old: dict[str, dict[str, int]], new: dict[str, dict[str, int]
     return PoolDiff(rows)
 
 
+def exclusion_text(why: str, values: dict[str, Any]) -> str | None:
+    """Why a pair could not be frozen, in the active language; None if `values` lack what it needs.
+
+    Frozen versions keep the code and numbers (`why`, `values`) beside the sentence written at
+    freeze time, so a page can say it in its reader's language.
+    """
+    if why == "open_dispute" and "status" in values:
+        from annotator.models.disputes import DisputeStatus  # disputes imports this module
+
+        status = values["status"]
+        label = DisputeStatus(status).label if status in DisputeStatus.values else status
+        return gettext("open dispute (%(status)s)") % {"status": label}
+    if why == "no_final_grade" and {"grades", "required"} <= values.keys():
+        return gettext("no final grade (%(n)d of %(required)d grades)") % {
+            "n": values["grades"],
+            "required": values["required"],
+        }
+    return None
+
+
 class PoolVersionSource(models.TextChoices):
     FROZEN = "frozen", _("Frozen from a grading set")
     IMPORTED = "imported", _("Imported from a file")
@@ -288,6 +308,15 @@ class PoolVersion(ImmutableModel):
     @property
     def hash_prefix(self) -> str:
         return self.sha256[:12]
+
+    @property
+    def exclusion_rows(self) -> list[dict[str, Any]]:
+        """`exclusions` with `detail` in the reader's language (the stored sentence for versions
+        frozen before the codes and numbers were kept)."""
+        return [
+            entry | {"detail": exclusion_text(entry.get("why", ""), entry.get("values", {})) or entry.get("detail", "")}
+            for entry in self.exclusions
+        ]
 
     def integrity_problems(self, limit: int = 20) -> list[str]:
         """Everything that disagrees with the hash: the canonical text, then the judgment rows.

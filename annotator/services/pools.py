@@ -45,7 +45,7 @@ from annotator.models import (
     Role,
 )
 from annotator.models.disputes import DisputeStatus
-from annotator.models.pools import PoolIntegrityError, canonical_serialisation, sha256_hex
+from annotator.models.pools import PoolIntegrityError, canonical_serialisation, exclusion_text, sha256_hex
 from annotator.uploads import UploadTextError, upload_text
 
 
@@ -130,10 +130,23 @@ class Blocker:
     query_id: str
     doc_id: str
     why: str  # OPEN_DISPUTE | NO_FINAL_GRADE
-    detail: str  # human-readable: the dispute status, or how many grades are in
+    values: dict[str, Any]  # the dispute status code, or how many grades are in of how many
 
-    def as_exclusion(self, reason: str) -> dict[str, str]:
-        return {"query_id": self.query_id, "doc_id": self.doc_id, "why": self.why, "detail": self.detail, "reason": reason}
+    @property
+    def detail(self) -> str:
+        """In words, in the active language."""
+        return exclusion_text(self.why, self.values) or self.why
+
+    def as_exclusion(self, reason: str) -> dict[str, Any]:
+        # The sentence for readers of the stored record; the code and values to say it in any language.
+        return {
+            "query_id": self.query_id,
+            "doc_id": self.doc_id,
+            "why": self.why,
+            "values": self.values,
+            "detail": self.detail,
+            "reason": reason,
+        }
 
 
 class FreezeError(Exception):
@@ -188,7 +201,7 @@ def _open_dispute_status(candidate: Candidate) -> str | None:
         dispute = candidate.dispute
     except Candidate.dispute.RelatedObjectDoesNotExist:  # type: ignore[attr-defined]
         return None
-    return None if dispute.status == DisputeStatus.SETTLED else dispute.get_status_display()
+    return None if dispute.status == DisputeStatus.SETTLED else dispute.status
 
 
 def freeze_preview(grading_set: GradingSet) -> FreezePreview:
@@ -204,15 +217,11 @@ def freeze_preview(grading_set: GradingSet) -> FreezePreview:
     for c in candidates:
         status = _open_dispute_status(c)
         if status is not None:
-            blockers.append(
-                Blocker(c.query.external_id, c.document.external_id, OPEN_DISPUTE,
-                        _("open dispute (%(status)s)") % {"status": status})
-            )
+            blockers.append(Blocker(c.query.external_id, c.document.external_id, OPEN_DISPUTE, {"status": status}))
         elif not _has_final(c):
             n = len({g.editor_id for g in c.grades.all()})
             blockers.append(
-                Blocker(c.query.external_id, c.document.external_id, NO_FINAL_GRADE,
-                        _("no final grade (%(n)d of %(required)d grades)") % {"n": n, "required": required})
+                Blocker(c.query.external_id, c.document.external_id, NO_FINAL_GRADE, {"grades": n, "required": required})
             )
         else:
             ready.append(c)

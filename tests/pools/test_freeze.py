@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.utils import translation
 
 from annotator.models import (
     Candidate,
@@ -16,6 +17,7 @@ from annotator.models import (
     FinalSource,
     GradingSet,
     Pool,
+    PoolVersion,
     PoolVersionSource,
 )
 from annotator.services.disputes import dispute_settle
@@ -92,10 +94,18 @@ def test_unsettled_pairs_can_be_left_out_only_with_a_reason_that_is_recorded(cas
 
     assert version.judgments_by_query() == {"q1": {"A": 3, "C": 1, "D": 0, "E": 0}}
     assert version.exclusions == [
-        {"query_id": "q1", "doc_id": "B", "why": "open_dispute",
+        {"query_id": "q1", "doc_id": "B", "why": "open_dispute", "values": {"status": "awaiting_reasons"},
          "detail": "open dispute (Waiting for every editor's reason)", "reason": "B is ambiguous"}
     ]
     assert version.provenance["excluded_pairs"] == 1
+    # The stored code and values let the version page say why in its reader's language.
+    with translation.override("zh-hans"):
+        detail = version.exclusion_rows[0]["detail"]
+    assert detail != version.exclusions[0]["detail"] and "Waiting" not in detail
+    # A version frozen before the values were kept shows the sentence it stored.
+    old = {"query_id": "q1", "doc_id": "B", "why": "no_final_grade", "detail": "no final grade (1 of 2 grades)", "reason": "r"}
+    with translation.override("zh-hans"):
+        assert PoolVersion(exclusions=[old]).exclusion_rows == [old]
 
 
 def test_a_settled_dispute_freezes_with_the_reviewers_grade_and_source(cast: Cast) -> None:
