@@ -10,6 +10,32 @@ from django.utils.translation import gettext_lazy as _
 from annotator.services.disputes import override_needs_note_message
 
 GRADE_CHOICES: list[tuple[Any, Any]] = [(g, str(g)) for g in (0, 1, 2, 3)]
+# The criteria text of each level has this id on the dispute pages (_pair.html), plus "-<grade>".
+CRITERIA_TEXT_ID = "pair-criteria"
+
+
+class GradeRadioSelect(forms.RadioSelect):
+    """Radios labelled 0-3, each described by its level's criteria text shown on the page.
+
+    The visible label stays the bare grade; a screen reader then reads what the grade means
+    instead of "0 1 2 3".
+    """
+
+    def create_option(
+        self,
+        name: str,
+        value: Any,
+        label: int | str,
+        selected: bool,
+        index: int,
+        subindex: int | None = None,
+        attrs: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        if value not in ("", None):
+            described = [option["attrs"].get("aria-describedby", ""), f"{CRITERIA_TEXT_ID}-{value}"]
+            option["attrs"]["aria-describedby"] = " ".join(d for d in described if d)
+        return option
 
 
 def grade_field(label: Any, *, required: bool = True, help_text: Any = "") -> forms.TypedChoiceField:
@@ -20,7 +46,7 @@ def grade_field(label: Any, *, required: bool = True, help_text: Any = "") -> fo
         coerce=int,
         empty_value=None,
         required=required,
-        widget=forms.RadioSelect if required else forms.Select,
+        widget=GradeRadioSelect if required else forms.Select,
         help_text=help_text,
         error_messages={
             "required": _("Choose a grade from 0 to 3."),

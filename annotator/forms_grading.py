@@ -23,8 +23,18 @@ class GradeForm(forms.Form):
         },
     )
     reason = forms.CharField(label=_("Reason"), required=False, max_length=4000)
-    # The document version the editor read; a newer version on the server refuses the save.
-    document_version = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    # The document version the editor read; a newer version on the server refuses the save. The
+    # page always sends it, so a post without one is refused rather than graded against whatever
+    # text is current. Whether the version exists is for grade_submit to say.
+    document_version = forms.IntegerField(
+        widget=forms.HiddenInput,
+        error_messages={
+            "required": _("The grade came without the version of the document it was given for. "
+                          "Reload the page and grade again."),
+            "invalid": _("The document version sent with the grade is not a whole number. "
+                         "Reload the page and grade again."),
+        },
+    )
 
 
 class SearchForm(forms.Form):

@@ -271,6 +271,8 @@ class GradeHistory(models.Model):
     class Kind(models.TextChoices):
         CREATED = "created", _("Graded")
         CHANGED = "changed", _("Changed")
+        # Same grade, another reason: kept apart from CHANGED so that no one reads "from 2 to 2".
+        REASON_EDITED = "reason_edited", _("Reason edited")
         UNDONE = "undone", _("Undone")
         REVISED = "revised", _("Revised after the reveal")
         RECHECKED = "rechecked", _("Re-checked")

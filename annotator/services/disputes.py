@@ -312,7 +312,8 @@ def override_needs_note_message(grade: int, on_record: set[int]) -> str:
 @dataclass(frozen=True)
 class TimelineEvent:
     at: datetime
-    # graded, changed, undone, rechecked, opened, reason, revealed, revised, kept, in_review, decided
+    # graded, changed, reason_added, reason_edited, reason_removed, undone, rechecked (the grading
+    # page); opened, reason, revealed, revised, kept, in_review, decided (the dispute)
     kind: str
     actor: User | None = None
     grade: int | None = None
@@ -327,6 +328,9 @@ class TimelineEvent:
 _KIND_ORDER = {
     "graded": 0,
     "changed": 1,
+    "reason_added": 1,
+    "reason_edited": 1,
+    "reason_removed": 1,
     "undone": 1,
     "rechecked": 1,
     "opened": 2,
@@ -340,10 +344,25 @@ _KIND_ORDER = {
 _HISTORY_KINDS: dict[str, str] = {
     GradeHistory.Kind.CREATED: "graded",
     GradeHistory.Kind.CHANGED: "changed",
+    GradeHistory.Kind.REASON_EDITED: "reason_edited",
     GradeHistory.Kind.UNDONE: "undone",
     GradeHistory.Kind.RECHECKED: "rechecked",
     # REVISED is told by the dispute statement, which also has the "kept" case.
 }
+
+
+def _history_kind(entry: GradeHistory) -> str:
+    """How the timeline tells a grading-page history entry (one of `_HISTORY_KINDS`' values, refined)."""
+    kind = _HISTORY_KINDS[entry.kind]
+    # Same grade, another reason: never "changed the grade from 2 to 2". Entries written before
+    # REASON_EDITED existed are CHANGED with equal grades, and are told the same way.
+    if kind in ("changed", "reason_edited") and entry.old_grade == entry.new_grade:
+        if not entry.old_reason:
+            return "reason_added"
+        if not entry.new_reason:
+            return "reason_removed"
+        return "reason_edited"
+    return kind
 
 
 @dataclass
@@ -421,7 +440,7 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
             events.append(
                 TimelineEvent(
                     at=h.created_at,
-                    kind=_HISTORY_KINDS[h.kind],
+                    kind=_history_kind(h),
                     actor=editor,
                     grade=h.new_grade,
                     old_grade=h.old_grade,

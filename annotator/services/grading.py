@@ -54,6 +54,10 @@ class PairLocked(GradingError):
     """The pair is settled or in dispute: the editor's grade changes only through the dispute flow."""
 
 
+class UnknownDocumentVersion(GradingError):
+    """The grade names a document version that never existed: bad input, not a document that changed."""
+
+
 # --- grading ---------------------------------------------------------------------------------
 
 
@@ -92,10 +96,13 @@ def grade_submit(
     """Save `editor`'s grade for `candidate` (create or update), then let the pair settle if complete.
 
     Raises GradingError for a value outside 0..3, a closed set, a non-member, a document that
-    changed since the editor read it (`document_version` = the version shown, when given), and
-    PairLocked once the pair is settled or in dispute. Submitting the same grade twice stores one
-    grade and one history entry. The candidate row is locked, so concurrent saves of one pair
-    (by the same or different editors) are serialised and none is lost.
+    changed since the editor read it (`document_version` = the version shown, when given),
+    UnknownDocumentVersion for a version the document never had, and PairLocked once the pair is
+    settled or in dispute. The grading page always sends `document_version` (its form requires
+    it); code that grades without a page, like the demo, may leave it out. Submitting the same
+    grade twice stores one grade and one history entry; a new reason for the same grade is logged
+    as REASON_EDITED, never as a change of grade. The candidate row is locked, so concurrent saves
+    of one pair (by the same or different editors) are serialised and none is lost.
     """
     value = _validate_value(value)
     reason = (reason or "").strip()
@@ -113,6 +120,13 @@ def grade_submit(
     if locked:
         raise PairLocked(locked)
     document = candidate.document
+    # Versions run 1..current, so a number outside that range was never shown to anyone: refuse it
+    # as bad input instead of telling the editor that the document changed since "version 99".
+    if document_version is not None and not 1 <= document_version <= document.version:
+        raise UnknownDocumentVersion(
+            _("Version %(version)s of this document does not exist. Reload the page and grade again.")
+            % {"version": document_version}
+        )
     if document_version is not None and document_version != document.version:
         raise GradingError(
             _("This document changed while you were reading it (you saw version %(seen)d, it is now "
@@ -141,7 +155,12 @@ def grade_submit(
     unchanged = grade.grade == value and grade.reason == reason
     if unchanged and not grade.stale:
         return grade  # a double submit: nothing new to store
-    kind = GradeHistory.Kind.RECHECKED if grade.stale else GradeHistory.Kind.CHANGED
+    if grade.stale:
+        kind = GradeHistory.Kind.RECHECKED
+    elif grade.grade == value:
+        kind = GradeHistory.Kind.REASON_EDITED
+    else:
+        kind = GradeHistory.Kind.CHANGED
     old = (grade.grade, grade.reason)
     grade.grade, grade.reason = value, reason
     grade.criteria_version, grade.document_version = criteria, doc_version
@@ -152,6 +171,15 @@ def grade_submit(
     Reservation.objects.filter(candidate=candidate, editor=editor).delete()
     pair_settle_if_complete(candidate=candidate)
     return grade
+
+
+# What `u` on the grading page can take back; a dispute revision is not among them.
+UNDOABLE = frozenset({
+    GradeHistory.Kind.CREATED,
+    GradeHistory.Kind.CHANGED,
+    GradeHistory.Kind.REASON_EDITED,
+    GradeHistory.Kind.RECHECKED,
+})
 
 
 @dataclass(frozen=True)
@@ -166,7 +194,7 @@ def _undo_target(entries: Iterable[GradeHistory]) -> GradeHistory | None:
     for entry in entries:
         if entry.kind == GradeHistory.Kind.UNDONE:
             pending += 1
-        elif entry.kind in (GradeHistory.Kind.CREATED, GradeHistory.Kind.CHANGED, GradeHistory.Kind.RECHECKED):
+        elif entry.kind in UNDOABLE:
             if pending:
                 pending -= 1
             else:

@@ -26,6 +26,7 @@ from annotator.models import Candidate, CriteriaVersion, Document, Grade, Gradin
 from annotator.models.grading import Progress
 from annotator.services.grading import (
     GradingError,
+    UnknownDocumentVersion,
     candidate_remove,
     candidates_add_by_hand,
     grade_submit,
@@ -224,6 +225,14 @@ class Row:
     position: int
     error: str = ""
     just_saved: bool = False
+    # What the editor typed in a save the server refused: shown again instead of the stored reason.
+    typed_reason: str | None = None
+
+    @property
+    def reason_text(self) -> str:
+        if self.typed_reason is not None:
+            return self.typed_reason
+        return self.grade.reason if self.grade else ""
 
     @property
     def state(self) -> str:
@@ -285,18 +294,23 @@ def _set_and_query(request: ProjectRequest, set_id: int, query_id: int) -> tuple
     return grading_set, query
 
 
+def _page_context(
+    request: ProjectRequest, grading_set: GradingSet, query: Query, rows: list[Row] | None = None
+) -> dict[str, object]:
+    return {
+        "grading_set": grading_set,
+        "query": query,
+        "rows": _rows(request, grading_set, query) if rows is None else rows,
+        "criteria": CriteriaVersion.objects.current_for(request.project),
+        **_progress(request, grading_set, query),
+    }
+
+
 @project_role(Role.EDITOR)
 @require_GET
 def grade_page(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
     grading_set, query = _set_and_query(request, set_id, query_id)
-    context = {
-        "grading_set": grading_set,
-        "query": query,
-        "rows": _rows(request, grading_set, query),
-        "criteria": CriteriaVersion.objects.current_for(request.project),
-        **_progress(request, grading_set, query),
-    }
-    return render(request, "annotator/grading/grade.html", context)
+    return render(request, "annotator/grading/grade.html", _page_context(request, grading_set, query))
 
 
 def _row_response(
@@ -304,6 +318,7 @@ def _row_response(
     candidate: Candidate,
     *,
     error: str = "",
+    typed_reason: str | None = None,
     announce: str = "",
     saved: bool = False,
     undone: bool = False,
@@ -312,6 +327,8 @@ def _row_response(
     grading_set, query = candidate.grading_set, candidate.query
     row = next(r for r in _rows(request, grading_set, query) if r.candidate.pk == candidate.pk)
     row.error, row.just_saved = error, saved and not error
+    if error:
+        row.typed_reason = typed_reason
     context = {
         "grading_set": grading_set, "query": query, "row": row, "announce": announce or error,
         "criteria": CriteriaVersion.objects.current_for(request.project),
@@ -333,28 +350,47 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
     )
     form = GradeForm(request.POST)
     error = done = ""
+    status = 200
     if form.is_valid():
         try:
             grade = grade_submit(
                 candidate=candidate, editor=request.user, value=form.cleaned_data["grade"],
                 reason=form.cleaned_data["reason"], document_version=form.cleaned_data["document_version"],
             )
-        except GradingError as exc:
-            error = str(exc)
+        except UnknownDocumentVersion as exc:
+            error, status = str(exc), 400
+        except GradingError as exc:  # closed set, pair locked, document changed since it was read
+            error, status = str(exc), 409
         else:
             done = _("Saved grade %(grade)d for %(document)s.") % {
                 "grade": grade.grade, "document": candidate.document.external_id
             }
     else:
         error = " ".join(str(e) for errors in form.errors.values() for e in errors)
+        # A grade that comes without a usable version of the text it judges was not sent by this
+        # page (it always sends one): bad input. Anything else is an ordinary invalid form (200 +
+        # the form, as everywhere), also an empty post, which has no grade to refuse.
+        bad_version = form.has_error("document_version") and not form.has_error("grade")
+        status = 400 if bad_version else 200
+    # A refused save must not cost the editor the reason they typed: both paths show it again.
+    typed_reason = request.POST.get("reason", "")
     if request.htmx:
-        return _row_response(request, candidate, error=error, announce=done, saved=True)
-    if error:
-        messages.error(request, error)
-    else:
+        # htmx 2 swaps only 2xx responses, so the refusal comes back as 200 with the failed row.
+        return _row_response(request, candidate, error=error, typed_reason=typed_reason, announce=done, saved=True)
+    if not error:
         messages.success(request, done)
-    url = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": candidate.query_id})
-    return redirect(f"{url}#cand-{candidate.pk}")
+        url = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": candidate.query_id})
+        return redirect(f"{url}#cand-{candidate.pk}")
+    # Without JavaScript a redirect would drop the typed reason, so the page is rendered here,
+    # with the row marked failed (the form's action ends in #cand-<id>, so the browser lands on it);
+    # 400 bad input, 409 refused by the pair's or document's state, 200 an ordinary invalid form.
+    messages.error(request, error)
+    rows = _rows(request, candidate.grading_set, candidate.query)
+    for row in rows:
+        if row.candidate.pk == candidate.pk:
+            row.error, row.typed_reason = error, typed_reason
+    context = _page_context(request, candidate.grading_set, candidate.query, rows)
+    return render(request, "annotator/grading/grade.html", context, status=status)
 
 
 @project_role(Role.EDITOR)

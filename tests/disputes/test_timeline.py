@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.test import Client
 from django.urls import reverse
 
-from annotator.models import Dispute
+from annotator.models import Dispute, GradeHistory
+from annotator.services import grading
 from annotator.services.disputes import dispute_give_reason, dispute_revise, dispute_settle, pair_timeline
 from tests.conftest import Cast
 from tests.disputes.factories import grade, make_pair
@@ -95,3 +96,61 @@ def test_a_pair_of_another_project_has_no_timeline_here(cast: Cast, client: Clie
     client.force_login(cast.owner)
     response = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": theirs.pk}))
     assert response.status_code == 404
+
+
+def test_a_reason_added_edited_or_removed_on_the_grading_page_is_told_as_such_not_as_a_change_of_grade(
+    cast: Cast, client: Client
+) -> None:
+    pair = make_pair(cast.alpha, document="A", required=3)
+    grading.grade_submit(candidate=pair, editor=cast.editor, value=2)
+    grading.grade_submit(candidate=pair, editor=cast.editor, value=2, reason="No deadline.")
+    grading.grade_submit(candidate=pair, editor=cast.editor, value=2, reason="No deadline, no field.")
+    grading.grade_submit(candidate=pair, editor=cast.editor, value=2, reason="")
+    grading.grade_submit(candidate=pair, editor=cast.editor, value=1, reason="")
+    membership = cast.editor.memberships.get(project=cast.alpha)
+    timeline = pair_timeline(candidate=pair, viewer=cast.editor, membership=membership)
+    assert [(e.kind, e.old_grade, e.grade) for e in timeline.events] == [
+        ("graded", None, 2),
+        ("reason_added", 2, 2),
+        ("reason_edited", 2, 2),
+        ("reason_removed", 2, 2),
+        ("changed", 2, 1),
+    ]
+    client.force_login(cast.editor)
+    html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})).content.decode()
+    assert "from 2 to 2" not in html
+    for text in (
+        "ed graded 2.",
+        "ed added a reason to the grade 2.",
+        "ed edited the reason for the grade 2.",
+        "ed removed the reason from the grade 2.",
+        "ed changed the grade from 2 to 1.",
+    ):
+        assert text in html, text
+
+
+def test_a_reason_edit_logged_as_a_change_before_the_fix_is_told_as_a_reason_edit_too(cast: Cast) -> None:
+    pair = make_pair(cast.alpha, document="A", required=3)
+    g = grade(pair, cast.editor, 2)
+    GradeHistory.objects.create(  # what grade_submit wrote for a reason added to a 2
+        grade=g, changed_by=cast.editor, kind=GradeHistory.Kind.CHANGED, old_grade=2, new_grade=2,
+        new_reason="No deadline.",
+    )
+    membership = cast.editor.memberships.get(project=cast.alpha)
+    timeline = pair_timeline(candidate=pair, viewer=cast.editor, membership=membership)
+    assert [(e.kind, e.grade, e.text) for e in timeline.events] == [
+        ("graded", 2, ""),
+        ("reason_added", 2, "No deadline."),
+    ]
+
+
+def test_undoing_a_change_says_which_grade_is_back_instead_of_a_withdrawal(cast: Cast, client: Client) -> None:
+    pair = make_pair(cast.alpha, document="A", required=3)
+    grading.grade_submit(candidate=pair, editor=cast.editor, value=2, reason="No deadline.")
+    grading.grade_submit(candidate=pair, editor=cast.editor, value=3, reason="No deadline.")
+    grading.grade_undo(editor=cast.editor, grading_set=pair.grading_set, query=pair.query)
+    grading.grade_undo(editor=cast.editor, grading_set=pair.grading_set, query=pair.query)
+    client.force_login(cast.editor)
+    html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})).content.decode()
+    assert "ed undid their last change: the grade is 2 again." in html
+    assert html.count("withdrew") == 1 and "ed withdrew the grade 2." in html  # the second undo: no grade left

@@ -8,11 +8,12 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotator.models import Dispute, DisputeStatus, FinalGrade, FinalSource
+from annotator.models import CriteriaVersion, Dispute, DisputeStatus, FinalGrade, FinalSource
 from annotator.services.disputes import dispute_give_reason, dispute_settle
 from annotator.views import disputes as views
 from tests.conftest import Cast
 from tests.disputes.factories import disputed_pair, in_review
+from tests.grading.accessible import Page, squash
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -318,3 +319,23 @@ def test_settling_a_dispute_the_editors_have_not_finished_explains_why(cast: Cas
     assert response.status_code == 200
     assert "not waiting for a reviewer yet" in response.content.decode()
     assert not FinalGrade.objects.filter(candidate=dispute.candidate).exists()
+
+
+# --- accessible names ---------------------------------------------------------------------------
+
+
+def test_the_revision_and_settle_radios_carry_the_criteria_text_of_their_grade(cast: Cast, client: Client) -> None:
+    criteria = dict(CriteriaVersion.objects.current_for(cast.alpha).levels())
+    dispute = revealed(cast)
+    client.force_login(cast.editor)
+    detail = Page(client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode())
+    settling = in_review(cast.alpha, cast.editor, cast.editor2, document="C")
+    client.force_login(cast.reviewer)
+    review = Page(client.get(url("dispute_review", dispute_id=settling.pk)).content.decode())
+    for page in (detail, review):
+        radios = page.controls("input", type="radio", name="grade")
+        assert [r.attrs["value"] for r in radios] == ["0", "1", "2", "3"]
+        for radio in radios:
+            level = int(radio.attrs["value"])
+            assert page.name(radio) == str(level)  # the visible label stays the plain grade
+            assert page.description(radio) == squash(criteria[level])

@@ -70,7 +70,7 @@ def test_no_page_or_fragment_an_editor_reaches_shows_another_editors_grade_reaso
     # The fragments Eve gets back when she saves or undoes carry nothing of Ed's either.
     saved = client.post(
         reverse("grade_save", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "candidate_id": a.pk}),
-        {"grade": "1"}, headers={"HX-Request": "true"},
+        {"grade": "1", "document_version": "1"}, headers={"HX-Request": "true"},
     ).content.decode()
     assert_blind(saved, "grade_save fragment")
     assert re.findall(r'data-grade="([^"]*)"', saved) == ["1"]

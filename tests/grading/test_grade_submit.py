@@ -119,3 +119,26 @@ def test_a_reviewer_or_owner_may_grade_too_since_their_roles_include_editing(cas
         else:
             grade_submit(candidate=candidate, editor=user, value=1)
     assert Grade.objects.count() == 2
+
+
+def test_editing_only_the_reason_is_logged_as_a_reason_edit_not_as_a_change_of_grade(cast: Cast) -> None:
+    (candidate,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=candidate, editor=cast.editor, value=2)
+    grade_submit(candidate=candidate, editor=cast.editor, value=2, reason="no deadline")
+    grade_submit(candidate=candidate, editor=cast.editor, value=3, reason="no deadline")
+    history = list(GradeHistory.objects.values_list("kind", "old_grade", "new_grade", "old_reason", "new_reason"))
+    assert history == [
+        ("created", None, 2, "", ""),
+        ("reason_edited", 2, 2, "", "no deadline"),
+        ("changed", 2, 3, "no deadline", "no deadline"),
+    ]
+
+
+@pytest.mark.parametrize("version", [99, 2, 0, -1, 10**30])
+def test_a_document_version_that_does_not_exist_is_refused_not_taken_for_a_changed_document(
+    cast: Cast, version: int
+) -> None:
+    (candidate,) = make_pairs(cast.alpha, "A")
+    with pytest.raises(GradingError, match=f"Version {version} of this document does not exist"):
+        grade_submit(candidate=candidate, editor=cast.editor, value=1, document_version=version)
+    assert not Grade.objects.exists() and not GradeHistory.objects.exists()

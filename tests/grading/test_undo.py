@@ -63,3 +63,12 @@ def test_undoing_a_recheck_makes_the_grade_stale_again(cast: Cast) -> None:
     grade = undo(cast, a).grade
     assert (grade.grade, grade.stale) == (2, True)
     assert grade.stale_reason == "criteria"
+
+
+def test_undoing_a_reason_edit_brings_the_old_reason_back_and_keeps_the_grade(cast: Cast) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=a, editor=cast.editor, value=2, reason="first reading")
+    grade_submit(candidate=a, editor=cast.editor, value=2, reason="second reading")
+    grade = undo(cast, a).grade
+    assert (grade.grade, grade.reason) == (2, "first reading")
+    assert undo(cast, a).grade is None  # the next undo takes back the grade itself

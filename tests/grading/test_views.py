@@ -17,9 +17,20 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from annotator.models import Candidate, CriteriaVersion, Document, Grade, GradeHistory, GradingSet, Query
+from annotator.models import (
+    Candidate,
+    CriteriaVersion,
+    Dispute,
+    Document,
+    FinalGrade,
+    Grade,
+    GradeHistory,
+    GradingSet,
+    Query,
+)
 from annotator.services.grading import grade_submit
 from tests.conftest import Cast
+from tests.grading.accessible import Page, squash
 from tests.grading.factories import make_pairs
 
 HTMX = {"HX-Request": "true"}
@@ -43,7 +54,9 @@ def grade_url(cast: Cast, candidate: Candidate) -> str:
 
 def test_an_editor_saves_a_grade_with_htmx_and_gets_back_only_the_row_and_progress(cast: Cast, client: Client) -> None:
     (a,) = make_pairs(cast.alpha, "A")
-    response = as_user(client, cast.editor).post(grade_url(cast, a), {"grade": "2", "reason": "no deadline"}, headers=HTMX)
+    response = as_user(client, cast.editor).post(
+        grade_url(cast, a), {"grade": "2", "reason": "no deadline", "document_version": "1"}, headers=HTMX
+    )
     assert response.status_code == 200
     html = response.content.decode()
     assert f'id="cand-{a.pk}"' in html and 'data-state="saved"' in html
@@ -55,7 +68,7 @@ def test_an_editor_saves_a_grade_with_htmx_and_gets_back_only_the_row_and_progre
 
 def test_without_javascript_a_saved_grade_redirects_back_to_the_row(cast: Cast, client: Client) -> None:
     (a,) = make_pairs(cast.alpha, "A")
-    response = as_user(client, cast.editor).post(grade_url(cast, a), {"grade": "3"})
+    response = as_user(client, cast.editor).post(grade_url(cast, a), {"grade": "3", "document_version": "1"})
     assert response.status_code == 302
     assert response["Location"].endswith(f"/grade/#cand-{a.pk}")
     page = client.get(response["Location"])
@@ -290,7 +303,7 @@ def test_an_owner_pools_candidates_from_two_runs_to_a_depth(cast: Cast, client: 
     bad = client.post(url("import_candidates", cast), {
         "grading_set": a.grading_set_id, "files": [upload("x.trec", "q1 Q0 B 1 high bm25\n")], "depth": "1",
     }, headers=HTMX)
-    assert "x.trec: Line 1, field “score”, value “high”: must be a number." in bad.content.decode()
+    assert "x.trec: Line 1, field “score”, value “high”: must be a finite number written with the digits 0-9" in bad.content.decode()
     (z,) = make_pairs(cast.beta, "Z")
     other = client.post(url("import_candidates", cast), {
         "grading_set": z.grading_set_id, "files": [upload("x.trec", "q1 Q0 B 1 1 bm25\n")],
@@ -417,3 +430,158 @@ def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking
     html = as_user(client, cast.editor).get(url("stale_list", cast)).content.decode()
     assert "This pair is settled: changes go through a reviewer." in html
     assert f"#cand-{a.pk}" not in html
+
+
+# --- a rejected save keeps what the editor typed -----------------------------------------------
+
+TOO_LONG = "The steps are named, but " + "no deadline anywhere. " * 200  # over the 4000 allowed
+
+
+def test_without_javascript_a_rejected_save_shows_the_page_again_with_the_typed_reason_and_the_error(
+    cast: Cast, client: Client
+) -> None:
+    a, b = make_pairs(cast.alpha, "AB")
+    grade_submit(candidate=a, editor=cast.editor, value=1, reason="first reading")
+    as_user(client, cast.editor)
+    response = client.post(grade_url(cast, a), {"grade": "2", "reason": TOO_LONG, "document_version": "1"})
+    assert response.status_code == 200  # an invalid form, shown again instead of redirected away
+    html = response.content.decode()
+    assert "<html" in html and f'id="cand-{b.pk}"' in html  # the whole page, every row
+    start = html.index(f'<article id="cand-{a.pk}"')
+    row = html[start:html.index("</article>", start)]
+    assert 'data-state="failed"' in row
+    assert "Ensure this value has at most 4000 characters" in row
+    assert TOO_LONG.strip() in row and "first reading" not in row
+    stored = Grade.objects.get(candidate=a, editor=cast.editor)
+    assert (stored.grade, stored.reason) == (1, "first reading")
+
+
+def test_with_htmx_a_rejected_save_keeps_the_typed_reason_in_the_row(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=a, editor=cast.editor, value=1, reason="first reading")
+    response = as_user(client, cast.editor).post(
+        grade_url(cast, a), {"grade": "2", "reason": TOO_LONG, "document_version": "1"}, headers=HTMX
+    )
+    html = response.content.decode()
+    assert response.status_code == 200 and 'data-state="failed"' in html and "<html" not in html
+    assert TOO_LONG.strip() in html and "first reading" not in html
+
+
+def test_without_javascript_a_save_refused_because_the_document_changed_keeps_the_typed_reason(
+    cast: Cast, client: Client
+) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    Document.upsert(project=cast.alpha, external_id="A", title="T", body="rewritten while Ed was reading")
+    response = as_user(client, cast.editor).post(
+        grade_url(cast, a), {"grade": "3", "reason": "all three conditions", "document_version": "1"}
+    )
+    assert response.status_code == 409  # the input was fine; the document moved on
+    html = response.content.decode()
+    assert "you saw version 1, it is now version 2" in html
+    assert ">all three conditions</textarea>" in html
+    assert not Grade.objects.exists()
+
+
+# --- the document version a grade was given for ------------------------------------------------
+
+
+@pytest.mark.parametrize(("version", "message"), [
+    (None, "The grade came without the version of the document it was given for."),
+    ("", "The grade came without the version of the document it was given for."),
+    ("v1", "The document version sent with the grade is not a whole number."),
+    ("99", "Version 99 of this document does not exist."),
+    ("0", "Version 0 of this document does not exist."),
+    ("99999999999999999999999", "Version 99999999999999999999999 of this document does not exist."),
+])
+def test_a_grade_without_a_real_document_version_is_refused_as_bad_input_and_settles_nothing(
+    cast: Cast, client: Client, version: str | None, message: str
+) -> None:
+    (a,) = make_pairs(cast.alpha, "A", required=2)
+    grade_submit(candidate=a, editor=cast.editor2, value=2)  # Ed's grade would complete the pair
+    data = {"grade": "2", "reason": "no deadline"} | ({} if version is None else {"document_version": version})
+    as_user(client, cast.editor)
+    response = client.post(grade_url(cast, a), data)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert message in html and "Reload the page" in html
+    assert "changed while you were reading" not in html
+    assert ">no deadline</textarea>" in html
+    htmx = client.post(grade_url(cast, a), data, headers=HTMX)  # htmx swaps only 2xx: 200 with the row
+    assert htmx.status_code == 200 and 'data-state="failed"' in htmx.content.decode()
+    assert message in htmx.content.decode()
+    assert not Grade.objects.filter(editor=cast.editor).exists()
+    assert not FinalGrade.objects.exists() and not Dispute.objects.exists()
+
+
+def test_a_post_without_a_grade_is_an_ordinary_invalid_form_even_without_a_version(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    response = as_user(client, cast.editor).post(grade_url(cast, a), {})
+    assert response.status_code == 200  # nothing to refuse as tampered: there is no grade in it
+    html = response.content.decode()
+    assert "Choose a grade from 0 to 3." in html and "The grade came without the version" in html
+    assert not Grade.objects.exists()
+
+
+def test_an_older_document_version_is_still_refused_as_changed_since_read(cast: Cast, client: Client) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    Document.upsert(project=cast.alpha, external_id="A", title="T", body="second text")
+    response = as_user(client, cast.editor).post(grade_url(cast, a), {"grade": "2", "document_version": "1"}, headers=HTMX)
+    assert "This document changed while you were reading it (you saw version 1, it is now version 2)" in (
+        response.content.decode()
+    )
+    assert not Grade.objects.exists()
+
+
+# --- adding a reason is not a change of grade --------------------------------------------------
+
+
+def test_adding_a_reason_to_a_grade_is_told_as_a_reason_never_as_a_change_from_2_to_2(
+    cast: Cast, client: Client
+) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    as_user(client, cast.editor)
+    client.post(grade_url(cast, a), {"grade": "2", "document_version": "1"}, headers=HTMX)
+    client.post(grade_url(cast, a), {"grade": "2", "reason": "no deadline", "document_version": "1"}, headers=HTMX)
+    assert Grade.objects.get(candidate=a).reason == "no deadline"
+    html = client.get(url("pair_timeline", cast, candidate_id=a.pk)).content.decode()
+    assert "changed the grade" not in html
+    assert "ed graded 2." in html and "ed added a reason to the grade 2." in html and "no deadline" in html
+
+
+# --- accessible names ----------------------------------------------------------------------------
+
+
+def test_every_grade_button_is_named_by_its_grade_and_described_by_its_criteria_text(
+    cast: Cast, client: Client
+) -> None:
+    (a,) = make_pairs(cast.alpha, "A")
+    criteria = dict(CriteriaVersion.objects.current_for(cast.alpha).levels())
+    as_user(client, cast.editor)
+    page = Page(client.get(url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)).content.decode())
+    buttons = page.controls("button", name="grade")
+    assert [b.attrs["value"] for b in buttons] == ["0", "1", "2", "3"]
+    for button in buttons:
+        level = int(button.attrs["value"])
+        assert page.name(button) == str(level)  # not "2 2": the key hint is for the eyes
+        assert page.description(button) == squash(criteria[level])
+    # The row sent back after a save points at the same criteria panel, which stays on the page.
+    row = Page(client.post(grade_url(cast, a), {"grade": "1", "document_version": "1"}, headers=HTMX).content.decode())
+    described = [b.attrs.get("aria-describedby") for b in row.controls("button", name="grade")]
+    assert described == [b.attrs["aria-describedby"] for b in buttons]
+
+
+def test_a_reason_typed_while_the_pair_went_into_dispute_is_kept_for_the_editor_to_copy(
+    cast: Cast, client: Client
+) -> None:
+    (a,) = make_pairs(cast.alpha, "A", required=2)
+    grade_submit(candidate=a, editor=cast.editor, value=2)
+    grade_submit(candidate=a, editor=cast.editor2, value=3)  # a dispute opens while Ed types
+    as_user(client, cast.editor)
+    data = {"grade": "2", "reason": "It never mentions the deadline.", "document_version": "1"}
+    response = client.post(grade_url(cast, a), data)
+    assert response.status_code == 409
+    for html in (response.content.decode(), client.post(grade_url(cast, a), data, headers=HTMX).content.decode()):
+        assert "This pair is in dispute: changes go through the dispute page." in html
+        assert "The reason you typed (not saved):" in html
+        assert "readonly>It never mentions the deadline.</textarea>" in html
+    assert Grade.objects.get(candidate=a, editor=cast.editor).reason == ""
