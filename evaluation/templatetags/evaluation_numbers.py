@@ -9,6 +9,7 @@ from __future__ import annotations
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext_lazy
 
 register = template.Library()
 
@@ -31,3 +32,13 @@ def num(value: object, digits: int = 4, signed: bool = False) -> str:
     number = float(value)  # type: ignore[arg-type]
     shown = f"{number:+.{digits}f}" if signed else f"{number:.{digits}f}"
     return format_html('<span class="num" title="{}">{}</span>', repr(number), shown)
+
+
+# Short names for a gain inside a sentence ("K = 5, linear gain"); the form shows the long labels.
+_GAIN_NAMES = {"linear": gettext_lazy("linear"), "exponential": gettext_lazy("exponential")}
+
+
+@register.filter
+def gain_name(value: str) -> str:
+    """The gain's short name in the reader's language (the stored code is English)."""
+    return str(_GAIN_NAMES.get(value, value))

@@ -416,7 +416,7 @@ def test_the_grading_page_reads_in_chinese(cast: Cast, client: Client) -> None:
         html = client.get(url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)).content.decode()
     finally:
         translation.activate("en")  # the middleware leaves the request's language active in this thread
-    assert "根据正文标注，而不是标题。" in html and "尚未标注。" in html and "键盘快捷键" in html
+    assert "根据正文评分，而不是标题。" in html and "尚未评分。" in html and "键盘快捷键" in html
 
 
 def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking(cast: Cast, client: Client) -> None:
