@@ -112,6 +112,7 @@
   function failed(event) {
     const row = event.detail.elt.closest && event.detail.elt.closest("article.candidate");
     if (!row) return;
+    event.stopPropagation(); // the row says it and retries; app.js's page-wide message is not needed
     row.classList.remove("saving");
     row.classList.add("state-failed");
     row.dataset.state = "failed";

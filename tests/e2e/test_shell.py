@@ -53,3 +53,22 @@ def test_switching_language_keeps_the_filter_htmx_put_in_the_address_bar(
     page.get_by_label("Language").select_option("zh-hans")
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
     expect(page).to_have_url(f"{live_server.url}/p/help-center-demo/disputes/?status=settled")
+
+
+def test_a_failed_htmx_request_is_reported_in_the_pages_language(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    build_demo()
+    log_in(page, live_server.url, "reviewer", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/help-center-demo/disputes/")
+    page.get_by_label("Language").select_option("zh-hans")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+    # The server answers the filter's htmx request with an error, then not at all.
+    page.route("**/disputes/?status=settled", lambda route: route.fulfill(status=500, body="boom"))
+    page.get_by_role("link", name="已裁决", exact=True).click()
+    expect(page.get_by_role("alert")).to_have_text("服务器未能完成这个请求。本页内容没有丢失：请重试。")
+    page.unroute("**/disputes/?status=settled")
+    page.route("**/disputes/?status=in_review", lambda route: route.abort())
+    page.locator("#messages").evaluate("box => box.replaceChildren()")
+    page.get_by_role("link", name="等待审核人裁决").click()
+    expect(page.get_by_role("alert")).to_have_text("服务器未能完成这个请求。本页内容没有丢失：请重试。")
