@@ -255,6 +255,14 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
                 _("Frozen as %(pool)s version %(n)d (SHA-256 %(hash)s…).")
                 % {"pool": version.pool.name, "n": version.number, "hash": version.hash_prefix},
             )
+            # Legitimate (a copy frozen again unchanged), but worth knowing: nothing new was judged.
+            same = version.pool.versions.filter(sha256=version.sha256).exclude(pk=version.pk).order_by("number").first()
+            if same is not None:
+                messages.warning(
+                    request,
+                    _("Version %(n)d holds exactly the same judgments as version %(same)d (same SHA-256).")
+                    % {"n": version.number, "same": same.number},
+                )
             return _done(request, reverse(
                 "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
             ))

@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotator.models import GradingSet, Pool, PoolVersion, PoolVersionSource
-from annotator.services.pools import pool_freeze, pool_version_create
+from annotator.services.pools import grading_set_create_from_version, pool_freeze, pool_version_create
 from tests.conftest import Cast
 from tests.pools import factories
 
@@ -208,6 +208,18 @@ def test_a_reviewer_freezes_a_set_and_lands_on_the_version(cast: Cast, client: C
     assert response.status_code == 302
     assert response["Location"] == version_url("pool_version_detail", version)
     assert "Frozen as Set version 1" in client.get(response["Location"]).content.decode()
+
+
+def test_freezing_a_copy_unchanged_says_it_repeats_the_earlier_version(cast: Cast, client: Client) -> None:
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), PHONE)
+    login(client, cast.reviewer).post(freeze_url(grading_set), {"confirm": "on"})
+    first = PoolVersion.objects.get()
+    assert "holds exactly the same judgments" not in client.get(version_url("pool_version_detail", first)).content.decode()
+    copy = grading_set_create_from_version(version=first, by=cast.reviewer, name="Again")
+    response = client.post(freeze_url(copy), {"confirm": "on"}, follow=True)
+    second = PoolVersion.objects.get(number=2)
+    assert second.sha256 == first.sha256
+    assert "Version 2 holds exactly the same judgments as version 1 (same SHA-256)." in response.content.decode()
 
 
 def test_freezing_through_htmx_redirects_the_whole_page(cast: Cast, client: Client) -> None:
