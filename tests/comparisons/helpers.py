@@ -60,3 +60,11 @@ def make_comparison(
         settings=metrics.Settings(**settings),
         by=by,
     )
+
+
+def make_e9(project: Project, *, owner: AbstractBaseUser, reviewer: AbstractBaseUser) -> Comparison:
+    """The contract's E9 / E10: run 甲 (C, A, D, B, E) against run 乙 (A, B, C, D, E), K = 3."""
+    version = make_pool(project, E9_POOL, by=owner)
+    a = make_run(project, "甲", {"q1": "CADBE"}, by=reviewer)
+    b = make_run(project, "乙", {"q1": "ABCDE"}, by=reviewer)
+    return make_comparison(project, version, a, b, by=reviewer, k=3)

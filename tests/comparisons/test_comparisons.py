@@ -32,6 +32,7 @@ from tests.comparisons.helpers import (
     E9_NDCG,
     E9_POOL,
     make_comparison,
+    make_e9,
     make_pool,
     make_run,
 )
@@ -49,11 +50,7 @@ def url(name: str, comparison: Comparison, **query: str) -> str:
 
 @pytest.fixture
 def e9(cast: Cast) -> Comparison:
-    """The contract's E9 / E10: run 甲 (C, A, D, B, E) against run 乙 (A, B, C, D, E), K = 3."""
-    version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
-    a = make_run(cast.alpha, "甲", {"q1": "CADBE"}, by=cast.reviewer)
-    b = make_run(cast.alpha, "乙", {"q1": "ABCDE"}, by=cast.reviewer)
-    return make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=3)
+    return make_e9(cast.alpha, owner=cast.owner, reviewer=cast.reviewer)
 
 
 # ---- Numbers ------------------------------------------------------------------------------------

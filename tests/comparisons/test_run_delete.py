@@ -14,7 +14,7 @@ from django.urls import reverse
 from evaluation import metrics
 from evaluation.models import Comparison, Run, RunQuery
 from evaluation.services import ComparisonInputError, RunDeleteError, comparison_create, run_delete
-from tests.comparisons.helpers import E9_POOL, make_comparison, make_pool, make_run
+from tests.comparisons.helpers import E9_POOL, make_comparison, make_e9, make_pool, make_run
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
 
@@ -30,10 +30,7 @@ def page(response: HttpResponse) -> str:
 @pytest.fixture
 def used(cast: Cast) -> Comparison:
     """Run 甲 (A) against run 乙 (B) on the E9 pool: both runs are in use."""
-    version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
-    a = make_run(cast.alpha, "甲", {"q1": "CADBE"}, by=cast.reviewer)
-    b = make_run(cast.alpha, "乙", {"q1": "ABCDE"}, by=cast.reviewer)
-    return make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=3)
+    return make_e9(cast.alpha, owner=cast.owner, reviewer=cast.reviewer)
 
 
 @pytest.mark.parametrize("role", ["reviewer", "owner"])
