@@ -17,7 +17,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
 from annotator.access import ProjectRequest, project_role
@@ -342,12 +342,17 @@ def _row_response(
 
 
 @project_role(Role.EDITOR)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
     candidate = get_object_or_404(
         Candidate.objects.select_related("grading_set", "query", "document"),
         pk=candidate_id, grading_set_id=set_id, grading_set__project=request.project,
     )
+    if request.method == "GET":
+        # This URL ends up in the address bar after a refused save without JavaScript (the page is
+        # rendered here to keep the typed reason): reloading it or switching language GETs it.
+        url = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": candidate.query_id})
+        return redirect(f"{url}#cand-{candidate.pk}")
     form = GradeForm(request.POST)
     error = done = ""
     status = 200

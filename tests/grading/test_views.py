@@ -91,7 +91,8 @@ def test_an_invalid_grade_is_explained_in_the_row_with_status_200(cast: Cast, cl
 
 def test_saving_needs_post_and_membership(cast: Cast, client: Client) -> None:
     (a,) = make_pairs(cast.alpha, "A")
-    assert as_user(client, cast.editor).get(grade_url(cast, a)).status_code == 405
+    # A GET saves nothing: it goes to the grading page (see the no-JavaScript refusal test).
+    assert as_user(client, cast.editor).get(grade_url(cast, a)).status_code == 302
     assert as_user(client, cast.outsider).post(grade_url(cast, a), {"grade": "1"}).status_code == 404
     assert not Grade.objects.exists()
 
@@ -454,6 +455,10 @@ def test_without_javascript_a_rejected_save_shows_the_page_again_with_the_typed_
     assert TOO_LONG.strip() in row and "first reading" not in row
     stored = Grade.objects.get(candidate=a, editor=cast.editor)
     assert (stored.grade, stored.reason) == (1, "first reading")
+    # That page's URL is the save endpoint: reloading it (or switching language) GETs it, which
+    # goes back to the grading page instead of a 405.
+    again = client.get(grade_url(cast, a))
+    assert again.status_code == 302 and again["Location"].endswith(f"/queries/{a.query_id}/grade/#cand-{a.pk}")
 
 
 def test_with_htmx_a_rejected_save_keeps_the_typed_reason_in_the_row(cast: Cast, client: Client) -> None:
