@@ -6,6 +6,7 @@ from typing import Any, cast
 
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
 from annotator.importers import FORMATS, ID_MAX_LENGTH
@@ -75,6 +76,17 @@ class CriteriaForm(forms.Form):
 
 
 class GradingSetForm(forms.ModelForm):
+    # Declared rather than generated, so that the bounds are validated here with a readable
+    # message: setting min_value on a generated field changes only the widget, and 0 then reached
+    # the database constraint, whose message is its internal name.
+    required_grades = forms.IntegerField(
+        label=capfirst(GradingSet._meta.get_field("required_grades").verbose_name),
+        help_text=GradingSet._meta.get_field("required_grades").help_text,
+        min_value=1,
+        max_value=10,
+        initial=GradingSet._meta.get_field("required_grades").default,
+    )
+
     class Meta:
         model = GradingSet
         fields = ["name", "description", "required_grades"]
@@ -83,11 +95,6 @@ class GradingSetForm(forms.ModelForm):
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         self.project = project
         super().__init__(*args, **kwargs)
-        # required_grades is a PositiveSmallIntegerField, so its form field is an IntegerField.
-        required_grades = cast(forms.IntegerField, self.fields["required_grades"])
-        required_grades.min_value = 1
-        required_grades.max_value = 10
-        self.fields["required_grades"].widget.attrs.update({"min": 1, "max": 10})
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
