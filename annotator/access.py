@@ -17,17 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponseBase
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
+from annotator.http import sign_in_again
 from annotator.models import Membership, Project, Role
 
 if TYPE_CHECKING:
@@ -55,35 +51,15 @@ class ProjectRequest(SignedInRequest):
     membership: Membership
 
 
-def _page_to_return_to(request: HtmxHttpRequest) -> str:
-    """Where to send someone after they sign in again: the page they were on.
-
-    For a plain GET that is the URL itself. An htmx request or a form post targets an endpoint
-    (often POST-only: returning there after login would be a 405), so it is the page that sent it
-    (htmx's HX-Current-URL, else the Referer) when that page is on this site.
-    """
-    if request.method == "GET" and not request.htmx:
-        return request.get_full_path()
-    sender = (request.htmx.current_url if request.htmx else None) or request.headers.get("Referer", "")
-    if sender and url_has_allowed_host_and_scheme(sender, {request.get_host()}, request.is_secure()):
-        parts = urlsplit(sender)
-        return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    return "/"
-
-
 def login_required(view: View) -> View:
-    """Django's login_required, plus what a signed-out person needs when their session ended
-    mid-task: an htmx request gets a full-page redirect (not the login page swapped into a
-    fragment), and anything but a GET says its action was not carried out."""
+    """Django's login_required, with what a person whose session ended mid-task needs
+    (`annotator.http.sign_in_again`)."""
 
     @wraps(view)
     def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.user.is_authenticated:
             return view(request, *args, **kwargs)
-        if request.method != "GET":
-            messages.warning(request, _("You were signed out, so your last action was not saved. Sign in to continue."))
-        response = redirect_to_login(_page_to_return_to(request))
-        return HttpResponseClientRedirect(response["Location"]) if request.htmx else response
+        return sign_in_again(request)
 
     return wrapper
 

@@ -66,6 +66,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "annotator.urls"
+# A post without session or CSRF cookie comes from a signed-out person: to the login page.
+CSRF_FAILURE_VIEW = "annotator.http.csrf_failure"
 WSGI_APPLICATION = "annotator.wsgi.application"
 
 TEMPLATES = [

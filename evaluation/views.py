@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotator.access import ProjectRequest, project_role
+from annotator.http import post_from
 from annotator.models import Document, PoolVersion, Query, Role
 from annotator.models.pools import PoolIntegrityError
 from evaluation import metrics, services
@@ -466,7 +467,7 @@ def comparison_export_download(request: ProjectRequest, slug: str, comparison_id
 
 
 @project_role(Role.REVIEWER)
-@require_POST
+@post_from("comparison_detail")
 def comparison_verify(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
     """Recompute from the pool and both runs and say whether every stored number came out the same."""
     comparison = get_object_or_404(

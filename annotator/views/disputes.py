@@ -18,11 +18,12 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator import agreement
 from annotator.access import ProjectRequest, project_role
 from annotator.forms_disputes import ReasonForm, RevisionForm, SettleForm
+from annotator.http import post_from
 from annotator.models import (
     Candidate,
     CriteriaVersion,
@@ -213,7 +214,7 @@ def _after_action(
 
 
 @project_role(Role.EDITOR)
-@require_POST
+@post_from("dispute_detail")
 def dispute_reason(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
     dispute = _dispute_or_404(request, dispute_id)
     if refusal := reason_refusal(dispute=dispute, editor=request.user):
@@ -240,7 +241,7 @@ def dispute_reason(request: ProjectRequest, slug: str, dispute_id: int) -> HttpR
 
 
 @project_role(Role.EDITOR)
-@require_POST
+@post_from("dispute_detail")
 def dispute_revision(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
     dispute = _dispute_or_404(request, dispute_id)
     refusal = revision_refusal(dispute=dispute, editor=request.user)

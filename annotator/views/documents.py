@@ -14,11 +14,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotator.access import ProjectRequest, project_role
 from annotator.forms_grading import CandidateImportForm, CriteriaForm, ImportForm, SearchForm
+from annotator.http import post_from
 from annotator.importers import (
     ImportFileError,
     LineError,
@@ -111,7 +112,7 @@ def criteria(request: ProjectRequest, slug: str) -> HttpResponse:
 
 
 @project_role(Role.OWNER)
-@require_POST
+@post_from("criteria")
 def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
     current = CriteriaVersion.objects.current_for(request.project)
     form = CriteriaForm(request.POST, current=current)
@@ -270,19 +271,19 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
 
 
 @project_role(Role.OWNER)
-@require_POST
+@post_from("import_page")
 def import_documents(request: ProjectRequest, slug: str) -> HttpResponse:
     return _import_file(request, "documents")
 
 
 @project_role(Role.OWNER)
-@require_POST
+@post_from("import_page")
 def import_queries(request: ProjectRequest, slug: str) -> HttpResponse:
     return _import_file(request, "queries")
 
 
 @project_role(Role.OWNER)
-@require_POST
+@post_from("import_page")
 def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
     title, help_text = SECTION_TEXT["candidates"]
     form = CandidateImportForm(request.POST, request.FILES, project=request.project, auto_id=_auto_id("candidates"))

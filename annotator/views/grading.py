@@ -22,6 +22,7 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigg
 
 from annotator.access import ProjectRequest, project_role
 from annotator.forms_grading import CandidateAddForm, GradeForm, GradingSetForm
+from annotator.http import post_from
 from annotator.models import Candidate, CriteriaVersion, Document, Grade, GradingSet, Query, Role
 from annotator.models.grading import Progress
 from annotator.services.grading import (
@@ -64,7 +65,7 @@ def grading_set_list(request: ProjectRequest, slug: str) -> HttpResponse:
 
 
 @project_role(Role.OWNER)
-@require_POST
+@post_from("grading_set_list")
 def grading_set_create(request: ProjectRequest, slug: str) -> HttpResponse:
     form = GradingSetForm(request.POST, project=request.project)
     if form.is_valid():
@@ -122,7 +123,7 @@ def grading_set_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpR
 
 
 @project_role(Role.OWNER)
-@require_POST
+@post_from("grading_set_detail")
 def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
     grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
     form = CandidateAddForm(request.POST, project=request.project)
@@ -399,7 +400,7 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
 
 
 @project_role(Role.EDITOR)
-@require_POST
+@post_from("grade_page")
 def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
     grading_set, query = _set_and_query(request, set_id, query_id)
     page = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": query_id})

@@ -97,6 +97,14 @@ def member_update(request: ProjectRequest, slug: str, membership_id: int) -> Htt
         except LastOwnerError as refusal:
             messages.error(request, str(refusal))
         else:
+            if membership.user_id == request.user.pk and not membership.can(Role.OWNER):
+                # Owners only may open the Members page: send them where their new role can go.
+                messages.success(
+                    request,
+                    _("You are now %(role)s in this project; managing members needs the owner role.")
+                    % {"role": membership.get_role_display()},
+                )
+                return redirect("project_detail", slug=request.project.slug)
             messages.success(
                 request,
                 _("%(user)s is now %(role)s.")
@@ -120,6 +128,10 @@ def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> Htt
     except LastOwnerError as refusal:
         messages.error(request, str(refusal))
     else:
+        if membership.user_id == request.user.pk:
+            # They left the project: its pages are no longer theirs to open.
+            messages.success(request, _("You left the project “%(project)s”.") % {"project": request.project.display_name})
+            return redirect("home")
         messages.success(
             request, _("%(user)s was removed from the project.") % {"user": membership.user.get_username()}
         )

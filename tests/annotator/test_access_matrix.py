@@ -105,7 +105,13 @@ def test_objects_of_another_project_are_not_found_through_my_project(
     kwargs = {k: v for k, v in sample_kwargs(cast.beta).items() if k in params}
     kwargs["slug"] = cast.alpha.slug
     client.force_login(cast.owner)
-    assert call(client, reverse(name, kwargs=kwargs)) == 404
+    url = reverse(name, kwargs=kwargs)
+    if hasattr(pattern.callback, "page_for_get"):
+        # A POST-only action whose GET goes to its page (annotator.http.post_from): both 404.
+        assert client.get(url, follow=True).status_code == 404
+        assert client.post(url, {}).status_code == 404
+    else:
+        assert call(client, url) == 404
 
 
 def test_admin_refuses_people_who_are_not_staff(cast: Cast, client: Client) -> None:

@@ -123,3 +123,23 @@ def test_a_deactivated_owner_does_not_count_as_another_owner(cast: Cast, client:
     client.post(reverse("member_update", args=["alpha", mine.pk]), {"role": "editor"})
     mine.refresh_from_db()
     assert mine.role == Role.EDITOR  # with an active second owner, the same change goes through
+
+
+def test_an_owner_who_demotes_or_removes_themselves_lands_on_a_page_they_can_open(cast: Cast, client: Client) -> None:
+    Membership.objects.filter(project=cast.alpha, user=cast.reviewer).update(role=Role.OWNER)
+    mine = Membership.objects.get(project=cast.alpha, user=cast.owner)
+    client.force_login(cast.owner)
+    response = client.post(reverse("member_update", args=["alpha", mine.pk]), {"role": "reviewer"}, follow=True)
+    assert response.status_code == 200
+    assert response.redirect_chain[-1][0] == reverse("project_detail", args=["alpha"])
+    assert "You are now Reviewer in this project; managing members needs the owner role." in response.content.decode()
+
+    theirs = Membership.objects.get(project=cast.alpha, user=cast.reviewer)
+    client.force_login(cast.reviewer)
+    left = client.post(reverse("member_remove", args=["alpha", theirs.pk]))
+    # The last active owner cannot leave; with Olivia back as owner, Rita can.
+    assert "at least one owner" in client.get(left["Location"]).content.decode()
+    mine.role = Role.OWNER
+    mine.save(update_fields=["role"])
+    gone = client.post(reverse("member_remove", args=["alpha", theirs.pk]), follow=True)
+    assert gone.redirect_chain[-1][0] == reverse("home") and "You left the project" in gone.content.decode()

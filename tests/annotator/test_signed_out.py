@@ -75,3 +75,43 @@ def test_signed_in_pages_are_not_stored_and_vary_on_htmx(cast: Cast, client: Cli
     assert '"historyRestoreAsHxRequest": false' in response.content.decode()
     anonymous = Client().get(reverse("login"))
     assert "HX-Request" in anonymous["Vary"]
+
+
+POSTED_FROM = [entry for entry in ALL_PATTERNS if hasattr(entry[1].callback, "page_for_get")]
+
+
+def test_actions_that_re_render_their_page_are_found() -> None:
+    assert {name for name, _, _ in POSTED_FROM} >= {"dispute_reason", "import_documents", "candidate_add"}
+
+
+@pytest.mark.parametrize(("name", "pattern", "params"), POSTED_FROM, ids=[e[0] for e in POSTED_FROM])
+def test_a_get_of_an_action_url_goes_to_its_page(
+    cast: Cast, client: Client, name: str, pattern: URLPattern, params: frozenset[str]
+) -> None:
+    # After a refusal without JavaScript the action's URL is in the address bar: reloading it,
+    # switching language or signing in again there GETs it (it answered 405).
+    kwargs = {k: v for k, v in sample_kwargs(cast.alpha).items() if k in params}
+    client.force_login(cast.owner)
+    response = client.get(reverse(name, kwargs=kwargs))
+    assert response.status_code == 302, response.status_code
+    assert response["Location"] == reverse(pattern.callback.page_for_get, kwargs=kwargs)
+
+
+def test_a_post_with_every_cookie_gone_is_a_signed_out_person_sent_to_log_in(cast: Cast) -> None:
+    # No session and no CSRF cookie: the CSRF check refuses before any login check could.
+    browser = Client(enforce_csrf_checks=True)
+    url = reverse("dispute_list", kwargs={"slug": "alpha"})
+    response = browser.post(url, {"x": "1"}, headers={"Referer": f"http://testserver{url}?status=settled"})
+    assert response.status_code == 302
+    assert next_of(response["Location"]) == f"{url}?status=settled"
+    assert "your last action was not saved" in browser.get(response["Location"]).content.decode()
+    htmx = browser.post(url, headers={"HX-Request": "true", "HX-Current-URL": f"http://testserver{url}"})
+    assert next_of(htmx["HX-Redirect"]) == url
+
+
+def test_a_signed_in_post_with_a_stale_csrf_token_gets_a_page_that_says_to_reload(cast: Cast) -> None:
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(cast.owner)
+    response = browser.post(reverse("member_list", kwargs={"slug": "alpha"}), {"username": "x"})
+    assert response.status_code == 403
+    assert "The form has expired" in response.content.decode() and "<html" in response.content.decode()

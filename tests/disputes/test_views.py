@@ -85,8 +85,11 @@ def test_a_reviewer_outside_the_dispute_cannot_give_a_reason(cast: Cast, client:
 def test_the_reason_and_revision_urls_take_only_post(cast: Cast, client: Client) -> None:
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
     client.force_login(cast.editor)
-    assert client.get(url("dispute_reason", dispute_id=dispute.pk)).status_code == 405
-    assert client.get(url("dispute_revision", dispute_id=dispute.pk)).status_code == 405
+    # A GET changes nothing: it goes to the dispute's page (annotator.http.post_from).
+    page = url("dispute_detail", dispute_id=dispute.pk)
+    assert client.get(url("dispute_reason", dispute_id=dispute.pk))["Location"] == page
+    assert client.get(url("dispute_revision", dispute_id=dispute.pk))["Location"] == page
+    assert client.put(url("dispute_reason", dispute_id=dispute.pk)).status_code == 405
     assert client.delete(url("dispute_review", dispute_id=dispute.pk)).status_code in (403, 405)
 
 
