@@ -113,9 +113,9 @@ def test_a_settled_dispute_reads_with_chinese_punctuation(cast: Cast, client: Cl
     dispute_settle(dispute=dispute, by=cast.reviewer, grade=3, note="")
     client.force_login(cast.reviewer)
     client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
-    for name, ending in (("dispute_detail", "，由 rita 裁定）。"), ("dispute_review", "</time>）。")):
+    for name, ending in (("dispute_detail", "（审核人裁决：rita）。"), ("dispute_review", "</time>）。")):
         html = client.get(reverse(name, kwargs={"slug": "alpha", "dispute_id": dispute.pk})).content.decode()
-        assert "，由 rita 裁定" in html and ending in html, name
+        assert "<strong>最终等级：3</strong>（审核人裁决：rita" in html and ending in html, name
         assert "decided by" not in html and "(审核" not in html, name
 
 

@@ -95,7 +95,7 @@ def _in(language: str, error: EvaluationError) -> str:
         ),
         (
             lambda: formats.read_qrels(_stream("q1 0 A 3\nq1 0 C 7\n", "levels.qrels")),
-            ["levels.qrels", "第 2 行", "'C'", "7", "评分映射"],
+            ["levels.qrels", "第 2 行", "'C'", "7", "等级映射"],
         ),
         (
             lambda: metrics.score_query(["A", "B"], {"A": 1, "B": 2}, scores=[1.0, 1.0], query_id="q1"),
@@ -124,7 +124,7 @@ def test_a_pool_import_error_is_all_chinese_on_a_chinese_page(cast: Cast) -> Non
     with translation.override("zh-hans"), pytest.raises(PoolImportError) as refused:
         import_text(cast, "q1 0 A 3\nq1 0 C 7\n", "qrels", name="levels.qrels")
     message = str(refused.value)
-    assert "第 2 行" in message and "不在 0..3 范围内" in message and "'3:3'" not in message
+    assert "第 2 行" in message and "不在 0 到 3 的范围内" in message and "“3:3”" not in message
     assert "is outside" not in message
 
 
