@@ -244,7 +244,8 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
         try:
             obj = load_json_line(raw)
         except json.JSONDecodeError as exc:
-            errors.add(number, "", raw.strip(), _("not valid JSON (%(error)s).") % {"error": exc.msg})
+            # The column, not json's English wording of the problem: the message is translated.
+            errors.add(number, "", raw.strip(), _("not valid JSON (the problem is at column %(column)d).") % {"column": exc.colno})
             continue
         except DuplicateKeyError as exc:
             errors.add(number, exc.key, "", _("this key appears twice in the object; keep one."))

@@ -66,7 +66,8 @@ def _csv_rows(
         raise _malformed(error, name, reader.line_num) from None
     columns = {column.strip(): i for i, column in enumerate(header)}
     missing = [column for column in required if column not in columns]
-    alternatives = " or ".join(one_of)
+    # "score|rank": one of them; written with symbols, so the sentence around it can be translated.
+    alternatives = "|".join(one_of)
     if one_of and not any(column in columns for column in one_of):
         missing.append(alternatives)  # named together, so one correction fixes the header
     if missing:
@@ -75,7 +76,7 @@ def _csv_rows(
             {
                 "header": header,
                 "missing": ", ".join(missing),
-                "required": ",".join(required) + (f" and {alternatives}" if one_of else ""),
+                "required": ",".join([*required, alternatives] if one_of else required),
             },
             source=name,
             line=reader.line_num,

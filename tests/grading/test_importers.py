@@ -89,7 +89,7 @@ def test_csv_problems_are_named_precisely(header_and_row: bytes, expected: str) 
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ('{"doc_id": "A", "body": "x"', "Line 1: not valid JSON"),
+        ('{"doc_id": "A", "body": "x"', "Line 1: not valid JSON (the problem is at column 28)"),
         ('["A", "x"]', "each line must be one JSON object"),
         ('{"doc_id": "A", "body": "x", "colour": "red"}', "field “colour”, value “red”: unknown key"),
         ('{"doc_id": true, "body": "x"}', "field “doc_id”, value “true”: must be text or a number"),
