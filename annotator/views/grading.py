@@ -314,6 +314,24 @@ def grade_page(request: ProjectRequest, slug: str, set_id: int, query_id: int) -
     return render(request, "annotator/grading/grade.html", _page_context(request, grading_set, query))
 
 
+def _rows_with_outcome(
+    request: ProjectRequest, candidate: Candidate, *, error: str = "", typed_reason: str | None = None
+) -> tuple[list[Row], Row]:
+    """The rows of `candidate`'s query, with `candidate`'s row carrying the outcome of a save: on
+    a refusal, the error and what the editor typed (shown again instead of the stored reason)."""
+    rows = _rows(request, candidate.grading_set, candidate.query)
+    row = next(r for r in rows if r.candidate.pk == candidate.pk)
+    row.error = error
+    if error:
+        row.typed_reason = typed_reason
+    return rows, row
+
+
+def _grade_page_url(slug: str, candidate: Candidate) -> str:
+    url = reverse("grade_page", kwargs={"slug": slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id})
+    return f"{url}#cand-{candidate.pk}"
+
+
 def _row_response(
     request: ProjectRequest,
     candidate: Candidate,
@@ -326,10 +344,8 @@ def _row_response(
 ) -> HttpResponse:
     """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement."""
     grading_set, query = candidate.grading_set, candidate.query
-    row = next(r for r in _rows(request, grading_set, query) if r.candidate.pk == candidate.pk)
-    row.error, row.just_saved = error, saved and not error
-    if error:
-        row.typed_reason = typed_reason
+    row = _rows_with_outcome(request, candidate, error=error, typed_reason=typed_reason)[1]
+    row.just_saved = saved and not error
     context = {
         "grading_set": grading_set, "query": query, "row": row, "announce": announce or error,
         "criteria": CriteriaVersion.objects.current_for(request.project),
@@ -352,8 +368,7 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
     if request.method == "GET":
         # This URL ends up in the address bar after a refused save without JavaScript (the page is
         # rendered here to keep the typed reason): reloading it or switching language GETs it.
-        url = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": candidate.query_id})
-        return redirect(f"{url}#cand-{candidate.pk}")
+        return redirect(_grade_page_url(slug, candidate))
     form = GradeForm(request.POST)
     error = done = ""
     status = 200
@@ -385,16 +400,12 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
         return _row_response(request, candidate, error=error, typed_reason=typed_reason, announce=done, saved=True)
     if not error:
         messages.success(request, done)
-        url = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": candidate.query_id})
-        return redirect(f"{url}#cand-{candidate.pk}")
+        return redirect(_grade_page_url(slug, candidate))
     # Without JavaScript a redirect would drop the typed reason, so the page is rendered here,
     # with the row marked failed (the form's action ends in #cand-<id>, so the browser lands on it);
     # 400 bad input, 409 refused by the pair's or document's state, 200 an ordinary invalid form.
     messages.error(request, error)
-    rows = _rows(request, candidate.grading_set, candidate.query)
-    for row in rows:
-        if row.candidate.pk == candidate.pk:
-            row.error, row.typed_reason = error, typed_reason
+    rows = _rows_with_outcome(request, candidate, error=error, typed_reason=typed_reason)[0]
     context = _page_context(request, candidate.grading_set, candidate.query, rows)
     return render(request, "annotator/grading/grade.html", context, status=status)
 
