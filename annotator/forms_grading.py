@@ -188,7 +188,7 @@ class CandidateImportForm(forms.Form):
     # (the stubs cannot know that).
     files = MultipleFileField(  # type: ignore[assignment]
         label=_("Run files"), error_messages={"required": _("Choose at least one file to upload.")},
-        help_text=_("One or more runs: TREC (qid Q0 docno rank score tag), CSV or JSONL (query_id, doc_id, rank)."),
+        help_text=_("One or more runs, one per file."),
     )
     format = forms.ChoiceField(
         label=_("Format"), required=False,

@@ -11,7 +11,10 @@ Formats (documented for users in the README's "Grading" section):
   (`document`, `page` or `chunk`; default `document`).
 - queries: `query_id` (required), `text` (required), `information_need`.
 - runs (candidates): one run per file. TREC run lines `qid Q0 docno rank score tag`; CSV/JSONL
-  `query_id`, `doc_id` (required), `score`, `rank`, `run` (optional). A run is ordered per query by
+  `query_id`, `doc_id` (required), `rank`, `score`, `system` (optional): the columns the
+  evaluation readers take (`evaluation.formats.tabular.RUN_COLUMNS`), so one run file serves
+  both pooling and comparing. Pooling alone also takes a plain list of pairs (neither score nor
+  rank: file order), and ranks need only be unique, not 1..n. A run is ordered per query by
   score (descending; ties by document ID descending, as trec_eval does; TREC's rank column is not
   interpreted, as in trec_eval), else by rank (ascending), else by file order. Pooling to depth k
   takes each run's top k per query, plus any document tied on score with the k-th.
@@ -33,6 +36,7 @@ from django.utils.translation import gettext as _
 
 from annotator.uploads import UploadTextError, upload_text
 from evaluation.formats.common import DuplicateKeyError, load_json_line, plain_number
+from evaluation.formats.tabular import RUN_COLUMNS
 
 MAX_ERRORS = 20
 ID_MAX_LENGTH = 255
@@ -311,7 +315,6 @@ def _check_unique(line: int, name: str, value: str, seen: dict[str, int], errors
 
 DOCUMENT_COLUMNS = ("doc_id", "title", "body", "url", "unit")
 QUERY_COLUMNS = ("query_id", "text", "information_need")
-RUN_COLUMNS = ("query_id", "doc_id", "rank", "score", "run")
 
 _url_validator = URLValidator(schemes=["http", "https"])
 
@@ -384,8 +387,8 @@ def _parse_rank(line: int, raw: str, errors: _Collector) -> tuple[bool, int | No
     except ValueError:
         errors.add(line, "rank", raw, _("must be a whole number."))
         return False, None
-    if rank < 0:
-        errors.add(line, "rank", raw, _("must not be negative."))
+    if rank < 1:
+        errors.add(line, "rank", raw, _("must be 1 or more: rank 1 is the top of the ranking."))
         return False, None
     return True, rank
 
@@ -443,11 +446,11 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
             ok = _check_id(line, "query_id", query_id, errors) & _check_id(line, "doc_id", doc_id, errors)
             ok_rank, rank = _parse_rank(line, row.get("rank", ""), errors)
             ok_score, score = _parse_score(line, row.get("score", ""), errors)
-            names.add(row.get("run", "").strip())
+            names.add(row.get("system", "").strip())
             if ok and ok_rank and ok_score:
                 rows.append(RunRow(line=line, run="", query_id=query_id, doc_id=doc_id, rank=rank, score=score))
         if len(names) > 1:
-            errors.add(rows[0].line if rows else 1, "run", ", ".join(sorted(names)), _(
+            errors.add(rows[0].line if rows else 1, "system", ", ".join(sorted(names)), _(
                 "one file holds one run: upload each run as its own file."
             ))
         name = next(iter(names), "") or default_name

@@ -168,8 +168,9 @@ SECTION_TEXT = {
     ),
     "candidates": (
         gettext_lazy("Candidates"),
-        gettext_lazy("Run files pooled into a grading set: TREC runs (qid Q0 docno rank score tag), or CSV "
-                     "columns / JSONL keys query_id and doc_id (required), score, rank, run. Each run's "
+        gettext_lazy("Run files pooled into a grading set, in the layout a comparison takes: TREC runs (qid Q0 "
+                     "docno rank score tag), or CSV columns / JSONL keys query_id and doc_id (required), "
+                     "score, rank, system (the run's name). Each run's "
                      "top k per query is added (plus documents tied on score with the k-th); without k, "
                      "every listed pair is added."),
     ),

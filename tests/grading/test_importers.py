@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from django.utils import translation
@@ -21,6 +22,9 @@ from annotator.importers import (
     read_queries,
     read_run,
 )
+from evaluation.formats import write_run
+from evaluation.metrics import Run
+from evaluation.metrics.ndcg import ranked_indices
 
 
 @pytest.fixture(autouse=True)
@@ -169,6 +173,28 @@ def test_without_a_depth_every_listed_pair_is_pooled_in_file_order() -> None:
     ]
 
 
+@pytest.mark.parametrize("fmt", ["trec", "csv", "jsonl"])
+def test_a_run_written_by_the_evaluation_formats_pools_in_the_engines_order(fmt: str, tmp_path: Path) -> None:
+    """One run file serves both pooling and comparing: what the evaluation writers produce (the
+    files a comparison exports), the pooling reader takes, with the same name and, per query, the
+    order the engine ranks by under trec_eval's tie rule."""
+    run = Run.from_scores(
+        {"q1": [("A", 0.5), ("B", 2.0), ("C", 0.5), ("文档", 1.0)], "q2": [("X", -1.0)]}, name="bm25"
+    )
+    path = tmp_path / f"run.{fmt}"
+    write_run(path, run, format=fmt)
+    rows = read_run(path.read_bytes(), fmt, default_name=path.name)
+    assert {row.run for row in rows} == {"bm25"}
+    pooled = pool_top_k([(path.name, rows)], depth=None)
+    for query in run.query_ids:
+        scores = run.scores_of(query)
+        assert scores is not None
+        order = ranked_indices(run.ranking(query), list(scores), "docid-desc", k=None, query_id=query)
+        engine = [run.ranking(query)[i] for i in order]
+        assert [p.doc_id for p in pooled if p.query_id == query] == engine
+    assert engine == ["X"] and [p.doc_id for p in pooled][:4] == ["B", "文档", "C", "A"]
+
+
 @pytest.mark.parametrize(
     ("fmt", "data", "expected"),
     [
@@ -180,7 +206,9 @@ def test_without_a_depth_every_listed_pair_is_pooled_in_file_order() -> None:
         ("csv", "query_id,doc_id,rank\nq1,A,1\nq1,B,1\n", "Line 3, field “rank”, value “1”: rank used twice"),
         ("csv", "query_id,doc_id,rank\nq1,A,first\n", "Line 2, field “rank”, value “first”: must be a whole number"),
         ("csv", "query_id,doc_id,score,rank\nq1,A,0.5,\nq1,B,,2\n", "Line 3, field “score”"),
-        ("csv", "query_id,doc_id,run\nq1,A,x\nq1,B,y\n", "one file holds one run"),
+        ("csv", "query_id,doc_id,system\nq1,A,x\nq1,B,y\n", "field “system”, value “x, y”: one file holds one run"),
+        ("csv", "query_id,doc_id,rank\nq1,A,0\n", "Line 2, field “rank”, value “0”: must be 1 or more"),
+        ("csv", "query_id,doc_id,run\nq1,A,x\n", "field “header”, value “run”: unknown column"),
     ],
 )
 def test_run_problems_are_named_precisely(fmt: str, data: str, expected: str) -> None:
