@@ -7,9 +7,10 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from annotator.models import GRADE_VALUES, REASON_MAX_LENGTH
 from annotator.services.disputes import override_needs_note_message
 
-GRADE_CHOICES: list[tuple[Any, Any]] = [(g, str(g)) for g in (0, 1, 2, 3)]
+GRADE_CHOICES: list[tuple[Any, Any]] = [(g, str(g)) for g in GRADE_VALUES]
 # The criteria text of each level has this id on the dispute pages (_pair.html), plus "-<grade>".
 CRITERIA_TEXT_ID = "pair-criteria"
 
@@ -59,7 +60,7 @@ class ReasonForm(forms.Form):
     reason = forms.CharField(
         label=_("The basis of your grade"),
         widget=forms.Textarea(attrs={"rows": 4}),
-        max_length=5000,
+        max_length=REASON_MAX_LENGTH,
         help_text=_(
             "Which condition of the criteria the document meets or misses, and why. The other editors see it only once every reason is in."
         ),
@@ -83,7 +84,7 @@ class RevisionForm(forms.Form):
     note = forms.CharField(
         label=_("Why (optional)"),
         widget=forms.Textarea(attrs={"rows": 3}),
-        max_length=5000,
+        max_length=REASON_MAX_LENGTH,
         required=False,
     )
 
@@ -93,7 +94,7 @@ class SettleForm(forms.Form):
     note = forms.CharField(
         label=_("Note"),
         widget=forms.Textarea(attrs={"rows": 3}),
-        max_length=5000,
+        max_length=REASON_MAX_LENGTH,
         required=False,
         help_text=_("Required when the final grade differs from every editor's grade."),
     )

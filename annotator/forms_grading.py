@@ -10,9 +10,18 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
 from annotator.importers import FORMATS, ID_MAX_LENGTH
-from annotator.models import CriteriaChange, CriteriaVersion, Document, GradingSet, Project, Query
+from annotator.models import (
+    GRADE_VALUES,
+    REASON_MAX_LENGTH,
+    CriteriaChange,
+    CriteriaVersion,
+    Document,
+    GradingSet,
+    Project,
+    Query,
+)
 
-GRADE_CHOICES = [(str(g), str(g)) for g in (0, 1, 2, 3)]
+GRADE_CHOICES = [(str(g), str(g)) for g in GRADE_VALUES]
 
 
 class GradeForm(forms.Form):
@@ -23,7 +32,7 @@ class GradeForm(forms.Form):
             "invalid_choice": _("“%(value)s” is not a grade: choose 0, 1, 2 or 3."),
         },
     )
-    reason = forms.CharField(label=_("Reason"), required=False, max_length=4000)
+    reason = forms.CharField(label=_("Reason"), required=False, max_length=REASON_MAX_LENGTH)
     # The document version the editor read; a newer version on the server refuses the save. The
     # page always sends it, so a post without one is refused rather than graded against whatever
     # text is current. Whether the version exists is for grade_submit to say.

@@ -12,6 +12,7 @@ from annotator.models.documents import (
 )
 from annotator.models.grading import (
     GRADE_VALUES,
+    REASON_MAX_LENGTH,
     Candidate,
     CandidateSource,
     Grade,
@@ -24,6 +25,7 @@ from annotator.models.projects import Membership, MembershipQuerySet, Project, P
 
 __all__ = [
     "GRADE_VALUES",
+    "REASON_MAX_LENGTH",
     "Candidate",
     "CandidateSource",
     "CriteriaChange",

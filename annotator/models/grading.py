@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 GRADE_VALUES = (0, 1, 2, 3)
+# The longest reason, note or explanation a person may write (grading reasons, dispute
+# statements, revisions, settlement notes): one limit, so a reason carried from grading into a
+# dispute always fits.
+REASON_MAX_LENGTH = 5000
 
 
 @dataclass(frozen=True)

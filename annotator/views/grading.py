@@ -23,7 +23,16 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigg
 from annotator.access import ProjectRequest, project_role
 from annotator.forms_grading import CandidateAddForm, GradeForm, GradingSetForm
 from annotator.http import post_from
-from annotator.models import Candidate, CriteriaVersion, Document, Grade, GradingSet, Query, Role
+from annotator.models import (
+    REASON_MAX_LENGTH,
+    Candidate,
+    CriteriaVersion,
+    Document,
+    Grade,
+    GradingSet,
+    Query,
+    Role,
+)
 from annotator.models.grading import Progress
 from annotator.services.grading import (
     GradingError,
@@ -228,6 +237,7 @@ class Row:
     just_saved: bool = False
     # What the editor typed in a save the server refused: shown again instead of the stored reason.
     typed_reason: str | None = None
+    reason_max_length = REASON_MAX_LENGTH  # for the textarea's maxlength; the form enforces it
 
     @property
     def reason_text(self) -> str:

@@ -17,7 +17,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
+from annotator.forms_disputes import ReasonForm, RevisionForm
+from annotator.forms_grading import GradeForm
 from annotator.models import (
+    REASON_MAX_LENGTH,
     Candidate,
     CriteriaVersion,
     Dispute,
@@ -435,7 +438,16 @@ def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking
 
 # --- a rejected save keeps what the editor typed -----------------------------------------------
 
-TOO_LONG = "The steps are named, but " + "no deadline anywhere. " * 200  # over the 4000 allowed
+def test_the_longest_grading_reason_fits_the_dispute_forms_it_is_carried_into() -> None:
+    """A grading reason pre-fills the editor's dispute statement: one limit for every reason."""
+    longest = "x" * REASON_MAX_LENGTH
+    assert GradeForm({"grade": "2", "reason": longest, "document_version": "1"}).is_valid()
+    assert ReasonForm({"reason": longest}).is_valid()
+    assert RevisionForm({"grade": "2", "note": longest}).is_valid()
+    assert not ReasonForm({"reason": longest + "x"}).is_valid()
+
+
+TOO_LONG = "The steps are named, but " + "no deadline anywhere. " * 230  # over the REASON_MAX_LENGTH allowed
 
 
 def test_without_javascript_a_rejected_save_shows_the_page_again_with_the_typed_reason_and_the_error(
@@ -451,7 +463,8 @@ def test_without_javascript_a_rejected_save_shows_the_page_again_with_the_typed_
     start = html.index(f'<article id="cand-{a.pk}"')
     row = html[start:html.index("</article>", start)]
     assert 'data-state="failed"' in row
-    assert "Ensure this value has at most 4000 characters" in row
+    assert len(TOO_LONG) > REASON_MAX_LENGTH
+    assert f"Ensure this value has at most {REASON_MAX_LENGTH} characters" in row
     assert TOO_LONG.strip() in row and "first reading" not in row
     stored = Grade.objects.get(candidate=a, editor=cast.editor)
     assert (stored.grade, stored.reason) == (1, "first reading")
