@@ -290,8 +290,6 @@ def comparison_detail(request: ProjectRequest, slug: str, comparison_id: int) ->
     order = results.selected(**filters)
     page = Paginator(order, QUERIES_PER_PAGE).get_page(request.GET.get("page"))
     rows = [results.row(i) for i in page.object_list]
-    query_string = request.GET.copy()
-    query_string.pop("page", None)
     context = {
         "project": request.project,
         "comparison": comparison,
@@ -300,7 +298,6 @@ def comparison_detail(request: ProjectRequest, slug: str, comparison_id: int) ->
         "page": page,
         "table_form": table,
         "filters": filters,
-        "filter_query": query_string.urlencode(),
         "policies": metrics.Settings(**comparison.settings).describe(),
         "coverage_warning": results.coverage_warning(comparison.settings),
         "chart": _delta_chart(results.sorted_deltas()),

@@ -413,7 +413,8 @@ def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
         )
         .order_by("name")
     )
-    return render(request, "annotator/disputes/agreement_index.html", {"page": _page(request, sets)})
+    template = "annotator/disputes/agreement_index.html" + ("#agreement-table" if request.htmx else "")
+    return render(request, template, {"page": _page(request, sets)})
 
 
 @project_role(Role.REVIEWER)
