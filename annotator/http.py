@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponseBase, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -37,6 +37,12 @@ def post_from(page: str) -> Callable[[View], View]:
         return wrapper
 
     return decorator
+
+
+def redirect_after_post(request: HttpRequest, url: str) -> HttpResponse:
+    """After a successful POST: a plain redirect, or for htmx a full-page one (HX-Redirect), since
+    the next page must replace the whole page, not be swapped into the form that was sent."""
+    return HttpResponseClientRedirect(url) if _is_htmx(request) else redirect(url)
 
 
 def _is_htmx(request: HttpRequest) -> bool:

@@ -18,10 +18,9 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from annotator.access import ProjectRequest, project_role
-from annotator.http import post_from
+from annotator.http import post_from, redirect_after_post
 from annotator.models import Document, PoolVersion, Query, Role
 from annotator.models.pools import PoolIntegrityError
 from evaluation import metrics, services
@@ -47,11 +46,6 @@ CHART_WIDTH = 600
 CHART_HEIGHT = 160
 CHART_MAX_BARS = 300
 BAR_ROW = 18  # pixels per position in the contribution bars
-
-
-def _done(request: ProjectRequest, url: str) -> HttpResponse:
-    """After a successful POST: a plain redirect (no JS), or a full-page redirect for htmx."""
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 # ---- Runs ---------------------------------------------------------------------------------------
@@ -96,7 +90,7 @@ def run_upload_page(request: ProjectRequest, slug: str) -> HttpResponse:
                 _("Run “%(name)s” uploaded: %(queries)s queries, %(rows)s ranked entries.")
                 % {"name": run.name, "queries": run.query_count, "rows": run.entry_count},
             )
-            return _done(request, run.get_absolute_url())
+            return redirect_after_post(request, run.get_absolute_url())
     # Invalid: status 200 and the form with its errors, so htmx swaps it in.
     template = "evaluation/run_upload.html" + ("#upload-form" if request.htmx else "")
     return render(request, template, {"project": request.project, "form": form})
@@ -154,9 +148,9 @@ def run_delete(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
         services.run_delete(run=run)
     except services.RunDeleteError as error:
         messages.error(request, str(error))
-        return _done(request, run.get_absolute_url())
+        return redirect_after_post(request, run.get_absolute_url())
     messages.success(request, _("Run “%(name)s” deleted.") % {"name": run.name})
-    return _done(request, reverse("run_list", kwargs={"slug": request.project.slug}))
+    return redirect_after_post(request, reverse("run_list", kwargs={"slug": request.project.slug}))
 
 
 # ---- Comparisons: list and creation -------------------------------------------------------------
@@ -195,7 +189,7 @@ def comparison_create_page(request: ProjectRequest, slug: str) -> HttpResponse:
             messages.success(
                 request, _("Comparison “%(name)s” computed and saved.") % {"name": comparison.name}
             )
-            return _done(request, comparison.get_absolute_url())
+            return redirect_after_post(request, comparison.get_absolute_url())
     template = "evaluation/comparison_create.html" + ("#comparison-form" if request.htmx else "")
     has_inputs = PoolVersion.objects.filter(pool__project=request.project).exists() and (
         Run.objects.in_project(request.project).count() >= 2

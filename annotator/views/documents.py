@@ -15,11 +15,10 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
-from django_htmx.http import HttpResponseClientRedirect
 
 from annotator.access import ProjectRequest, project_role
 from annotator.forms_grading import CandidateImportForm, CriteriaForm, ImportForm, SearchForm
-from annotator.http import post_from
+from annotator.http import post_from, redirect_after_post
 from annotator.importers import (
     ImportFileError,
     LineError,
@@ -41,11 +40,6 @@ from annotator.services.grading import (
 )
 
 PAGE_SIZE = 50
-
-
-def _redirect(request: ProjectRequest, url: str) -> HttpResponse:
-    """After a successful POST: a full page load, also when the form was sent by htmx."""
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _search(request: ProjectRequest) -> str:
@@ -132,7 +126,7 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
                     _("Grades in open grading sets made under older criteria, now flagged for re-checking: %(count)d.")
                     % {"count": flagged},
                 )
-            return _redirect(request, reverse("criteria", kwargs={"slug": request.project.slug}))
+            return redirect_after_post(request, reverse("criteria", kwargs={"slug": request.project.slug}))
     context = _criteria_context(request, form)
     template = "annotator/grading/criteria.html" + ("#criteria-form" if request.htmx else "")
     return render(request, template, context)

@@ -18,11 +18,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
+from django_htmx.http import reswap, retarget, trigger_client_event
 
 from annotator.access import ProjectRequest, project_role
 from annotator.forms_grading import CandidateAddForm, GradeForm, GradingSetForm
-from annotator.http import post_from
+from annotator.http import post_from, redirect_after_post
 from annotator.models import (
     REASON_MAX_LENGTH,
     Candidate,
@@ -48,11 +48,6 @@ from annotator.services.grading import (
 )
 
 PAGE_SIZE = 100
-
-
-def _redirect(request: ProjectRequest, url: str) -> HttpResponse:
-    """After a successful POST: a full page load, also when the form was sent by htmx."""
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 # --- grading sets ------------------------------------------------------------------------------
@@ -81,7 +76,7 @@ def grading_set_create(request: ProjectRequest, slug: str) -> HttpResponse:
         form.instance.created_by = request.user
         grading_set = form.save()
         messages.success(request, _("Grading set “%(name)s” created. Now add its candidates.") % {"name": grading_set.name})
-        return _redirect(
+        return redirect_after_post(
             request, reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk})
         )
     template = "annotator/grading/set_list.html" + ("#set-form" if request.htmx else "")
@@ -146,7 +141,7 @@ def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpRespon
             _("Candidates: added %(added)d, already in the set %(already)d.")
             % {"added": summary.added, "already": summary.already},
         )
-        return _redirect(
+        return redirect_after_post(
             request, reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk})
         )
     template = "annotator/grading/set_detail.html" + ("#candidate-add" if request.htmx else "")

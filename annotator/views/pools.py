@@ -16,10 +16,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
-from django_htmx.http import HttpResponseClientRedirect
 
 from annotator.access import ProjectRequest, project_role
 from annotator.forms_pools import ContinueForm, FreezeForm, PoolImportForm
+from annotator.http import redirect_after_post
 from annotator.models import GradingSet, Pool, PoolVersion, Project, Query, Role
 from annotator.models.pools import PoolIntegrityError, sha256_hex
 from annotator.services.pools import (
@@ -46,11 +46,6 @@ def _version_or_404(request: ProjectRequest, pool_id: int, version_id: int) -> P
         PoolVersion.objects.select_related("pool__project", "frozen_by", "grading_set"),
         pk=version_id, pool_id=pool_id, pool__project=request.project,
     )
-
-
-def _done(request: ProjectRequest, url: str) -> HttpResponse:
-    """After a successful POST: a plain redirect, or a full-page redirect for htmx."""
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 def _unfrozen_sets(project: Project) -> list[GradingSet]:
@@ -229,7 +224,7 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
                    "next": version.number + 1},
             )
             # The grading area's set page is where queries and documents are added next.
-            return _done(request, reverse("grading_set_detail", kwargs={"slug": slug, "set_id": grading_set.pk}))
+            return redirect_after_post(request, reverse("grading_set_detail", kwargs={"slug": slug, "set_id": grading_set.pk}))
     context = {"version": version, "pool": version.pool, "form": form}
     template = "annotator/pools/continue.html" + ("#continue-form" if request.htmx else "")
     return render(request, template, context)
@@ -263,7 +258,7 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
                     _("Version %(n)d holds exactly the same judgments as version %(same)d (same SHA-256).")
                     % {"n": version.number, "same": same.number},
                 )
-            return _done(request, reverse(
+            return redirect_after_post(request, reverse(
                 "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
             ))
     preview = freeze_preview(grading_set)
@@ -301,7 +296,7 @@ def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
                 % {"file": upload.name, "pool": version.pool.name, "n": version.number,
                    "count": version.counts["judgments"], "hash": version.hash_prefix},
             )
-            return _done(request, reverse(
+            return redirect_after_post(request, reverse(
                 "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
             ))
     template = "annotator/pools/import.html" + ("#import-form" if request.htmx else "")
