@@ -38,7 +38,8 @@ from annotator.services.pools import (
     pool_import,
 )
 
-PAGE_SIZE = 50
+PAGE_SIZE = 50  # rows of per-query tables, diffs and freeze blockers
+LIST_PAGE_SIZE = 25  # pools, and versions of a pool
 
 
 def _version_or_404(request: ProjectRequest, pool_id: int, version_id: int) -> PoolVersion:
@@ -72,7 +73,7 @@ def pool_list(request: ProjectRequest, slug: str) -> HttpResponse:
         .annotate(latest_id=Subquery(newest), version_count=Count("versions"))
         .order_by("name")
     )
-    page = Paginator(pools, 25).get_page(request.GET.get("page"))
+    page = Paginator(pools, LIST_PAGE_SIZE).get_page(request.GET.get("page"))
     # The stubs' plugin types the annotated rows but loses their annotations through Paginator's Page.
     latest = PoolVersion.objects.select_related("frozen_by").in_bulk(
         [p.latest_id for p in page if p.latest_id]  # type: ignore[attr-defined]
@@ -93,7 +94,7 @@ def pool_list(request: ProjectRequest, slug: str) -> HttpResponse:
 def pool_detail(request: ProjectRequest, slug: str, pool_id: int) -> HttpResponse:
     pool = get_object_or_404(Pool, pk=pool_id, project=request.project)
     versions = pool.versions.select_related("frozen_by", "grading_set").order_by("-number")
-    page = Paginator(versions, 25).get_page(request.GET.get("page"))
+    page = Paginator(versions, LIST_PAGE_SIZE).get_page(request.GET.get("page"))
     # Each version's predecessor (number - 1), for the "changes" link: one small query.
     by_number = {v.number: v for v in pool.versions.only("pk", "number", "pool_id")}
     context = {
