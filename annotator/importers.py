@@ -388,7 +388,7 @@ def _parse_rank(line: int, raw: str, errors: _Collector) -> tuple[bool, int | No
         errors.add(line, "rank", raw, _("must be a whole number."))
         return False, None
     if rank < 1:
-        errors.add(line, "rank", raw, _("must be 1 or more: rank 1 is the top of the ranking."))
+        errors.add(line, "rank", raw, _("must be 1 or more (rank 1 is the top of the ranking)."))
         return False, None
     return True, rank
 

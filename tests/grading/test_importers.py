@@ -207,7 +207,7 @@ def test_a_run_written_by_the_evaluation_formats_pools_in_the_engines_order(fmt:
         ("csv", "query_id,doc_id,rank\nq1,A,first\n", "Line 2, field “rank”, value “first”: must be a whole number"),
         ("csv", "query_id,doc_id,score,rank\nq1,A,0.5,\nq1,B,,2\n", "Line 3, field “score”"),
         ("csv", "query_id,doc_id,system\nq1,A,x\nq1,B,y\n", "field “system”, value “x, y”: one file holds one run"),
-        ("csv", "query_id,doc_id,rank\nq1,A,0\n", "Line 2, field “rank”, value “0”: must be 1 or more"),
+        ("csv", "query_id,doc_id,rank\nq1,A,0\n", "Line 2, field “rank”, value “0”: must be 1 or more (rank 1 is the top"),
         ("csv", "query_id,doc_id,run\nq1,A,x\n", "field “header”, value “run”: unknown column"),
     ],
 )
