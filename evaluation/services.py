@@ -36,6 +36,7 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q, RestrictedError
+from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
@@ -519,6 +520,14 @@ def _compute(pool: metrics.Pool, run_a: Run, run_b: Run, settings: metrics.Setti
         raise ComparisonInputError(describe_error(error)) from None
 
 
+def default_comparison_name(run_a: Run, run_b: Run) -> str:
+    """"A vs B" within the name column's limit: two long run names are each shortened with "…"
+    to half the room, so that both stay recognisable."""
+    template = _("%(a)s vs %(b)s")
+    room = (Comparison._meta.get_field("name").max_length or 200) - len(template % {"a": "", "b": ""})
+    return template % {"a": Truncator(run_a.name).chars(room // 2), "b": Truncator(run_b.name).chars(room // 2)}
+
+
 def comparison_create(
     *,
     project: Project,
@@ -562,7 +571,7 @@ def comparison_create(
         with transaction.atomic():
             comparison = Comparison.objects.create(
                 project=project,
-                name=name or _("%(a)s vs %(b)s") % {"a": run_a.name, "b": run_b.name},
+                name=name or default_comparison_name(run_a, run_b),
                 notes=notes,
                 pool_version=pool_version,
                 pool_sha256=pool_version.sha256,

@@ -215,6 +215,20 @@ def test_a_run_compared_with_itself_is_refused(cast: Cast) -> None:
         make_comparison(cast.alpha, version, run, run, by=cast.reviewer, k=3)
 
 
+def test_an_unnamed_comparison_of_two_long_run_names_gets_a_name_that_fits(cast: Cast) -> None:
+    """The default "A vs B" of two 200-character names was 404 characters: a 500 on PostgreSQL
+    (value too long), silently stored on SQLite."""
+    version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
+    run_a = make_run(cast.alpha, "X" * 200, {"q1": "AB"}, by=cast.reviewer)
+    run_b = make_run(cast.alpha, "Y" * 200, {"q1": "BA"}, by=cast.reviewer)
+    comparison = make_comparison(cast.alpha, version, run_a, run_b, by=cast.reviewer, k=3)
+    comparison.refresh_from_db()
+    assert len(comparison.name) <= Comparison._meta.get_field("name").max_length
+    assert re.fullmatch(r"X{90,}… vs Y{90,}…", comparison.name), comparison.name
+    fits = make_run(cast.alpha, "bm25", {"q1": "AB"}, by=cast.reviewer)
+    assert make_comparison(cast.alpha, version, fits, run_b, by=cast.reviewer, k=3).name.startswith("bm25 vs YYY")
+
+
 def test_a_pool_version_or_run_of_another_project_is_refused(cast: Cast) -> None:
     alpha_version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
     beta_version = make_pool(cast.beta, E9_POOL, by=cast.outsider)
