@@ -85,9 +85,11 @@ def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
         status = ""
     if status:
         disputes = disputes.filter(status=status)
-    # Open disputes first, then the widest disagreements, then the oldest.
+    # Open disputes first, then the oldest. Not by severity: before the reveal an editor's own
+    # disputes hide it, and an order by it would tell them how far off the other grades are (the
+    # reviewers' queue, of revealed disputes only, is the list ordered by severity).
     settled_last = Case(When(status=DisputeStatus.SETTLED, then=1), default=0)
-    page = _page(request, disputes.order_by(settled_last, "-severity", "opened_at", "pk"))
+    page = _page(request, disputes.order_by(settled_last, "opened_at", "pk"))
     rows = [{"dispute": d, "mine": d.statement_for(request.user)} for d in page]
     context = {
         "page": page,

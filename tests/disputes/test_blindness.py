@@ -72,6 +72,17 @@ def test_an_editor_sees_only_their_own_side_until_every_reason_is_in(cast: Cast,
     assert "Severity 1" in html
 
 
+def test_the_list_order_tells_an_editor_nothing_of_hidden_severities(cast: Cast, client: Client) -> None:
+    """Ordered by severity, a newer dispute listed above an older one would say its hidden
+    severity is the larger: the other editor's grade is further from Ed's (QA report)."""
+    near = disputed_pair(cast.alpha, cast.editor, cast.editor2, (2, 3), document="NEAR")  # severity 1, older
+    far = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 3), document="FAR")  # severity 3, newer
+    assert (near.severity, far.severity) == (1, 3) and near.opened_at <= far.opened_at
+    client.force_login(cast.editor)
+    html = client.get(reverse("dispute_list", kwargs={"slug": cast.alpha.slug})).content.decode()
+    assert html.index("q1 / NEAR") < html.index("q1 / FAR")  # opened first, listed first
+
+
 def test_the_reveal_never_happens_before_the_last_reason(cast: Cast) -> None:
     third = make_user("ivy")
     Membership.objects.create(project=cast.alpha, user=third, role=Role.EDITOR)
