@@ -12,7 +12,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotator.access import ProjectRequest, SignedInRequest, project_role, signed_in
 from annotator.forms import MemberAddForm, MemberRoleForm
-from annotator.models import Candidate, Dispute, Grade, GradingSet, Membership, PoolVersion, Project, Role
+from annotator.models import Dispute, Grade, GradingSet, Membership, PoolVersion, Project, Role
+from annotator.services.grading import queue_candidates
 from annotator.services.members import LastOwnerError, membership_remove, membership_set_role
 from evaluation.models import Comparison
 
@@ -39,10 +40,8 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
     context: dict[str, object] = {
         "project": project,
         "open_sets": open_sets,
-        "waiting_for_me": Candidate.objects.filter(grading_set__in=open_sets.values("pk"))
-        .needing_grades()
-        .not_graded_by(me)
-        .count(),
+        # The queue's own count, so the overview and "Start grading" never disagree.
+        "waiting_for_me": queue_candidates(project=project, editor=me).count(),
         "stale_count": Grade.objects.filter(editor=me, candidate__grading_set__project=project)
         .in_open_sets()
         .stale()

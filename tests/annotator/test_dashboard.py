@@ -42,3 +42,26 @@ def test_an_owner_also_sees_the_project_settings(db: None, client: Client) -> No
     html = overview(client, "owner")
     assert reverse("member_list", kwargs={"slug": "help-center-demo"}) in html
     assert reverse("import_page", kwargs={"slug": "help-center-demo"}) in html
+
+
+def test_the_overview_counts_the_pairs_the_queue_would_give(db: None, client: Client) -> None:
+    """A set continued from a frozen version holds copied pairs that already have final grades:
+    nobody is asked to grade them, so the overview must not count them (it did; QA report)."""
+    from django.contrib.auth import get_user_model
+
+    from annotator.services.grading import queue_candidates
+    from annotator.services.pools import grading_set_create_from_version
+
+    build_demo()
+    users = get_user_model().objects
+    version = PoolVersion.objects.order_by("pk").first()
+    assert version is not None
+    copied = grading_set_create_from_version(version=version, by=users.get(username="reviewer"))
+    assert copied.candidates.filter(final_grade__isnull=False).exists()
+    editor = users.get(username="editor-b")
+    waiting = queue_candidates(project=version.pool.project, editor=editor).count()
+    assert waiting > 0  # the demo's open set still has pairs for editor-b
+    line = f"Pairs waiting for your grade: {waiting}<"
+    assert line in overview(client, "editor-b")
+    queue = client.get(reverse("grading_queue", kwargs={"slug": "help-center-demo"})).content.decode()
+    assert line in queue
