@@ -58,10 +58,10 @@ def test_the_overview_counts_the_pairs_the_queue_would_give(db: None, client: Cl
     assert version is not None
     copied = grading_set_create_from_version(version=version, by=users.get(username="reviewer"))
     assert copied.candidates.filter(final_grade__isnull=False).exists()
-    editor = users.get(username="editor-b")
+    editor = users.get(username="editor-a")
     waiting = queue_candidates(project=version.pool.project, editor=editor).count()
-    assert waiting > 0  # the demo's open set still has pairs for editor-b
+    assert waiting > 0  # the demo's open set still has pairs for editor-a
     line = f"Pairs waiting for your grade: {waiting}<"
-    assert line in overview(client, "editor-b")
+    assert line in overview(client, "editor-a")
     queue = client.get(reverse("grading_queue", kwargs={"slug": "help-center-demo"})).content.decode()
     assert line in queue
