@@ -22,6 +22,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
@@ -63,11 +64,14 @@ def pool_version_create(
     file_name: str = "",
     file_sha256: str = "",
     document_versions: Mapping[tuple[str, str], int] | None = None,
+    continues: PoolVersion | None = None,
 ) -> PoolVersion:
     """Write version N+1 of `pool` from (query_id, doc_id, grade, source) rows.
 
     Computes the canonical serialisation, its SHA-256 and the counts; raises ValueError (naming
     the pair) for a duplicate pair, a grade outside 0..3, or an ID the serialisation cannot hold.
+    `continues`: the version the rows were started from, which must still be the newest (else
+    FreezeError): versions form a line, and N+1 built on N-1 would silently drop N's changes.
     """
     rows = list(judgments)
     canonical = canonical_serialisation((q, d, g) for q, d, g, _ in rows)
@@ -75,6 +79,13 @@ def pool_version_create(
     # backstop; the lock makes the second writer wait and then take N+2).
     Pool.objects.select_for_update().filter(pk=pool.pk).first()
     latest = PoolVersion.objects.filter(pool=pool).order_by("-number").first()
+    if continues is not None and latest is not None and latest.pk != continues.pk:
+        raise FreezeError(
+            _("This set started from version %(v)d of %(pool)s, but version %(latest)d has been frozen since: "
+              "freezing it would drop the changes of version %(latest)d. Start a new set from version %(latest)d "
+              "and add this set's changes there.")
+            % {"v": continues.number, "pool": pool.name, "latest": latest.number}
+        )
     grades = Counter(g for _, _, g, _ in rows)
     version = PoolVersion.objects.create(
         pool=pool,
@@ -330,6 +341,7 @@ def pool_freeze(
         provenance=_provenance(preview, preview.ready, len(exclusions)),
         exclusions=exclusions,
         document_versions=document_versions,
+        continues=grading_set.based_on,
     )
     grading_set.is_open = False  # graded and frozen: editors are done with this set
     grading_set.save(update_fields=["pool", "is_open"])
@@ -363,6 +375,23 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     problems = version.integrity_problems()
     if problems:
         raise PoolIntegrityError(" ".join(problems))
+    # Versions form a line (see pool_version_create): only the newest can be continued, by one set at a time.
+    latest = version.pool.latest_version()
+    if latest is not None and latest.pk != version.pk:
+        raise CopyError(
+            _("Version %(v)d is not the newest version of %(pool)s: start from version %(latest)d, so that its "
+              "changes are kept.") % {"v": version.number, "pool": version.pool.name, "latest": latest.number}
+        )
+    started = (
+        GradingSet.objects.filter(based_on=version)
+        .exclude(Exists(PoolVersion.objects.filter(grading_set=OuterRef("pk"))))
+        .first()
+    )
+    if started is not None:
+        raise CopyError(
+            _("Grading set “%(set)s” already continues %(pool)s from version %(v)d: add to it, or freeze it first.")
+            % {"set": started.name, "pool": version.pool.name, "v": version.number}
+        )
     rows = list(version.judgments.order_by("query_id", "doc_id"))
     queries = {q.external_id: q for q in Query.objects.filter(project=project, external_id__in={r.query_id for r in rows})}
     documents = {

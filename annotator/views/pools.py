@@ -138,6 +138,7 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     context["exclusion_reasons"] = {OPEN_DISPUTE: _("open dispute"), NO_FINAL_GRADE: _("no final grade")}
     context["formats"] = EXPORT_FORMATS.items()
     context["siblings"] = version.pool.versions.exclude(pk=version.pk).order_by("-number")
+    context["latest"] = version.pool.latest_version()  # only the newest version can be continued
     context["provenance_json"] = json.dumps(version.provenance, ensure_ascii=False, indent=2)
     return render(request, "annotator/pools/version.html", context)
 

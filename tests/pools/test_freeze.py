@@ -176,6 +176,30 @@ def test_a_new_version_starts_from_a_frozen_one_and_freezes_as_the_next_number(c
     assert v1.judgments_by_query() == {"q1": {"A": 3, "B": 2, "C": 1, "D": 0, "E": 0}}  # untouched
 
 
+def test_versions_form_a_line_only_the_newest_is_continued_by_one_set_at_a_time(cast: Cast) -> None:
+    """Two sets started from version 1 froze as 2 and 3, and 3 silently dropped 2's changes (QA)."""
+    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+    first = grading_set_create_from_version(version=v1, by=cast.reviewer)
+    with pytest.raises(CopyError, match="“Phone v2” already continues Phone from version 1"):
+        grading_set_create_from_version(version=v1, by=cast.reviewer, name="Second branch")
+    # A set that started from version 1 before another froze cannot freeze on top of it.
+    stale = GradingSet.objects.create(project=cast.alpha, name="Stale branch", pool=v1.pool, based_on=v1)
+    v2 = pool_freeze(grading_set=first, by=cast.reviewer)
+    FinalGrade.objects.bulk_create(
+        FinalGrade(candidate=Candidate.objects.create(grading_set=stale, query=c.query, document=c.document,
+                                                      source=CandidateSource.COPIED),
+                   grade=c.final_grade.grade, source=c.final_grade.source, criteria_version=c.final_grade.criteria_version)
+        for c in Candidate.objects.filter(grading_set=first).select_related("final_grade")
+    )
+    with pytest.raises(FreezeError, match="started from version 1 of Phone, but version 2 has been frozen since"):
+        pool_freeze(grading_set=stale, by=cast.reviewer)
+    assert list(v1.pool.versions.values_list("number", flat=True).order_by("number")) == [1, 2]
+    # Only the newest version can be continued.
+    with pytest.raises(CopyError, match="Version 1 is not the newest version of Phone: start from version 2"):
+        grading_set_create_from_version(version=v1, by=cast.reviewer)
+    assert grading_set_create_from_version(version=v2, by=cast.reviewer).based_on == v2
+
+
 def test_copying_an_imported_version_keeps_imported_as_the_source_of_unchanged_pairs(cast: Cast) -> None:
     for d in "AB":
         factories.document(cast.alpha, d)

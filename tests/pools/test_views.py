@@ -292,6 +292,22 @@ def test_a_reviewer_starts_a_new_version_from_a_frozen_one(cast: Cast, client: C
     assert "Phone, round 2" in html and "holds the 5 pairs of version 1" in html
 
 
+def test_only_the_newest_version_offers_a_new_version_and_a_second_start_is_refused(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
+    login(client, cast.reviewer)
+    continue_url = version_url("pool_version_continue", frozen)
+    assert continue_url in client.get(version_url("pool_version_detail", frozen)).content.decode()
+    client.post(continue_url, {"confirm": "on", "name": "Round 2"})
+    again = client.post(continue_url, {"confirm": "on", "name": "Round 2 again"}).content.decode()
+    assert "Grading set “Round 2” already continues Phone number change from version 1" in again
+    v2 = pool_freeze(grading_set=GradingSet.objects.get(name="Round 2"), by=cast.reviewer)
+    old_page = client.get(version_url("pool_version_detail", frozen)).content.decode()
+    assert continue_url not in old_page and "New versions start from the newest one" in old_page
+    assert version_url("pool_version_detail", v2) in old_page
+    assert version_url("pool_version_continue", v2) in client.get(version_url("pool_version_detail", v2)).content.decode()
+
+
 def test_starting_a_new_version_through_htmx(cast: Cast, client: Client, frozen: PoolVersion) -> None:
     url = version_url("pool_version_continue", frozen)
     login(client, cast.owner)
