@@ -322,6 +322,25 @@ class RunBuilder:
         self.rows: dict[str, list[tuple[str, float | None, int | None, int]]] = {}
         self.seen: dict[str, dict[str, int]] = {}
         self.scored: bool | None = None
+        self.first_system: tuple[str, int] | None = None  # (name, line) of the first `system` value
+
+    def system(self, value: object, line: int) -> None:
+        """One file holds one run: a second, different `system` value is refused, not merged in."""
+        name = str(value).strip() if value is not None else ""
+        if not name:
+            return
+        if self.first_system is None:
+            self.first_system = (name, line)
+        elif name != self.first_system[0]:
+            raise EvaluationError(
+                gettext_noop(
+                    "this row's system %(second)r differs from %(first)r on line %(first_line)s: "
+                    "one file holds one run, so write each system to a file of its own"
+                ),
+                {"second": name, "first": self.first_system[0], "first_line": self.first_system[1]},
+                source=self.source,
+                line=line,
+            )
 
     def add(self, query: str, doc: str, score: float | None, rank: int | None, line: int) -> None:
         scored = score is not None

@@ -6,7 +6,8 @@ CSV (comma-separated, first row = header, columns found by name, other columns i
 * run:   `query_id,doc_id,rank,score,system`; `score` or `rank` is required. With a score column
   the rows are ordered by score under the tie policy and rank is ignored (as in TREC runs);
   without one the run is rank-only and each query's ranks must be exactly 1..n. `system` is
-  informational (the run is named after its file).
+  informational (the run is named after its file), but one file holds one run: a second, different
+  `system` value is refused.
 
 JSONL (one JSON object per line, blank lines skipped, other keys ignored):
 
@@ -138,11 +139,13 @@ def read_csv_run(source: Source, *, name: str | None = None) -> Run:
     def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
         columns, rows = _csv_rows(open_lines(), label, ("query_id", "doc_id"), one_of=("score", "rank"))
         q, d = columns["query_id"], columns["doc_id"]
-        score_at, rank_at = columns.get("score"), columns.get("rank")
+        score_at, rank_at, system_at = columns.get("score"), columns.get("rank"), columns.get("system")
         builder = RunBuilder(label)
         for line, row in rows:
             query = check_query_id(row[q], source=label, line=line)
             doc = check_doc_id(row[d], source=label, line=line, query=query)
+            if system_at is not None:
+                builder.system(row[system_at], line)
             if score_at is not None:
                 score = parse_score(row[score_at].strip(), query, doc, source=label, line=line)
                 builder.add(query, doc, score, None, line)
@@ -224,6 +227,7 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
         for line, record in _json_objects(open_lines(), label):
             query = check_query_id(_key(record, "query_id", label, line), source=label, line=line)
             doc = check_doc_id(_key(record, "doc_id", label, line), source=label, line=line, query=query)
+            builder.system(record.get("system"), line)
             if "score" in record:
                 score = record["score"]
                 if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):

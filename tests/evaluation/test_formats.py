@@ -218,6 +218,20 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             r"a quote opened on this line is never closed",
         ),
         ("r.csv", 'query_id,doc_id,score\nq1,A,1\nq1,"B"x,2\n', 3, r"malformed CSV: ',' expected after '\"'"),
+        # Two systems in one file were merged into one run (QA report).
+        (
+            "r.csv",
+            "query_id,doc_id,rank,score,system\nq1,C,1,5,s\nq1,A,2,4,\nq1,B,3,3,t\n",
+            4,
+            r"this row's system 't' differs from 's' on line 2: one file holds one run",
+        ),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "score": 2, "system": "bm25"}\n'
+            '{"query_id": "q1", "doc_id": "B", "score": 1, "system": "dense"}\n',
+            2,
+            r"this row's system 'dense' differs from 'bm25' on line 1",
+        ),
     ],
 )
 def test_bad_runs_are_refused_naming_file_line_and_value(
