@@ -72,3 +72,32 @@ def test_a_failed_htmx_request_is_reported_in_the_pages_language(
     page.locator("#messages").evaluate("box => box.replaceChildren()")
     page.get_by_role("link", name="等待审核人裁决").click()
     expect(page.get_by_role("alert")).to_have_text("服务器未能完成这个请求。本页内容没有丢失：请重试。")
+
+
+def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transactional_db: None) -> None:
+    """At 390 px every page of the demo fits the screen: a wide table scrolls inside its own box,
+    a long ID wraps in its cell (QA found tables pushing whole pages to 450-850 px)."""
+    from annotator.importers import read_queries
+    from annotator.services.grading import queries_import
+    from evaluation.models import Comparison
+
+    project = build_demo()
+    queries_import(project=project, records=read_queries(f"query_id,text\n{'Q' * 240},long ID\n".encode(), "csv"))
+    page.set_viewport_size({"width": 390, "height": 800})
+    log_in(page, live_server.url, "owner", DEMO_PASSWORD)
+    base = f"{live_server.url}/p/{project.slug}"
+    comparison = Comparison.objects.filter(project=project).first()
+    assert comparison is not None
+    paths = [
+        "/", "/grading/", "/sets/", "/queries/", "/documents/", "/members/", "/pools/", "/disputes/",
+        "/disputes/queue/", "/disputes/agreement/", "/runs/", "/comparisons/", "/imports/", "/criteria/",
+        f"/sets/{project.grading_sets.order_by('pk').first().pk}/",
+        f"/comparisons/{comparison.pk}/", f"/comparisons/{comparison.pk}/query/",
+    ]
+    too_wide = {}
+    for path in paths:
+        page.goto(base + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > 390:
+            too_wide[path] = width
+    assert not too_wide, too_wide
