@@ -12,3 +12,34 @@ const reportFailure = () => {
 };
 document.addEventListener("htmx:responseError", reportFailure);
 document.addEventListener("htmx:sendError", reportFailure);
+
+// Keep the keyboard focus when htmx replaces the element that held it (a pager link, a form sent
+// with an error, a filter): otherwise it falls back to <body> and a keyboard or screen-reader user
+// loses their place. After the swap it goes, within the new content, to the first invalid field,
+// else to the element with the same id, else to the pager link that was used (or the other one),
+// else to the first message, else to the new content itself. Pages that move the focus themselves
+// (the grading page) carry data-own-focus and are left alone.
+let focusBeforeSwap = null;
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const target = event.detail.target;
+  const active = document.activeElement;
+  focusBeforeSwap = target && active && active !== document.body && target.contains(active)
+    ? { targetId: target.id, id: active.id, rel: active.getAttribute("rel") }
+    : null;
+});
+document.addEventListener("htmx:afterSettle", (event) => {
+  const before = focusBeforeSwap;
+  focusBeforeSwap = null;
+  if (!before || document.querySelector("[data-own-focus]")) return;
+  if (document.activeElement && document.activeElement !== document.body) return;
+  const scope = (before.targetId && document.getElementById(before.targetId)) || event.detail.target;
+  if (!scope || !scope.isConnected) return;
+  const next =
+    scope.querySelector('[aria-invalid="true"]') ||
+    (before.id && document.getElementById(before.id)) ||
+    (before.rel && (scope.querySelector(`a[rel="${before.rel}"]`) || scope.querySelector(".pager a"))) ||
+    scope.querySelector('[role="alert"], [role="status"], .message, .errorlist');
+  const place = next && scope.contains(next) ? next : scope;
+  if (!place.matches("a[href], button, input, select, textarea, [tabindex]")) place.setAttribute("tabindex", "-1");
+  place.focus();
+});

@@ -100,7 +100,9 @@ def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arit
     expect(page.get_by_text("What-if:")).to_be_visible()
     expect(page.get_by_test_id("ndcg-b")).to_contain_text("NDCG@2 = DCG / IDCG")
     # Enter in the K field fires both "change" and "submit": one swap and one history entry, not
-    # two (hx-sync drops the first request; before, Back needed two presses).
+    # two (hx-sync drops the first request; before, Back needed two presses). The gain change and
+    # the click above were two requests of their own: let both land first.
+    page.wait_for_load_state("networkidle")
     history = page.evaluate("history.length")
     swaps: list[str] = []
     page.on("response", lambda response: swaps.append(response.url) if "k=1" in response.url else None)

@@ -1,0 +1,47 @@
+"""The keyboard focus survives htmx swaps: a person paging a table or sending a form with an
+error keeps their place (QA found the focus dropped to <body> after each swap)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from annotator.management.commands.demo import DEMO_PASSWORD, DEMO_SLUG, build_demo
+from annotator.models import DisputeStatus
+from annotator.views import documents as document_views
+from tests.disputes.factories import disputed_pair
+from tests.e2e.conftest import log_in
+
+
+def test_paging_with_the_keyboard_keeps_the_focus_on_the_pager(
+    page: Page, live_server: Any, transactional_db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(document_views, "PAGE_SIZE", 5)  # the demo's documents fill three pages
+    build_demo()
+    log_in(page, live_server.url, "editor-a", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{DEMO_SLUG}/documents/")
+    page.get_by_role("link", name="Next").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#document-table")).to_contain_text("Page 2 of")
+    expect(page.locator(":focus")).to_have_attribute("rel", "next")
+    page.keyboard.press("Enter")
+    expect(page.locator("#document-table")).to_contain_text("Page 3 of")
+    # The last page has no Next: the other link takes the focus.
+    expect(page.locator(":focus")).to_have_attribute("rel", "prev")
+
+
+def test_a_refused_dispute_reason_puts_the_focus_on_the_field(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    project = build_demo()
+    users = {m.user.get_username(): m.user for m in project.memberships.select_related("user")}
+    dispute = disputed_pair(project, users["editor-a"], users["editor-b"], (0, 3), set_name="Focus", document="FOCUS")
+    assert dispute.status == DisputeStatus.AWAITING_REASONS
+    log_in(page, live_server.url, "editor-a", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{DEMO_SLUG}/disputes/{dispute.pk}/")
+    page.locator("#id_reason").fill("   ")
+    page.locator("section[aria-labelledby=reason-heading]").get_by_role("button").first.click()
+    expect(page.get_by_text("Write the basis of your grade: which condition")).to_be_visible()
+    expect(page.locator(":focus")).to_have_attribute("name", "reason")
