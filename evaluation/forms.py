@@ -7,6 +7,7 @@ from typing import Any, cast
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from annotator.models import PoolVersion, Project
 from evaluation import metrics
@@ -29,26 +30,29 @@ MAX_SEED = 2**63 - 1
 PASTED_FILE_NAME = "pasted.txt"
 
 
+def count_of_queries(n: int) -> str:
+    return ngettext("%(count)s query", "%(count)s queries", n) % {"count": n}
+
+
 class PoolVersionChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: PoolVersion) -> str:
         counts = obj.counts or {}
-        return _(
-            "%(pool)s v%(number)s · %(queries)s queries, %(judgments)s judgments · SHA-256 %(hash)s…"
-        ) % {
+        judgments = int(counts.get("judgments", 0))
+        return _("%(pool)s v%(number)s · %(queries)s, %(judgments)s · SHA-256 %(hash)s…") % {
             "pool": obj.pool.name,
             "number": obj.number,
-            "queries": counts.get("queries", "?"),
-            "judgments": counts.get("judgments", "?"),
+            "queries": count_of_queries(int(counts.get("queries", 0))),
+            "judgments": ngettext("%(count)s judgment", "%(count)s judgments", judgments) % {"count": judgments},
             "hash": obj.sha256[:12],
         }
 
 
 class RunChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: Run) -> str:
-        return _("%(name)s · %(file)s · %(queries)s queries") % {
+        return _("%(name)s · %(file)s · %(queries)s") % {
             "name": obj.name,
             "file": obj.file_name,
-            "queries": obj.query_count,
+            "queries": count_of_queries(obj.query_count),
         }
 
 

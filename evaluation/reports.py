@@ -225,7 +225,8 @@ def render_text(
         c = result.counts
         lines.append(f"System {label}: {result.name}")
         lines.append(
-            f"  NDCG@{settings.k}, macro mean over {c.evaluated} queries (the headline): {_aggregate(result.mean)}"
+            f"  NDCG@{settings.k}, macro mean over {c.evaluated} {'query' if c.evaluated == 1 else 'queries'} "
+            f"(the headline): {_aggregate(result.mean)}"
         )
         lines.append(f"  micro sum(DCG)/sum(IDCG), a different number: {_aggregate(result.micro)}")
         lines.append(
@@ -233,7 +234,7 @@ def render_text(
             f"{c.unjudged_in_top_k}; extra queries skipped: {c.extra_queries_skipped}"
         )
     if comparison is not None:
-        lines.append(f"Comparison, b - a over {comparison.paired} queries:")
+        lines.append(f"Comparison, b - a over {comparison.paired} {'query' if comparison.paired == 1 else 'queries'}:")
         lines.append(
             f"  mean delta {_aggregate(comparison.mean_delta)}; b wins {comparison.wins}, ties {comparison.ties}, "
             f"loses {comparison.losses}"

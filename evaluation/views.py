@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.access import ProjectRequest, project_role
@@ -24,7 +25,7 @@ from annotator.http import post_from, redirect_after_post
 from annotator.models import Document, PoolVersion, Query, Role
 from annotator.models.pools import PoolIntegrityError
 from evaluation import metrics, services
-from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm
+from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm, count_of_queries
 from evaluation.models import Comparison, Run
 from evaluation.services import (
     Breakdown,
@@ -87,8 +88,13 @@ def run_upload_page(request: ProjectRequest, slug: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                _("Run “%(name)s” uploaded: %(queries)s queries, %(rows)s ranked entries.")
-                % {"name": run.name, "queries": run.query_count, "rows": run.entry_count},
+                _("Run “%(name)s” uploaded: %(queries)s, %(rows)s.")
+                % {
+                    "name": run.name,
+                    "queries": count_of_queries(run.query_count),
+                    "rows": ngettext("%(count)s ranked entry", "%(count)s ranked entries", run.entry_count)
+                    % {"count": run.entry_count},
+                },
             )
             return redirect_after_post(request, run.get_absolute_url())
     # Invalid: status 200 and the form with its errors, so htmx swaps it in.

@@ -6,12 +6,14 @@ The cast, in project "Alpha": owner Olivia, reviewer Rita, editors Ed and Eve. O
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
+from django.utils import translation
 
 from annotator.models import Membership, Project, Role
 
@@ -28,6 +30,15 @@ def make_user(username: str, **kwargs: Any) -> AbstractUser:
 def fast_password_hasher(settings: Any) -> None:
     # PBKDF2 at production strength costs ~0.3 s per user; tests create many.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def language_reset() -> Iterator[None]:
+    """Each test starts in the default language: a request in Chinese activates zh-hans on the
+    thread (LocaleMiddleware never deactivates), and a later test reading English messages
+    outside a request would find it still active."""
+    yield
+    translation.deactivate()
 
 
 @dataclass

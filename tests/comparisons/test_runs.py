@@ -218,6 +218,11 @@ def test_a_successful_htmx_upload_redirects_the_whole_page(cast: Cast, client: C
     assert response.status_code == 200
     assert response["HX-Redirect"] == run.get_absolute_url()
     assert run.uploaded_by == cast.reviewer and run.format == "lists" and bytes(run.raw) == b"q1: A, B\n"
+    # One query is "1 query", not "1 queries" (QA report), in the message and the run choices.
+    page = client.get(run.get_absolute_url()).content.decode()
+    assert "Run “bm25” uploaded: 1 query, 2 ranked entries." in page
+    choices = client.get(reverse("comparison_create", kwargs={"slug": "alpha"})).content.decode()
+    assert "bm25 · pasted.txt · 1 query<" in choices
 
 
 def test_a_file_and_pasted_text_together_are_refused(cast: Cast, client: Client) -> None:
