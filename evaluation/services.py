@@ -793,7 +793,7 @@ def comparison_breakdown(
     if grades is None:
         return None
     results: list[metrics.QueryResult | None] = []
-    error = None
+    errors: list[str] = []  # each run's own: both columns may say "not scored", so both are named
     # This query's rows of both runs, in one query (a run may hold a million rows).
     rows = {
         row.run_id: row.ranking()
@@ -818,7 +818,7 @@ def comparison_breakdown(
             )
         except metrics.EvaluationError as problem:
             results.append(None)
-            error = describe_error(problem, run=run.name)
+            errors.append(describe_error(problem, run=run.name))
     top = [
         frozenset(row.doc_id for row in result.positions if row.doc_id is not None) if result else frozenset()
         for result in results
@@ -829,7 +829,7 @@ def comparison_breakdown(
         what_if=settings != saved,
         a=results[0],
         b=results[1],
-        error=error,
+        error=" ".join(errors) or None,
         only_in_a=top[0] - top[1],
         only_in_b=top[1] - top[0],
     )

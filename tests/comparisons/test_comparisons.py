@@ -172,6 +172,11 @@ def test_a_what_if_that_reaches_an_unjudged_id_shows_the_engines_error(cast: Cas
     page = html.unescape(client.get(url("comparison_query", comparison, query="q1", k="3")).content.decode())
     assert "This query cannot be scored under these settings" in page
     assert "run “a”" in page and "line 1" in page and "'X'" in page
+    # Both runs refused: both are named, not only the last one (QA report).
+    c = make_run(cast.alpha, "c", {"q1": ["B", "A", "Y"]}, by=cast.reviewer)
+    both = make_comparison(cast.alpha, version, a, c, by=cast.reviewer, k=2)
+    page = html.unescape(client.get(url("comparison_query", both, query="q1", k="3")).content.decode())
+    assert "run “a”" in page and "'X'" in page and "run “c”" in page and "'Y'" in page
 
 
 def test_the_breakdown_without_a_query_opens_the_worst_one(cast: Cast, client: Client) -> None:
@@ -206,6 +211,19 @@ def test_document_titles_link_to_their_pages(cast: Cast, client: Client, e9: Com
 
 
 # ---- Validation at creation ---------------------------------------------------------------------
+
+
+def test_with_no_paired_query_every_statistic_says_not_defined(cast: Cast, client: Client) -> None:
+    """Every grade 0 and zero-IDCG queries excluded: nothing is paired. The randomization line read
+    "p = — (0 random sign flips, …)" (QA report); it says not defined, as the others do."""
+    version = make_pool(cast.alpha, {"q1": {"A": 0, "B": 0}}, by=cast.owner)
+    run_a = make_run(cast.alpha, "a", {"q1": "AB"}, by=cast.reviewer)
+    run_b = make_run(cast.alpha, "b", {"q1": "BA"}, by=cast.reviewer)
+    comparison = make_comparison(cast.alpha, version, run_a, run_b, by=cast.reviewer, k=2, zero_idcg="exclude")
+    client.force_login(cast.reviewer)
+    page = client.get(comparison.get_absolute_url()).content.decode()
+    assert "not defined (no paired queries)" in page and "random sign flips" not in page
+    assert "not defined for fewer than two paired queries" in page
 
 
 def test_a_run_compared_with_itself_is_refused(cast: Cast) -> None:
