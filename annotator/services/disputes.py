@@ -46,6 +46,7 @@ from annotator.models import (
     Membership,
     Role,
 )
+from annotator.text import enumeration
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -303,7 +304,7 @@ def dispute_settle(*, dispute: Dispute, by: User, grade: int, note: str = "") ->
 def override_needs_note_message(grade: int, on_record: set[int]) -> str:
     return _(
         "Grade %(grade)s differs from every editor's grade (%(grades)s): write a note saying why you override them."
-    ) % {"grade": grade, "grades": ", ".join(str(g) for g in sorted(on_record))}
+    ) % {"grade": grade, "grades": enumeration(sorted(on_record))}
 
 
 # The timeline of one pair ---------------------------------------------------------------------

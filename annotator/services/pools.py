@@ -47,6 +47,7 @@ from annotator.models import (
 )
 from annotator.models.disputes import DisputeStatus
 from annotator.models.pools import PoolIntegrityError, canonical_serialisation, exclusion_text, sha256_hex
+from annotator.text import clauses
 from annotator.uploads import UploadTextError, upload_text
 
 
@@ -167,7 +168,10 @@ class FreezeError(Exception):
 class FreezeBlocked(FreezeError):
     def __init__(self, blockers: list[Blocker]) -> None:
         self.blockers = blockers
-        listed = "; ".join(f"({b.query_id}, {b.doc_id}): {b.detail}" for b in blockers[:20])
+        listed = clauses(
+            _("(%(query)s, %(document)s): %(problem)s") % {"query": b.query_id, "document": b.doc_id, "problem": b.detail}
+            for b in blockers[:20]
+        )
         more = _(" and %(n)d more") % {"n": len(blockers) - 20} if len(blockers) > 20 else ""
         super().__init__(
             _("Pairs that cannot be frozen yet (%(n)d): %(list)s%(more)s. Settle them, or leave them out with a reason.")

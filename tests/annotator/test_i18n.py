@@ -113,9 +113,9 @@ def test_a_settled_dispute_reads_with_chinese_punctuation(cast: Cast, client: Cl
     dispute_settle(dispute=dispute, by=cast.reviewer, grade=3, note="")
     client.force_login(cast.reviewer)
     client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
-    for name, ending in (("dispute_detail", "（审核人裁决：rita）。"), ("dispute_review", "</time>）。")):
+    for name, ending in (("dispute_detail", "（审核人裁定：rita）。"), ("dispute_review", "</time>）。")):
         html = client.get(reverse(name, kwargs={"slug": "alpha", "dispute_id": dispute.pk})).content.decode()
-        assert "<strong>最终等级：3</strong>（审核人裁决：rita" in html and ending in html, name
+        assert "<strong>最终等级：3</strong>（审核人裁定：rita" in html and ending in html, name
         assert "decided by" not in html and "(审核" not in html, name
 
 
@@ -129,3 +129,23 @@ def test_gain_names_in_sentences_follow_the_language() -> None:
         assert (gain_name("linear"), gain_name("exponential")) == ("线性", "指数")
     with translation.override("en"):
         assert gain_name("linear") == "linear"
+
+
+def test_lists_inside_chinese_sentences_use_chinese_separators() -> None:
+    """QA found "（1, 2）" and "(q3, K): 分歧未决" in Chinese messages: ASCII separators and brackets."""
+    from django.utils import translation
+
+    from annotator.services.disputes import override_needs_note_message
+    from annotator.services.pools import Blocker, FreezeBlocked
+
+    blockers = [
+        Blocker("q3", "K", "open_dispute", {"status": "in_review"}),
+        Blocker("q3", "L", "no_final_grade", {"grades": 1, "required": 2}),
+    ]
+    with translation.override("zh-hans"):
+        assert "（1、2）" in override_needs_note_message(0, {2, 1})
+        message = str(FreezeBlocked(blockers))
+        assert "（q3，K）：" in message and "；（q3，L）：" in message and "(q3" not in message
+    with translation.override("en"):
+        assert "(1, 2)" in override_needs_note_message(0, {1, 2})
+        assert "(q3, K): open dispute" in str(FreezeBlocked(blockers))
