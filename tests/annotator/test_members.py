@@ -40,6 +40,14 @@ def test_owner_changes_a_role(cast: Cast, client: Client) -> None:
     assert m.role == Role.REVIEWER
 
 
+def test_each_members_buttons_name_the_member_for_screen_readers(cast: Cast, client: Client) -> None:
+    client.force_login(cast.owner)
+    html = client.get(reverse("member_list", kwargs={"slug": "alpha"})).content.decode()
+    name = cast.editor.get_username()
+    assert f'Change role<span class="visually-hidden"> of {name}</span>' in html
+    assert f'Remove<span class="visually-hidden"> {name}</span>' in html
+
+
 def test_an_invalid_role_is_refused_and_nothing_changes(cast: Cast, client: Client) -> None:
     m = Membership.objects.get(project=cast.alpha, user=cast.editor)
     client.force_login(cast.owner)

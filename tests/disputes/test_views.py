@@ -267,6 +267,8 @@ def test_the_queue_lists_widest_first_and_pages(cast: Cast, client: Client) -> N
     client.force_login(cast.reviewer)
     html = client.get(url("dispute_queue")).content.decode()
     assert html.index(f"/disputes/{wide.pk}/review/") < html.index(f"/disputes/{mild.pk}/review/")
+    # The grades are read "0, 3", not "03": a separator for screen readers between the chips.
+    assert '>0</span><span class="visually-hidden">, </span><span class="grade-chip grade-3">' in html
     fragment = client.get(url("dispute_queue"), **HTMX).content.decode()
     assert fragment.lstrip().startswith('<div id="queue-table">')
 
