@@ -47,8 +47,18 @@ class GradeForm(forms.Form):
     )
 
 
+SEARCH_MAX_LENGTH = 200  # also the search box's maxlength (document and query lists)
+
+
 class SearchForm(forms.Form):
-    q = forms.CharField(label=_("Search"), required=False, max_length=200)
+    q = forms.CharField(label=_("Search"), required=False, max_length=SEARCH_MAX_LENGTH)
+
+    @classmethod
+    def text(cls, data: Any) -> str:
+        """The search text; a longer one is cut to the limit (the box's maxlength does the same
+        while typing) rather than dropped, which listed every row as if nothing was asked."""
+        form = cls({"q": str(data.get("q", ""))[:SEARCH_MAX_LENGTH]})
+        return form.cleaned_data["q"] if form.is_valid() else ""
 
 
 class CriteriaForm(forms.Form):

@@ -17,7 +17,13 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from annotator.access import ProjectRequest, project_role
-from annotator.forms_grading import CandidateImportForm, CriteriaForm, ImportForm, SearchForm
+from annotator.forms_grading import (
+    SEARCH_MAX_LENGTH,
+    CandidateImportForm,
+    CriteriaForm,
+    ImportForm,
+    SearchForm,
+)
 from annotator.http import post_from, redirect_after_post
 from annotator.importers import (
     ImportFileError,
@@ -43,8 +49,7 @@ PAGE_SIZE = 50
 
 
 def _search(request: ProjectRequest) -> str:
-    form = SearchForm(request.GET or None)
-    return form.cleaned_data["q"] if form.is_valid() else ""
+    return SearchForm.text(request.GET)
 
 
 @project_role(Role.EDITOR)
@@ -59,7 +64,7 @@ def document_list(request: ProjectRequest, slug: str) -> HttpResponse:
         .order_by("external_id")
     )
     page = Paginator(documents, PAGE_SIZE).get_page(request.GET.get("page"))
-    context = {"page": page, "q": q}
+    context = {"page": page, "q": q, "search_max_length": SEARCH_MAX_LENGTH}
     template = "annotator/grading/document_list.html" + ("#document-table" if request.htmx else "")
     return render(request, template, context)
 
@@ -86,7 +91,7 @@ def query_list(request: ProjectRequest, slug: str) -> HttpResponse:
     queries = Query.objects.in_project(request.project).search(q).order_by("external_id")
     page = Paginator(queries, PAGE_SIZE).get_page(request.GET.get("page"))
     template = "annotator/grading/query_list.html" + ("#query-table" if request.htmx else "")
-    return render(request, template, {"page": page, "q": q})
+    return render(request, template, {"page": page, "q": q, "search_max_length": SEARCH_MAX_LENGTH})
 
 
 def _criteria_context(request: ProjectRequest, form: CriteriaForm | None = None) -> dict[str, Any]:
