@@ -75,7 +75,7 @@ def _csv_rows(
         raise EvaluationError(
             gettext_noop("the header %(header)r lacks %(missing)s; expected columns %(required)s"),
             {
-                "header": header,
+                "header": ",".join(header),  # as written in the file, not as a Python list
                 "missing": ", ".join(missing),
                 "required": ",".join([*required, alternatives] if one_of else required),
             },
@@ -196,8 +196,8 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
 def _key(record: dict[str, Any], key: str, name: str, line: int) -> Any:
     if key not in record:
         raise EvaluationError(
-            gettext_noop("the object has no %(key)r key: %(record)r"),
-            {"key": key, "record": record},
+            gettext_noop("the object has no %(key)r key"),  # the line number finds the object
+            {"key": key},
             source=name,
             line=line,
         )

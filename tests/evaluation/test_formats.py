@@ -156,8 +156,14 @@ def test_bad_qrels_are_refused_naming_file_line_and_value(
 
 def test_a_qrels_header_without_the_grade_column_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, "q.csv", "query_id,doc_id,relevance\nq1,A,1\n")
-    with pytest.raises(EvaluationError, match=r"lacks grade; expected columns query_id,doc_id,grade"):
+    # The header as the file writes it (it was shown as a Python list: ['query_id', 'doc_id', ...]).
+    with pytest.raises(
+        EvaluationError, match=r"the header 'query_id,doc_id,relevance' lacks grade; expected columns query_id,doc_id,grade"
+    ):
         read_qrels(path)
+    jsonl = write(tmp_path, "q.jsonl", '{"doc_id": "A", "body": "text"}\n')
+    with pytest.raises(EvaluationError, match=r"line 1: the object has no 'query_id' key$"):
+        read_qrels(jsonl)
 
 
 def test_an_empty_qrels_file_is_refused(tmp_path: Path) -> None:
