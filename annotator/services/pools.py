@@ -417,8 +417,8 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     grading_set = GradingSet.objects.create(
         project=project,
         name=_unique_set_name(project, name.strip() or f"{version.pool.name} v{version.number + 1}"),
-        description=_("Started from %(pool)s version %(n)d (SHA-256 %(hash)s…).")
-        % {"pool": version.pool.name, "n": version.number, "hash": version.hash_prefix},
+        # No description written here: the set page says where it started (based_on) in its
+        # reader's language; a stored sentence would stay in the language of whoever clicked.
         required_grades=based_grading_set.required_grades if based_grading_set else 2,
         pool=version.pool,
         based_on=version,

@@ -122,7 +122,9 @@ def _set_detail_context(
 @project_role(Role.EDITOR)
 @require_GET
 def grading_set_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
-    grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
+    # The version it started from is named on the page (its frozen text is not needed for that).
+    sets = GradingSet.objects.select_related("based_on__pool").defer("based_on__canonical")
+    grading_set = get_object_or_404(sets, pk=set_id, project=request.project)
     return render(request, "annotator/grading/set_detail.html", _set_detail_context(request, grading_set))
 
 

@@ -308,6 +308,21 @@ def test_only_the_newest_version_offers_a_new_version_and_a_second_start_is_refu
     assert version_url("pool_version_continue", v2) in client.get(version_url("pool_version_detail", v2)).content.decode()
 
 
+def test_the_new_sets_page_names_its_version_in_each_readers_language(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
+    """The "started from" line was stored as text in the language of whoever clicked (QA report)."""
+    login(client, cast.reviewer)
+    client.post(version_url("pool_version_continue", frozen), {"confirm": "on", "name": "Round 2"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    new_set = GradingSet.objects.get(name="Round 2")
+    assert new_set.description == ""
+    address = reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": new_set.pk})
+    english = client.get(address, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert f"Started from Phone number change version 1 (SHA-256 {frozen.hash_prefix}…)." in english
+    chinese = client.get(address, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert f"基于 Phone number change 版本 1（SHA-256 {frozen.hash_prefix}…）。" in chinese
+
+
 def test_starting_a_new_version_through_htmx(cast: Cast, client: Client, frozen: PoolVersion) -> None:
     url = version_url("pool_version_continue", frozen)
     login(client, cast.owner)
