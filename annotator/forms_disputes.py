@@ -78,9 +78,15 @@ class ReasonForm(forms.Form):
 
 
 class RevisionForm(forms.Form):
-    """After the reveal: the grade as the editor now sees it. The original grade means "keep"."""
+    """After the reveal: the grade as the editor now sees it. The original grade means "keep".
 
-    grade = grade_field(_("Your grade after reading the other reasons"))
+    Nothing is chosen in advance: the answer is given once and cannot be changed, so a click on
+    the button alone must not record "kept" (QA report)."""
+
+    grade = grade_field(
+        _("Your grade after reading the other reasons"),
+        help_text=_("Choose your grade again to keep it, or another to change it. You answer once."),
+    )
     note = forms.CharField(
         label=_("Why (optional)"),
         widget=forms.Textarea(attrs={"rows": 3}),

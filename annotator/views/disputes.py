@@ -167,7 +167,7 @@ def _detail_context(
         and dispute.status == DisputeStatus.REVEALED
         and not mine.has_responded
     ):
-        revision_form = RevisionForm(initial={"grade": mine.original_grade})
+        revision_form = RevisionForm()
     statements = list(dispute.statements.all())
     return {
         **pair,

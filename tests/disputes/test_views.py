@@ -106,10 +106,14 @@ def test_the_revision_form_appears_only_after_the_reveal(cast: Cast, client: Cli
     response = client.post(url("dispute_revision", dispute_id=dispute.pk), {"grade": "3"}, follow=True)
     assert "you can revise after that" in response.content.decode()
     dispute = revealed(cast, document="C")  # a second pair, now revealed
-    assert (
-        "Revise or keep your grade"
-        in client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode()
-    )
+    page = client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode()
+    assert "Revise or keep your grade" in page
+    # The answer is final, so nothing is chosen in advance: a bare click must not record "kept".
+    assert 'name="grade" value="2"' in page and "checked" not in page
+    refused = client.post(url("dispute_revision", dispute_id=dispute.pk), {"note": "just clicked"}).content.decode()
+    assert "Choose a grade from 0 to 3." in refused
+    dispute.refresh_from_db()
+    assert not dispute.statements.get(editor=cast.editor).has_responded
 
 
 def test_an_editor_revises_once_and_the_dispute_settles_by_discussion(cast: Cast, client: Client) -> None:

@@ -85,12 +85,16 @@ def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
     expect(eve.get_by_text("the grades and reasons are now revealed")).to_be_visible()
     expect(eve.locator("#dispute-main")).to_contain_text(ED_REASON)
     eve.get_by_role("textbox", name="Why (optional)").fill("The steps are enough for this reader.")
+    # Nothing is chosen for her (the answer is final): she chooses her 3 again to keep it.
+    expect(eve.locator("#dispute-main input[name=grade]:checked")).to_have_count(0)
+    eve.locator("#dispute-main input[name=grade][value='3']").check()
     eve.get_by_role("button", name="Record my decision").click()
     expect(eve.get_by_text("You kept your grade 3.")).to_be_visible()
 
     # Ed now sees Eve's side and keeps his 2: still apart, so it goes to the reviewer.
     ed.reload()
     expect(ed.locator("#dispute-main")).to_contain_text(EVE_REASON)
+    ed.locator("#dispute-main input[name=grade][value='2']").check()
     ed.get_by_role("button", name="Record my decision").click()
     expect(ed.get_by_text("The grades still differ: the dispute goes to a reviewer.")).to_be_visible()
 
