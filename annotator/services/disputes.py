@@ -79,9 +79,10 @@ class AlreadySettled(DisputeError):
 def pair_settle_if_complete(*, candidate: Candidate) -> FinalGrade | Dispute | None:
     """Call after any grade of `candidate` is saved.
 
-    Once the pair has its required number of grades from distinct editors: all equal -> a final
-    grade with source `unanimous`; any difference -> a dispute (severity = max - min) waiting for
-    every editor's reason. Does nothing while grades are missing or once settled/disputed: from
+    Once the pair has its required number of grades from distinct editors, none of them waiting
+    for a re-check: all equal -> a final grade with source `unanimous`; any difference -> a dispute
+    (severity = max - min) waiting for every editor's reason. Does nothing while grades are
+    missing or stale, or once settled/disputed: from
     then on the dispute decides, and the grading service refuses changes to the raw grades (a
     change of mind is a revision on the dispute page, after the reveal).
     """
@@ -96,6 +97,11 @@ def pair_settle_if_complete(*, candidate: Candidate) -> FinalGrade | Dispute | N
         return None
     grades = list(candidate.grades.select_related("criteria_version").order_by("pk"))
     if len(grades) < candidate.grading_set.required_grades:
+        return None
+    if any(g.stale for g in grades):
+        # A grade awaiting its re-check was given on another text or criteria: comparing it with
+        # the others would open a dispute (or agree) on different things. The pair waits, and the
+        # re-check (a save like any other) calls this again.
         return None
     values = [g.grade for g in grades]
     if len(set(values)) == 1:

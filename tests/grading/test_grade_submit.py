@@ -99,6 +99,23 @@ def test_regrading_a_stale_grade_clears_the_flag_and_is_logged_as_a_recheck(cast
     assert list(GradeHistory.objects.values_list("kind", flat=True)) == ["created", "rechecked"]
 
 
+def test_a_pair_waits_for_a_stale_grade_to_be_rechecked_before_it_settles_or_disputes(cast: Cast) -> None:
+    """A grade given on the old text (or criteria) was compared with one on the new: disputes
+    opened between grades of different things, and equal ones settled (QA report)."""
+    (candidate, other) = make_pairs(cast.alpha, "AB", required=2)
+    grade_submit(candidate=candidate, editor=cast.editor2, value=1)
+    grade_submit(candidate=other, editor=cast.editor2, value=2)
+    Grade.objects.update(stale=True, stale_reason="document")  # the documents were re-imported
+    grade_submit(candidate=candidate, editor=cast.editor, value=3)
+    grade_submit(candidate=other, editor=cast.editor, value=2)
+    assert not Dispute.objects.exists() and not FinalGrade.objects.exists()
+    # The re-checks settle each pair on grades of the same text.
+    grade_submit(candidate=candidate, editor=cast.editor2, value=3)
+    grade_submit(candidate=other, editor=cast.editor2, value=0)
+    assert FinalGrade.objects.get(candidate=candidate).grade == 3
+    assert Dispute.objects.get(candidate=other).severity == 2
+
+
 def test_saving_a_grade_releases_the_editors_reservation(cast: Cast) -> None:
     from datetime import timedelta
 
