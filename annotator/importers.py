@@ -269,6 +269,12 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
                 errors.add(number, key, json.dumps(value, ensure_ascii=False),
                            _("must be text or a number, not %(type)s.") % {"type": type(value).__name__})
                 ok = False
+            elif key in ID_KEYS and isinstance(value, float):
+                # 1.5 or 1e2 would be stored as "1.5" and "100.0": IDs are text or whole JSON numbers,
+                # as the evaluation readers take them.
+                errors.add(number, key, json.dumps(value), _("an ID must be text or a whole number, not %(value)s.")
+                           % {"value": json.dumps(value)})
+                ok = False
             else:
                 row[key] = value if isinstance(value, str) else json.dumps(value)
         for key in required:
@@ -314,6 +320,7 @@ def _check_unique(line: int, name: str, value: str, seen: dict[str, int], errors
 
 
 DOCUMENT_COLUMNS = ("doc_id", "title", "body", "url", "unit")
+ID_KEYS = ("doc_id", "query_id")
 QUERY_COLUMNS = ("query_id", "text", "information_need")
 
 _url_validator = URLValidator(schemes=["http", "https"])

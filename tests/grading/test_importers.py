@@ -128,6 +128,13 @@ def test_queries_are_read_with_their_information_need() -> None:
     assert any("field “text”" in m for m in problems(lambda: read_queries(b'{"query_id": "q2", "text": ""}', "jsonl")))
 
 
+def test_a_jsonl_id_is_text_or_a_whole_number_not_a_float() -> None:
+    """1.5 and 1e2 were stored as the IDs "1.5" and "100.0" (QA report)."""
+    assert [r.external_id for r in read_documents(b'{"doc_id": 7, "body": "b"}', "jsonl")] == ["7"]
+    messages = problems(lambda: read_documents(b'{"doc_id": 1e2, "body": "b"}', "jsonl"))
+    assert any("Line 1, field \u201cdoc_id\u201d" in m and "an ID must be text or a whole number, not 100.0" in m for m in messages), messages
+
+
 def test_format_comes_from_the_name_unless_declared() -> None:
     assert [detect_format(n) for n in ("a.csv", "b.JSONL", "c.ndjson", "run.trec", "results")] == [
         "csv", "jsonl", "jsonl", "trec", "trec"
