@@ -23,7 +23,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Exists, OuterRef
-from django.utils.text import slugify
+from django.utils.text import Truncator, slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 
@@ -489,6 +489,12 @@ def pool_import(
         pool_name = pool_name.strip()
         if not pool_name:
             raise PoolImportError(_("Name the new pool, or choose an existing one."))
+        limit = Pool._meta.get_field("name").max_length or 200
+        if len(pool_name) > limit:
+            raise PoolImportError(
+                _("A pool name has at most %(max)d characters; this one has %(length)d.")
+                % {"max": limit, "length": len(pool_name)}
+            )
         if Pool.objects.filter(project=project, name=pool_name).exists():
             raise PoolImportError(
                 _("A pool named %(name)s exists already: choose it to add a version, or pick another name.")
@@ -574,8 +580,26 @@ def read_judgments(
     except EvaluationError as exc:
         raise PoolImportError(_("Nothing was imported: %(error)s") % {"error": describe_error(exc)}) from exc
     rows = [(q, d, g) for q in qrels for d, g in qrels[q].items()]
+    # Stricter than the readers: an ID must fit the database column and the tab-separated
+    # canonical text the hash is computed over. The reader keeps no line numbers, so the line
+    # is where the ID first appears in the file.
+    limit = PoolJudgment._meta.get_field("doc_id").max_length or 255
+    for value in {value for q, d, _g in rows for value in (q, d)}:
+        if len(value) > limit:
+            problem = _("ID %(value)s has %(length)d characters; at most %(max)d are allowed.")
+        elif value != value.strip() or any(c in value for c in "\t\n\r"):
+            problem = _("ID %(value)s starts or ends with spaces, or contains a tab or line break.")
+        else:
+            continue
+        line = text.count("\n", 0, max(text.find(value), 0)) + 1
+        shown = repr(Truncator(value).chars(40))
+        raise PoolImportError(
+            _("Nothing was imported: %(error)s")
+            % {"error": _("%(file)s, line %(line)s: %(problem)s")
+               % {"file": name, "line": line, "problem": problem % {"value": shown, "length": len(value), "max": limit}}}
+        )
     try:
-        canonical_serialisation(rows)  # stricter than the readers: no tab or line break inside an ID
+        canonical_serialisation(rows)  # the backstop: duplicates and grades were checked by the reader
     except ValueError as exc:
         raise PoolImportError(_("Nothing was imported: %(error)s") % {"error": f"{name}: {exc}"}) from exc
     return rows

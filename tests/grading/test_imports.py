@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotator.importers import ImportFileError, pool_top_k, read_documents, read_run
-from annotator.models import Candidate, CandidateSource, Document, DocumentVersion, Grade, Query
+from annotator.models import Candidate, CandidateSource, Document, DocumentVersion, Grade, GradingSet, Query
 from annotator.services.grading import (
     ImportSummary,
     candidates_add,
@@ -145,8 +145,19 @@ def test_the_import_command_refuses_a_bad_file_and_stores_nothing(cast: Cast, tm
     with pytest.raises(CommandError, match=r"Line 3, field “doc_id”, value “A”: appears twice"):
         call_command("import_documents", "alpha", str(docs), stdout=io.StringIO(), stderr=io.StringIO())
     assert not Document.objects.exists()
-    with pytest.raises(CommandError, match="No project with slug 'nope'"):
+    with pytest.raises(CommandError, match="No project with slug 'nope'") as refused:
         call_command("import_documents", "nope", str(docs), stdout=io.StringIO(), stderr=io.StringIO())
+    assert refused.value.returncode == 2  # bad input, like `evaluate` (was 1, the crash status)
+
+
+def test_a_refused_candidate_import_creates_no_set(cast: Cast, tmp_path: Path) -> None:
+    """--create made the set before the import was refused, leaving it empty behind (QA report)."""
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 NOPE 1 1.0 bm25\n")
+    with pytest.raises(CommandError, match="NOPE") as refused:
+        call_command("import_candidates", "alpha", "New set", str(run), "--create", stdout=io.StringIO(), stderr=io.StringIO())
+    assert refused.value.returncode == 2
+    assert not GradingSet.objects.filter(name="New set").exists()
 
 
 def test_the_import_page_gives_every_field_its_own_id(cast: Cast, client: Client) -> None:

@@ -244,6 +244,22 @@ def test_import_pool_with_a_grade_map_from_the_shell(cast: Cast) -> None:
     assert "Imported qrels.rel_level as levels version 1: 3681 judgments in 3 queries" in out.getvalue()
 
 
+def test_an_id_too_long_or_with_a_tab_is_refused_with_its_line(cast: Cast, tmp_path: Path) -> None:
+    """Before: a 300-character ID was a DataError on PostgreSQL (traceback), a tab gave no line."""
+    long_id = "D" * 300
+    cases = {
+        "long.qrels": (f"q1 0 A 1\nq1 0 {long_id} 2\n", f"line 2: ID '{'D' * 39}…' has 300 characters; at most 255"),
+        "tab.csv": ('query_id,doc_id,grade\nq1,A,1\nq1,"C\tD",2\n', "line 3: ID 'C\\tD' starts or ends with spaces, or"),
+    }
+    for name, (text, message) in cases.items():
+        target = tmp_path / name
+        target.write_text(text)
+        with pytest.raises(CommandError) as refused:
+            call_command("import_pool", "alpha", str(target), "--pool", "ids", "--by", "olivia", stdout=io.StringIO())
+        assert refused.value.returncode == 2 and message in str(refused.value), str(refused.value)
+    assert not Pool.objects.filter(name="ids").exists()
+
+
 @pytest.mark.parametrize(
     ("command", "args", "message"),
     [
@@ -255,6 +271,12 @@ def test_import_pool_with_a_grade_map_from_the_shell(cast: Cast) -> None:
         ("export_pool", ["alpha", "Nope"], "no pool named 'Nope'"),
         ("export_pool", ["alpha", "Phone", "--number", "7"], "has no version 7"),
         ("export_pool", ["alpha", "Phone", "--format", "xlsx"], "unknown format 'xlsx'"),
+        # --number 0 exported the newest version; bad --output paths gave a traceback (QA report).
+        ("export_pool", ["alpha", "Phone", "--number", "0"], "has no version 0"),
+        ("export_pool", ["alpha", "Phone", "--output", "/nonexistent/x.csv"], "folder /nonexistent does not exist"),
+        ("export_pool", ["alpha", "Phone", "--output", "/tmp"], "cannot write /tmp: it is a folder"),
+        ("import_pool", ["alpha", str(TREC / "qrels.test"), "--pool", "p" * 201, "--by", "olivia"],
+         "A pool name has at most 200 characters; this one has 201."),
     ],
 )
 def test_bad_command_input_exits_2_with_one_line(

@@ -1,4 +1,4 @@
-"""Shared parts of the import_documents / import_queries / import_candidates commands."""
+"""Shared parts of the import and export commands (documents, queries, candidates, pools)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,11 @@ from annotator.importers import ImportFileError, detect_format
 from annotator.models import Project
 
 
+def bad_input(message: str) -> CommandError:
+    """A refusal of the command's input: exit status 2, like `evaluate` (1 is for crashes)."""
+    return CommandError(message, returncode=2)
+
+
 def add_project_argument(parser: CommandParser) -> None:
     parser.add_argument("project", help="slug of the project (as in /p/<slug>/)")
 
@@ -22,7 +27,7 @@ def add_project_argument(parser: CommandParser) -> None:
 def get_project(slug: str) -> Project:
     project = Project.objects.filter(slug=slug).first()
     if project is None:
-        raise CommandError(f"No project with slug {slug!r}.")
+        raise bad_input(f"No project with slug {slug!r}.")
     return project
 
 
@@ -32,12 +37,12 @@ def read_bytes(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as error:
-        raise CommandError(f"Cannot read {path}: {error.strerror or error}") from None
+        raise bad_input(f"Cannot read {path}: {error.strerror or error}") from None
 
 
 def file_error(path: str, error: ImportFileError) -> CommandError:
     lines = [f"{path}: nothing was imported."] + [f"  {message}" for message in error.messages()]
-    return CommandError("\n".join(lines))
+    return bad_input("\n".join(lines))
 
 
 class Progress:
@@ -75,7 +80,7 @@ class RecordImportCommand(BaseCommand):
         path = options["file"]
         fmt = detect_format(path, options["format"])
         if fmt not in ("csv", "jsonl"):
-            raise CommandError(f"{path}: the name does not end in .csv or .jsonl; say which with --format.")
+            raise bad_input(f"{path}: the name does not end in .csv or .jsonl; say which with --format.")
         self.stderr.write(f"Reading {path} ({fmt})…")
         try:
             records = self.reader(read_bytes(path), fmt)

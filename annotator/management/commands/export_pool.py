@@ -40,14 +40,22 @@ class Command(BaseCommand):
         if pool is None:
             raise fail(f"no pool named {options['pool']!r} in project {options['project']!r}")
         versions = PoolVersion.objects.filter(pool=pool).select_related("pool__project", "frozen_by")
-        version = versions.filter(number=options["number"]).first() if options["number"] else versions.order_by("-number").first()
+        number = options["number"]
+        version = versions.order_by("-number").first() if number is None else versions.filter(number=number).first()
         if version is None:
-            raise fail(f"pool {pool.name!r} has no version {options['number'] or ''}".rstrip())
+            raise fail(f"pool {pool.name!r} has no version {'' if number is None else number}".rstrip())
         problems = version.integrity_problems()
         if problems:
             raise fail(f"{version} failed its integrity check, refusing to export: {' '.join(problems)}")
+        output = options["output"]
+        if output:
+            # Checked before anything is written, so a bad path never leaves half an export behind.
+            for target in (Path(output), Path(f"{output}.manifest.json")):
+                if target.is_dir():
+                    raise fail(f"cannot write {target}: it is a folder")
+            if not Path(output).parent.is_dir():
+                raise fail(f"cannot write {output}: folder {Path(output).parent} does not exist")
         try:
-            output = options["output"]
             if output and output.endswith(".zip"):
                 _, payload = export_zip(version, fmt)
                 Path(output).write_bytes(payload)
@@ -56,11 +64,16 @@ class Command(BaseCommand):
             name, text = export_data(version, fmt)
         except PoolExportError as exc:
             raise fail(str(exc)) from exc
+        except OSError as exc:  # e.g. no permission to write there
+            raise fail(f"cannot write {exc.filename or output}: {exc.strerror or exc}") from exc
         if not output:
             self.stdout.write(text, ending="")
             return
         data = text.encode("utf-8")
-        Path(output).write_bytes(data)
         manifest = export_manifest(version, fmt, Path(output).name, data)
-        Path(f"{output}.manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        try:
+            Path(output).write_bytes(data)
+            Path(f"{output}.manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"cannot write {exc.filename or output}: {exc.strerror or exc}") from exc
         self.stderr.write(f"wrote {output} and {output}.manifest.json ({version}, sha256 {version.sha256})")

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from annotator.importers import ImportFileError, detect_format, pool_top_k, read_run
 from annotator.management.commands._grading_import import (
     add_project_argument,
+    bad_input,
     file_error,
     get_project,
     read_bytes,
@@ -39,15 +40,15 @@ class Command(BaseCommand):
         project = get_project(options["project"])
         depth = options["depth"]
         if depth is not None and depth < 1:
-            raise CommandError(f"--depth must be a positive whole number, got {depth}.")
+            raise bad_input(f"--depth must be a positive whole number, got {depth}.")
         name = options["grading_set"]
         sets = GradingSet.objects.filter(project=project)
         grading_set = sets.filter(name=name).first() or (sets.filter(pk=int(name)).first() if name.isdigit() else None)
-        if grading_set is None and options["create"]:
-            grading_set = GradingSet.objects.create(project=project, name=name)
-            self.stderr.write(f"Created grading set {name!r}.")
-        if grading_set is None:
-            raise CommandError(f"No grading set {name!r} in project {project.slug} (use --create to make it).")
+        if grading_set is None and not options["create"]:
+            raise bad_input(f"No grading set {name!r} in project {project.slug} (use --create to make it).")
+        limit = GradingSet._meta.get_field("name").max_length or 200
+        if grading_set is None and len(name) > limit:
+            raise bad_input(f"A grading set name has at most {limit} characters; this one has {len(name)}.")
         runs = []
         for path in options["files"]:
             fmt = detect_format(path, options["format"])
@@ -59,7 +60,11 @@ class Command(BaseCommand):
             runs.append((path, rows))
         pairs = pool_top_k(runs, depth)
         try:
+            # The new set too: a refused import must not leave an empty set behind.
             with transaction.atomic():
+                if grading_set is None:
+                    grading_set = GradingSet.objects.create(project=project, name=name)
+                    self.stderr.write(f"Created grading set {name!r}.")
                 summary = candidates_add(grading_set=grading_set, pairs=pairs, by=None, depth=depth)
         except ImportFileError as error:
             raise file_error(", ".join(options["files"]), error) from None
