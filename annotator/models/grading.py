@@ -296,6 +296,14 @@ class GradeHistory(models.Model):
     new_grade = models.PositiveSmallIntegerField(null=True, blank=True)
     old_reason = models.TextField(blank=True)
     new_reason = models.TextField(blank=True)
+    # The document and criteria versions the old grade was given on: what an undo puts back with
+    # it (a re-check moves the grade to the new text; undoing it must not leave it there).
+    old_document_version = models.ForeignKey(
+        DocumentVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    old_criteria_version = models.ForeignKey(
+        CriteriaVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

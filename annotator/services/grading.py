@@ -77,10 +77,20 @@ def pair_lock_reason(candidate: Candidate) -> str | None:
     return None
 
 
-def _record(grade: Grade, *, by: User, kind: str, old: tuple[int | None, str], new: tuple[int | None, str]) -> None:
+def _record(
+    grade: Grade,
+    *,
+    by: User,
+    kind: str,
+    old: tuple[int | None, str],
+    new: tuple[int | None, str],
+    old_versions: tuple[int | None, int | None] = (None, None),
+) -> None:
+    """One history entry; `old_versions` = (document version, criteria version) the old grade had."""
     GradeHistory.objects.create(
         grade=grade, candidate_id=grade.candidate_id, editor_id=grade.editor_id, changed_by=by, kind=kind,
         old_grade=old[0], old_reason=old[1], new_grade=new[0], new_reason=new[1],
+        old_document_version_id=old_versions[0], old_criteria_version_id=old_versions[1],
     )
 
 
@@ -162,12 +172,13 @@ def grade_submit(
     else:
         kind = GradeHistory.Kind.CHANGED
     old = (grade.grade, grade.reason)
+    old_versions = (grade.document_version_id, grade.criteria_version_id)
     grade.grade, grade.reason = value, reason
     grade.criteria_version, grade.document_version = criteria, doc_version
     # The reason stays (unused while not stale) so that undoing this re-check can restore it.
     grade.stale = False
     grade.save()
-    _record(grade, by=editor, kind=kind, old=old, new=(value, reason))
+    _record(grade, by=editor, kind=kind, old=old, new=(value, reason), old_versions=old_versions)
     Reservation.objects.filter(candidate=candidate, editor=editor).delete()
     pair_settle_if_complete(candidate=candidate)
     return grade
@@ -236,12 +247,19 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
         _record(grade, by=editor, kind=GradeHistory.Kind.UNDONE, old=old, new=(None, ""))
         grade.delete()  # history keeps candidate + editor (SET_NULL on the grade link)
         return UndoResult(candidate=candidate, grade=None)
+    before_versions = (grade.document_version_id, grade.criteria_version_id)
     grade.grade, grade.reason = target.old_grade, target.old_reason
+    # Back on the texts the old grade was given on (entries from before these were recorded have none).
+    if target.old_document_version_id is not None:
+        grade.document_version_id = target.old_document_version_id
+    if target.old_criteria_version_id is not None:
+        grade.criteria_version_id = target.old_criteria_version_id
     if target.kind == GradeHistory.Kind.RECHECKED:
         grade.stale = True
         grade.stale_reason = grade.stale_reason or StaleReason.DOCUMENT.value  # set by the flag being undone
     grade.save()
-    _record(grade, by=editor, kind=GradeHistory.Kind.UNDONE, old=old, new=(grade.grade, grade.reason))
+    _record(grade, by=editor, kind=GradeHistory.Kind.UNDONE, old=old, new=(grade.grade, grade.reason),
+            old_versions=before_versions)
     return UndoResult(candidate=candidate, grade=grade)
 
 

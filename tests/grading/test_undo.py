@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.models import Candidate, Grade, GradeHistory
+from annotator.models import Candidate, Document, Grade, GradeHistory
 from annotator.services.grading import GradingError, PairLocked, UndoResult, grade_submit, grade_undo
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs
@@ -63,6 +63,21 @@ def test_undoing_a_recheck_makes_the_grade_stale_again(cast: Cast) -> None:
     grade = undo(cast, a).grade
     assert (grade.grade, grade.stale) == (2, True)
     assert grade.stale_reason == "criteria"
+
+
+def test_undoing_a_recheck_puts_the_grade_back_on_the_text_and_criteria_it_was_given_on(cast: Cast) -> None:
+    """The re-check moved the grade to version 2 of the document; undoing it left it there, so the
+    re-check list lost its "you graded v1; now v2" (QA report)."""
+    (a,) = make_pairs(cast.alpha, "A")
+    first = grade_submit(candidate=a, editor=cast.editor, value=2)
+    Document.upsert(project=cast.alpha, external_id="A", title="A", body="rewritten")
+    Grade.objects.update(stale=True, stale_reason="document")
+    rechecked = grade_submit(candidate=a, editor=cast.editor, value=1, document_version=2)
+    assert rechecked.document_version.version == 2
+    grade = undo(cast, a).grade
+    assert grade is not None and (grade.grade, grade.stale) == (2, True)
+    assert (grade.document_version_id, grade.criteria_version_id) == (first.document_version_id, first.criteria_version_id)
+    assert grade.document_version.version == 1
 
 
 def test_undoing_a_reason_edit_brings_the_old_reason_back_and_keeps_the_grade(cast: Cast) -> None:
