@@ -5,7 +5,7 @@ from django.views.i18n import set_language
 
 from annotator import urls_disputes, urls_grading, urls_pools
 from annotator.access import public
-from annotator.views import projects
+from annotator.views import accounts, projects
 from evaluation import urls as evaluation_urls
 
 project_patterns = [
@@ -22,7 +22,7 @@ project_patterns = [
 urlpatterns = [
     path("", projects.home, name="home"),
     path("accounts/login/", public(auth_views.LoginView.as_view(redirect_authenticated_user=True)), name="login"),
-    path("accounts/logout/", public(auth_views.LogoutView.as_view()), name="logout"),
+    path("accounts/logout/", accounts.logout_page, name="logout"),
     path("i18n/setlang/", public(set_language), name="set_language"),
     path("admin/", admin.site.urls),
     path("p/<slug:slug>/", include(project_patterns)),

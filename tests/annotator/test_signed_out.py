@@ -115,3 +115,20 @@ def test_a_signed_in_post_with_a_stale_csrf_token_gets_a_page_that_says_to_reloa
     response = browser.post(reverse("member_list", kwargs={"slug": "alpha"}), {"username": "x"})
     assert response.status_code == 403
     assert "The form has expired" in response.content.decode() and "<html" in response.content.decode()
+
+
+def test_a_get_of_the_logout_address_asks_and_only_the_post_signs_out(db: None, client: Client) -> None:
+    """A bookmark or typed /accounts/logout/ was an empty 405 page (QA report); logging out now
+    also says so on the login page."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user("leaving", password="pw-leaving-1")
+    client.force_login(user)
+    asked = client.get("/accounts/logout/")
+    assert asked.status_code == 200
+    assert 'action="/accounts/logout/"' in asked.content.decode() and "_auth_user_id" in client.session
+    done = client.post("/accounts/logout/", follow=True)
+    assert done.redirect_chain[-1][0].startswith("/accounts/login/")
+    assert "You are logged out." in done.content.decode() and "_auth_user_id" not in client.session
+    signed_out = client.get("/accounts/logout/").content.decode()
+    assert "You are logged out" in signed_out and "Log in again" in signed_out
