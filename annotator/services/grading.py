@@ -140,7 +140,7 @@ def grade_submit(
     if document_version is not None and document_version != document.version:
         raise GradingError(
             _("This document changed while you were reading it (you saw version %(seen)d, it is now "
-              "version %(now)d). Reload the page and grade the new text.")
+              "version %(now)d). The new text is shown now: read it and grade again.")
             % {"seen": document_version, "now": document.version}
         )
     doc_version = DocumentVersion.objects.get(document=document, version=document.version)

@@ -140,8 +140,13 @@
     else if (lost && currentId) focusRow(rowById(currentId));
   });
 
+  // A reason typed but not saved yet (it is saved with a grade, or by Ctrl+Enter) is lost too.
+  const unsavedReason = (r) => {
+    const box = r.querySelector("textarea.reason:not([readonly])");
+    return box !== null && box.value !== box.defaultValue;
+  };
   window.addEventListener("beforeunload", (event) => {
-    if (rows().some((r) => r.dataset.state === "saving" || r.dataset.state === "failed")) {
+    if (rows().some((r) => r.dataset.state === "saving" || r.dataset.state === "failed" || unsavedReason(r))) {
       event.preventDefault();
       event.returnValue = msg("msgUnsaved");
     }

@@ -59,6 +59,7 @@ def test_editor_a_grades_every_demo_candidate_with_the_keyboard_and_the_grades_s
             page.keyboard.type("说明了如何申请修改，但没有截止时间")
             page.keyboard.press("Control+Enter")
             expect(page.locator("#announcer")).to_have_text("Saved grade 2 for B.")
+            expect(page.locator("#announcer")).to_be_visible()  # not only for screen readers
             page.keyboard.press("Escape")
         graded[doc] = SEED_GRADES[doc]
         page.keyboard.press("Enter")  # next ungraded document
@@ -118,3 +119,18 @@ def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(page: Page, liv
     page.context.set_offline(False)  # back online: the page resends the kept choice by itself
     expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
     assert Grade.objects.get(editor__username="editor-b").grade == 2
+
+
+def test_leaving_with_a_typed_reason_not_yet_saved_asks_first(page: Page, live_server: Any, grading_demo: None) -> None:
+    """The prompt covered rows still saving or failed, not a reason typed and never sent (QA report)."""
+    log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    box = page.locator("article.candidate textarea.reason").first
+    box.click()
+    box.type("no deadline anywhere")
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.dismiss()))
+    page.close(run_before_unload=True)
+    page.wait_for_timeout(500)
+    assert dialogs == ["beforeunload"]
