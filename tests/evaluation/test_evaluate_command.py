@@ -186,7 +186,11 @@ def test_json_output_ends_with_a_newline() -> None:
         ((str(ORACLE / "qrels.rel_level"), RESULTS), "qrels.rel_level, line "),
         ((QRELS, RESULTS, "--k", "0"), "K must be a positive integer, got 0"),
         ((QRELS, RESULTS, *TREC_EVAL, "--k", "10001", "--breakdown"), "K may be at most 10000 for it, got 10001"),
-        ((QRELS, RESULTS, "--k", "1.5"), "invalid int value: '1.5'"),
+        ((QRELS, RESULTS, "--k", "1.5"), "'1.5' is not a whole number written with the digits 0-9"),
+        # int() alone took full-width digits, "+3" and " 3" (QA report), unlike scores in files.
+        ((QRELS, RESULTS, "--k", "\uff13"), "'\uff13' is not a whole number written with the digits 0-9"),
+        ((QRELS, RESULTS, "--k", "+3"), "'+3' is not a whole number"),
+        ((QRELS, RESULTS, "--seed", "1e3"), "argument --seed: '1e3' is not a whole number"),
         ((QRELS, RESULTS, "--gain", "cubic"), "invalid choice: 'cubic'"),
         ((QRELS, "does-not-exist.txt"), "does-not-exist.txt: cannot read the file"),
         ((QRELS, RESULTS, "--k", "20"), "share the score"),  # the defaults refuse ties in the top K...

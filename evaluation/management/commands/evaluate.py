@@ -8,8 +8,9 @@ one line on stderr, naming the file, the line and the value.
 from __future__ import annotations
 
 import os
+import re
 import sys
-from argparse import ArgumentParser
+from argparse import ArgumentParser, ArgumentTypeError
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -30,6 +31,14 @@ from evaluation.metrics import (
 from evaluation.reports import render_csv, render_json, render_text
 
 INPUT_FORMATS = ("auto", "trec", "csv", "jsonl")
+
+
+def whole_number(text: str) -> int:
+    """An integer written with the digits 0-9, as file scores must be: int() alone also takes
+    " 3", "+3" and full-width or Arabic-Indic digits."""
+    if not re.fullmatch(r"-?[0-9]+", text):
+        raise ArgumentTypeError(f"{text!r} is not a whole number written with the digits 0-9")
+    return int(text)
 
 
 class Command(BaseCommand):
@@ -59,7 +68,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "run_b", metavar="RUN_B", nargs="?", help="system B, compared with A (deltas are B - A)"
         )
-        parser.add_argument("--k", type=int, default=10, help="cutoff K, a positive integer (default 10)")
+        parser.add_argument("--k", type=whole_number, default=10, help="cutoff K, a positive integer (default 10)")
         parser.add_argument(
             "--gain", choices=GAINS, default="linear", help="linear: r (default); exponential: 2^r-1"
         )
@@ -102,7 +111,7 @@ class Command(BaseCommand):
             help="add every per-position term (ranking and ideal) of every query and system",
         )
         parser.add_argument(
-            "--seed", type=int, default=0, help="seed of the randomization test and bootstrap (default 0)"
+            "--seed", type=whole_number, default=0, help="seed of the randomization test and bootstrap (default 0)"
         )
         parser.add_argument(
             "--grade-map",
