@@ -40,6 +40,7 @@ from evaluation.formats.tabular import RUN_COLUMNS
 
 MAX_ERRORS = 20
 ID_MAX_LENGTH = 255
+PROVENANCE_MAX_LENGTH = 500  # Candidate.source_detail
 TITLE_MAX_LENGTH = 500
 URL_MAX_LENGTH = 2000
 UNITS = ("document", "page", "chunk")
@@ -145,10 +146,20 @@ class PooledPair:
     line: int = 0
     source: str = ""  # the file it was first seen in
 
-    def provenance(self, depth: int) -> str:
-        """e.g. "bm25 #3, dense #1 (k=10)": stored on the candidate, shown to owners only."""
-        runs = ", ".join(f"{run} #{position}" for run, position in self.hits)
-        return f"{runs} (k={depth})"
+    def provenance(self, depth: int, limit: int = PROVENANCE_MAX_LENGTH) -> str:
+        """e.g. "bm25 #3, dense #1 (k=10)": stored on the candidate, shown to owners only. Past
+        `limit` characters the list ends in "… +N" (N runs not named) and keeps its "(k=…)",
+        rather than being cut off mid-name."""
+        end = f" (k={depth})"
+        named: list[str] = []
+        for i, (run, position) in enumerate(self.hits):
+            hit = f"{run} #{position}"
+            rest = len(self.hits) - i - 1
+            more = f", … +{rest}" if rest else ""
+            if len(", ".join([*named, hit])) + len(more) + len(end) > limit:
+                return f"{', '.join(named)}, … +{len(self.hits) - i}{end}" if named else f"… +{len(self.hits)}{end}"
+            named.append(hit)
+        return f"{', '.join(named)}{end}"
 
 
 def detect_format(filename: str, declared: str = "") -> str:

@@ -135,6 +135,18 @@ def test_a_jsonl_id_is_text_or_a_whole_number_not_a_float() -> None:
     assert any("Line 1, field \u201cdoc_id\u201d" in m and "an ID must be text or a whole number, not 100.0" in m for m in messages), messages
 
 
+def test_a_long_provenance_names_what_fits_and_counts_the_rest() -> None:
+    """Cut at 500 characters, a pair pooled by 30 runs lost 23 of their names and its "(k=10)"."""
+    from annotator.importers import PROVENANCE_MAX_LENGTH, PooledPair
+
+    pair = PooledPair("q1", "A", hits=[(f"run-number-{i:02d}", i + 1) for i in range(30)])
+    text = pair.provenance(10)
+    assert len(text) <= PROVENANCE_MAX_LENGTH and text.endswith(" (k=10)")
+    named, rest = text.removesuffix(" (k=10)").rsplit(", … +", 1)
+    assert len(named.split(", ")) + int(rest) == 30
+    assert PooledPair("q1", "A", hits=[("bm25", 3), ("dense", 1)]).provenance(10) == "bm25 #3, dense #1 (k=10)"
+
+
 def test_format_comes_from_the_name_unless_declared() -> None:
     assert [detect_format(n) for n in ("a.csv", "b.JSONL", "c.ndjson", "run.trec", "results")] == [
         "csv", "jsonl", "jsonl", "trec", "trec"
