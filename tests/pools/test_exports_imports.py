@@ -235,6 +235,10 @@ def test_export_pool_writes_to_stdout_and_zip(cast: Cast, version: PoolVersion, 
     call_command("export_pool", "alpha", "Phone", "--format", "jsonl", "--output", str(tmp_path / "p.zip"), stderr=io.StringIO())
     with zipfile.ZipFile(tmp_path / "p.zip") as archive:
         assert json.loads(archive.read("manifest.json"))["sha256"] == version.sha256
+    # Without --format the output's name chooses (out.csv held qrels text before; QA report).
+    call_command("export_pool", "alpha", "Phone", "--output", str(tmp_path / "out.csv"), stderr=io.StringIO())
+    text = (tmp_path / "out.csv").read_text()
+    assert text.startswith("query_id,doc_id,grade") and documented_sha256(triples_from_export(text, "csv")) == version.sha256
 
 
 def test_import_pool_with_a_grade_map_from_the_shell(cast: Cast) -> None:

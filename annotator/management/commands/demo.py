@@ -65,7 +65,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.DEBUG:
-            raise CommandError("The demo has well-known passwords: it refuses to run when DJANGO_DEBUG=0.")
+            raise CommandError(
+                "The demo has well-known passwords: it refuses to run when DJANGO_DEBUG=0.", returncode=2
+            )
         project = build_demo()
         self.stdout.write(self.style.SUCCESS(f"Demo project “{project.name}” is ready at /p/{project.slug}/"))
         self.stdout.write(f"Demo logins (password: {DEMO_PASSWORD}):")

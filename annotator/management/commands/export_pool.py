@@ -15,7 +15,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotator.models import Pool, PoolVersion
-from annotator.services.pools import EXPORT_FORMATS, PoolExportError, export_data, export_manifest, export_zip
+from annotator.services.pools import (
+    EXPORT_FORMATS,
+    PoolExportError,
+    export_data,
+    export_manifest,
+    export_zip,
+    guess_format,
+)
 
 
 def fail(message: str) -> CommandError:
@@ -29,11 +36,16 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project slug")
         parser.add_argument("pool", help="pool name")
         parser.add_argument("--number", type=int, help="version number (default: the newest)")
-        parser.add_argument("--format", default="qrels", help=f"one of {', '.join(EXPORT_FORMATS)} (default qrels)")
+        parser.add_argument(
+            "--format",
+            help=f"one of {', '.join(EXPORT_FORMATS)} (default: from the --output name, .csv or .jsonl; else qrels)",
+        )
         parser.add_argument("--output", help="file to write (NAME.zip: data + manifest.json); default stdout")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        fmt = options["format"]
+        # Without --format the output's name decides, as it does for import_pool: out.csv is CSV.
+        output_name = (options["output"] or "").removesuffix(".zip")
+        fmt = options["format"] or guess_format(output_name)
         if fmt not in EXPORT_FORMATS:
             raise fail(f"unknown format {fmt!r}; allowed: {', '.join(EXPORT_FORMATS)}")
         pool = Pool.objects.filter(project__slug=options["project"], name=options["pool"]).first()
