@@ -584,7 +584,7 @@ def read_judgments(
     # canonical text the hash is computed over. The reader keeps no line numbers, so the line
     # is where the ID first appears in the file.
     limit = PoolJudgment._meta.get_field("doc_id").max_length or 255
-    for value in {value for q, d, _g in rows for value in (q, d)}:
+    for value in dict.fromkeys(value for q, d, _g in rows for value in (q, d)):  # file order, once each
         if len(value) > limit:
             problem = _("ID %(value)s has %(length)d characters; at most %(max)d are allowed.")
         elif value != value.strip() or any(c in value for c in "\t\n\r"):
