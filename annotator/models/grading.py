@@ -219,6 +219,11 @@ class GradeQuerySet(models.QuerySet["Grade"]):
     def stale(self) -> GradeQuerySet:
         return self.filter(stale=True)
 
+    def to_recheck(self) -> GradeQuerySet:
+        """Stale grades their editor can re-check: in an open set, on a pair neither settled nor in
+        dispute (those change through a reviewer). What the "need re-checking" counts count."""
+        return self.stale().in_open_sets().filter(candidate__final_grade__isnull=True, candidate__dispute__isnull=True)
+
     def mark_stale(self, reason: StaleReason) -> int:
         """Flag these grades for re-checking, adding `reason` to any reason already recorded.
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -33,7 +33,7 @@ from annotator.models import (
     Query,
     Role,
 )
-from annotator.models.grading import Progress
+from annotator.models.grading import GradeQuerySet, Progress
 from annotator.services.grading import (
     GradingError,
     UnknownDocumentVersion,
@@ -173,7 +173,7 @@ def candidate_remove_view(request: ProjectRequest, slug: str, set_id: int, candi
 # --- the queue ---------------------------------------------------------------------------------
 
 
-def _my_stale(request: ProjectRequest) -> QuerySet[Grade]:
+def _my_stale(request: ProjectRequest) -> GradeQuerySet:
     return (
         Grade.objects.blind_for(request.user)
         .stale()
@@ -195,7 +195,8 @@ def grading_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     context = {
         "rows": [(s, left.get(s.pk, 0), *s.annotated_progress()) for s in sets],
         "total_left": sum(left.values()),
-        "stale_count": _my_stale(request).count(),
+        # Only what the editor can act on; the list itself also shows settled pairs, saying why not.
+        "stale_count": _my_stale(request).to_recheck().count(),
     }
     return render(request, "annotator/grading/queue.html", context)
 

@@ -42,10 +42,7 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         "open_sets": open_sets,
         # The queue's own count, so the overview and "Start grading" never disagree.
         "waiting_for_me": queue_candidates(project=project, editor=me).count(),
-        "stale_count": Grade.objects.filter(editor=me, candidate__grading_set__project=project)
-        .in_open_sets()
-        .stale()
-        .count(),
+        "stale_count": Grade.objects.filter(editor=me, candidate__grading_set__project=project).to_recheck().count(),
         "my_open_disputes": Dispute.objects.in_project(project).involving(me).open().count(),
     }
     if membership.can(Role.REVIEWER):

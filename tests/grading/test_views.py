@@ -437,6 +437,9 @@ def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking
     html = as_user(client, cast.editor).get(url("stale_list", cast)).content.decode()
     assert "This pair is settled: changes go through a reviewer." in html
     assert f"#cand-{a.pk}" not in html
+    # Nothing for the editor to do there, so the counts that send them to the list leave it out.
+    for page in ("grading_queue", "project_detail"):
+        assert "need re-checking" not in client.get(url(page, cast)).content.decode(), page
 
 
 # --- a rejected save keeps what the editor typed -----------------------------------------------

@@ -42,11 +42,15 @@ def login(client: Client, user: Any) -> Client:
 
 
 def test_the_pool_list_shows_an_empty_state_and_the_sets_ready_to_freeze(cast: Cast, client: Client) -> None:
-    GradingSet.objects.create(project=cast.alpha, name="Fresh set")
+    fresh = GradingSet.objects.create(project=cast.alpha, name="Fresh set")
+    graded = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), PHONE, name="Graded set")
     html = login(client, cast.reviewer).get(reverse("pool_list", kwargs={"slug": "alpha"})).content.decode()
     assert "No frozen pools yet." in html
-    assert "Fresh set" in html
-    assert reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": GradingSet.objects.get().pk}) in html
+    assert "Fresh set" in html and "Graded set" in html
+    assert reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": graded.pk}) in html
+    # A set with nothing to freeze says so instead of offering a button that can only refuse.
+    assert reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": fresh.pk}) not in html
+    assert "No final grade yet" in html
     assert "Import a judgments file" not in html  # owners only
 
 
