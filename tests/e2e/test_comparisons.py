@@ -3,6 +3,7 @@ the worst query and read the DCG arithmetic on the page, then try a what-if."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -103,8 +104,12 @@ def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arit
     expect(page.get_by_text("What-if:")).to_be_visible()
     expect(page.get_by_test_id("ndcg-b")).to_contain_text("NDCG@2 = DCG / IDCG")
     # Enter in the K field sends one request and adds one history entry (it sent two: a change,
-    # then the submit, and Back needed two presses). Let the click's request land first.
+    # then the submit, and Back needed two presses). Let the gain change's and the click's requests
+    # land, swap, settle and reach the history first (htmx pushes a moment after the response).
     page.wait_for_load_state("networkidle")
+    expect(page).to_have_url(re.compile(r"[?&]k=2&gain=exponential"))
+    page.wait_for_function("!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
+    page.wait_for_timeout(200)
     history = page.evaluate("history.length")
     sent: list[str] = []
     page.on("request", lambda request: sent.append(request.url) if "k=1" in request.url else None)
