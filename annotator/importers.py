@@ -151,15 +151,14 @@ class PooledPair:
         `limit` characters the list ends in "… +N" (N runs not named) and keeps its "(k=…)",
         rather than being cut off mid-name."""
         end = f" (k={depth})"
-        named: list[str] = []
-        for i, (run, position) in enumerate(self.hits):
-            hit = f"{run} #{position}"
-            rest = len(self.hits) - i - 1
-            more = f", … +{rest}" if rest else ""
-            if len(", ".join([*named, hit])) + len(more) + len(end) > limit:
-                return f"{', '.join(named)}, … +{len(self.hits) - i}{end}" if named else f"… +{len(self.hits)}{end}"
-            named.append(hit)
-        return f"{', '.join(named)}{end}"
+        hits = [f"{run} #{position}" for run, position in self.hits]
+        text = ", ".join(hits)
+        shown = len(hits)
+        # Drop names from the end until the list and its "… +N" fit.
+        while len(text) + len(end) > limit:
+            shown -= 1
+            text = ", ".join([*hits[:shown], f"… +{len(hits) - shown}"])
+        return text + end
 
 
 def detect_format(filename: str, declared: str = "") -> str:
