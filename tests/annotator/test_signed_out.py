@@ -6,7 +6,9 @@ header inside the grading list), and signing in there returned to the POST-only 
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlsplit
+import html
+import re
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from django.test import Client
@@ -57,7 +59,9 @@ def test_a_post_from_another_site_does_not_choose_where_login_returns(cast: Cast
     for headers in ({"Referer": "https://evil.example.com/p/alpha/"}, {}):
         response = client.post(grade_url, {"grade": "2"}, headers=headers)
         assert next_of(response["Location"]) == "/"
-    htmx = client.post(grade_url, headers={"HX-Request": "true", "HX-Current-URL": "https://evil.example.com/x"})
+    htmx = client.post(
+        grade_url, headers={"HX-Request": "true", "HX-Current-URL": "https://evil.example.com/x"}
+    )
     assert next_of(htmx["HX-Redirect"]) == "/"
 
 
@@ -132,3 +136,17 @@ def test_a_get_of_the_logout_address_asks_and_only_the_post_signs_out(db: None, 
     assert "You are logged out." in done.content.decode() and "_auth_user_id" not in client.session
     signed_out = client.get("/accounts/logout/").content.decode()
     assert "You are logged out" in signed_out and "Log in again" in signed_out
+
+
+def test_a_failed_login_keeps_next_in_the_address_so_a_language_switch_keeps_it(
+    cast: Cast, client: Client
+) -> None:
+    target = reverse("dispute_list", kwargs={"slug": "alpha"}) + "?status=settled"
+    login = reverse("login") + "?" + urlencode({"next": target})
+    failed = client.post(login, {"username": "nobody", "password": "wrong", "next": target})
+    assert failed.status_code == 200
+    # The form posts back to the address with ?next=, so the address bar keeps it after a failure.
+    action = re.search(r'<form method="post" action="([^"]*)" class="stack">', failed.content.decode())
+    assert action is not None
+    assert next_of(html.unescape(action.group(1))) == target
+    assert f'action="{reverse("login")}" class="stack"' in client.get(reverse("login")).content.decode()
