@@ -285,6 +285,9 @@ class GradeHistory(models.Model):
         UNDONE = "undone", _("Undone")
         REVISED = "revised", _("Revised after the reveal")
         RECHECKED = "rechecked", _("Re-checked")
+        # A grade awaiting re-check whose editor left the project: nobody else may re-check it,
+        # so it is taken out and the pair asks another editor (see membership_remove).
+        WITHDRAWN = "withdrawn", _("Withdrawn: the editor left the project")
 
     # Undoing a first grade deletes the Grade (it never existed as far as counting and settling
     # go); its history stays, still naming the pair and the editor, so nothing is forgotten.

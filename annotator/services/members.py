@@ -1,7 +1,9 @@
 """Changing who may do what in a project.
 
 - `membership_set_role`: give a member another role.
-- `membership_remove`: take a member out of the project (their grades and decisions stay theirs).
+- `membership_remove`: take a member out of the project (their grades and decisions stay theirs,
+  except grades still awaiting their re-check: only they could re-check them, so those are
+  withdrawn, with a history entry, and the pair goes back to the other editors' queues).
 
 Both refuse to leave a project without an active owner: nobody could then manage it. The check and
 the write happen under a lock on the project's row, so two owners demoting each other at the same
@@ -10,10 +12,11 @@ moment cannot both succeed (each would otherwise count the other as the remainin
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from annotator.models import Membership, Project, Role
+from annotator.models import Grade, GradeHistory, Membership, Project, Role
 
 
 class LastOwnerError(Exception):
@@ -39,9 +42,28 @@ def membership_set_role(*, membership: Membership, role: Role | str) -> Membersh
     return current
 
 
-def membership_remove(*, membership: Membership) -> None:
+def membership_remove(*, membership: Membership, by: User) -> int:
+    """Remove the member; returns how many of their grades awaiting re-check were withdrawn."""
     with transaction.atomic():
         current = _locked(membership)
         if current.is_last_owner:
             raise LastOwnerError
         current.delete()
+        # A pair waits while one of its grades awaits a re-check (pair_settle_if_complete); left
+        # in place, a departed editor's stale grade would hold its pair forever.
+        withdrawn = list(
+            Grade.objects.to_recheck()
+            .filter(editor_id=current.user_id, candidate__grading_set__project_id=current.project_id)
+            .select_for_update()
+        )
+        GradeHistory.objects.bulk_create(
+            GradeHistory(
+                candidate_id=grade.candidate_id, editor_id=grade.editor_id, changed_by=by,
+                kind=GradeHistory.Kind.WITHDRAWN, old_grade=grade.grade, old_reason=grade.reason,
+                old_document_version_id=grade.document_version_id,
+                old_criteria_version_id=grade.criteria_version_id,
+            )
+            for grade in withdrawn
+        )
+        Grade.objects.filter(pk__in=[grade.pk for grade in withdrawn]).delete()
+    return len(withdrawn)

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.access import ProjectRequest, SignedInRequest, project_role, signed_in
@@ -119,16 +120,32 @@ def member_update(request: ProjectRequest, slug: str, membership_id: int) -> Htt
 def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_object_or_404(Membership, pk=membership_id, project=request.project)
     try:
-        # Only the membership goes: the person's grades and decisions stay, attributed to them.
-        membership_remove(membership=membership)
+        # Only the membership goes: the person's grades and decisions stay, attributed to them
+        # (but for grades awaiting their own re-check, which nobody else could ever clear).
+        withdrawn = membership_remove(membership=membership, by=request.user)
     except LastOwnerError as refusal:
         messages.error(request, str(refusal))
     else:
-        if membership.user_id == request.user.pk:
-            # They left the project: its pages are no longer theirs to open.
+        left = membership.user_id == request.user.pk
+        if left:
             messages.success(request, _("You left the project “%(project)s”.") % {"project": request.project.display_name})
+        else:
+            messages.success(
+                request, _("%(user)s was removed from the project.") % {"user": membership.user.get_username()}
+            )
+        if withdrawn:
+            messages.info(
+                request,
+                ngettext(
+                    "%(count)d grade awaited a re-check by them; it was withdrawn, and its pair goes to another "
+                    "editor.",
+                    "%(count)d grades awaited a re-check by them; they were withdrawn, and their pairs go to "
+                    "other editors.",
+                    withdrawn,
+                )
+                % {"count": withdrawn},
+            )
+        if left:
+            # They left the project: its pages are no longer theirs to open.
             return redirect("home")
-        messages.success(
-            request, _("%(user)s was removed from the project.") % {"user": membership.user.get_username()}
-        )
     return redirect("member_list", slug=request.project.slug)

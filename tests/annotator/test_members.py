@@ -151,3 +151,45 @@ def test_an_owner_who_demotes_or_removes_themselves_lands_on_a_page_they_can_ope
     mine.save(update_fields=["role"])
     gone = client.post(reverse("member_remove", args=["alpha", theirs.pk]), follow=True)
     assert gone.redirect_chain[-1][0] == reverse("home") and "You left the project" in gone.content.decode()
+
+
+def test_removing_an_editor_withdraws_only_their_grades_awaiting_recheck_so_their_pairs_can_settle(
+    cast: Cast, client: Client
+) -> None:
+    """A pair waits while one of its grades awaits a re-check; only its editor may re-check it, so
+    a departed editor's stale grade held its pair forever (noticed in the session-4 QA)."""
+    from annotator.models import FinalGrade, Grade, GradeHistory
+    from annotator.services.grading import grade_submit
+    from tests.grading.factories import make_pairs
+
+    waiting, fresh = make_pairs(cast.alpha, "AB", required=2)
+    stale = grade_submit(candidate=waiting, editor=cast.editor2, value=2, reason="lacks the fee")
+    kept = grade_submit(candidate=fresh, editor=cast.editor2, value=1)
+    Grade.objects.filter(pk=stale.pk).update(stale=True, stale_reason="document")
+    grade_submit(candidate=waiting, editor=cast.editor, value=3)
+    assert not FinalGrade.objects.filter(candidate=waiting).exists()  # waits for the re-check
+
+    m = Membership.objects.get(project=cast.alpha, user=cast.editor2)
+    client.force_login(cast.owner)
+    response = client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}), follow=True)
+    page = response.content.decode()
+    assert "was removed from the project" in page
+    assert "1 grade awaited a re-check by them; it was withdrawn" in page
+
+    assert not Grade.objects.filter(pk=stale.pk).exists()
+    assert Grade.objects.filter(pk=kept.pk).exists()  # a grade that needs nothing from them stays
+    entry = GradeHistory.objects.get(kind=GradeHistory.Kind.WITHDRAWN)
+    assert (entry.candidate, entry.editor, entry.changed_by) == (waiting, cast.editor2, cast.owner)
+    assert (entry.old_grade, entry.old_reason, entry.new_grade) == (2, "lacks the fee", None)
+    assert entry.old_document_version_id == stale.document_version_id
+    # Another member's grade now completes the pair.
+    grade_submit(candidate=waiting, editor=cast.reviewer, value=3)
+    assert FinalGrade.objects.get(candidate=waiting).grade == 3
+
+
+def test_removing_a_member_without_stale_grades_says_nothing_about_withdrawals(cast: Cast, client: Client) -> None:
+    m = Membership.objects.get(project=cast.alpha, user=cast.editor2)
+    client.force_login(cast.owner)
+    response = client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}), follow=True)
+    page = response.content.decode()
+    assert "was removed from the project" in page and "withdrawn" not in page

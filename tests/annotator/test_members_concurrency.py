@@ -25,7 +25,7 @@ def test_two_owners_removing_each_other_at_once_leave_one_owner(cast: Cast) -> N
     Membership.objects.filter(project=cast.alpha, user=cast.reviewer).update(role=Role.OWNER)
     owners = list(Membership.objects.filter(project=cast.alpha, role=Role.OWNER))
 
-    results = at_once(*(lambda m=m: membership_remove(membership=m) for m in owners))
+    results = at_once(*(lambda m=m: membership_remove(membership=m, by=m.user) for m in owners))
 
     assert sum(isinstance(r, LastOwnerError) for r in results) == 1, results
     assert Membership.objects.filter(project=cast.alpha, role=Role.OWNER).count() == 1
