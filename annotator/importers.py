@@ -35,7 +35,13 @@ from django.core.validators import URLValidator
 from django.utils.translation import gettext as _
 
 from annotator.uploads import UploadTextError, upload_text
-from evaluation.formats.common import DuplicateKeyError, load_json_line, plain_number
+from evaluation.formats.common import (
+    MAX_DIGITS,
+    DuplicateKeyError,
+    NumberTooLongError,
+    load_json_line,
+    plain_number,
+)
 from evaluation.formats.tabular import RUN_COLUMNS
 
 MAX_ERRORS = 20
@@ -260,6 +266,9 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
         except json.JSONDecodeError as exc:
             # The column, not json's English wording of the problem: the message is translated.
             errors.add(number, "", raw.strip(), _("not valid JSON (the problem is at column %(column)d).") % {"column": exc.colno})
+            continue
+        except NumberTooLongError:
+            errors.add(number, "", "", _("a number on this line has more than %(digits)d digits.") % {"digits": MAX_DIGITS})
             continue
         except DuplicateKeyError as exc:
             errors.add(number, exc.key, "", _("this key appears twice in the object; keep one."))

@@ -34,6 +34,27 @@ InputFormat = Literal["auto", "trec", "csv", "jsonl"]
 Source = str | os.PathLike[str] | IO[str]
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+# Python refuses int() of more than 4,300 digits (a guard against slow conversions) with a bare
+# ValueError. No grade, rank or count is anywhere near this long, so a longer number only needs
+# to fail its range check: whole() stands in for it with a number just as far out of range.
+MAX_DIGITS = 100
+
+
+def whole(token: str) -> int:
+    """int() of an _INTEGER token, or +-10**MAX_DIGITS for a longer one (see MAX_DIGITS)."""
+    if len(token.lstrip("+-")) <= MAX_DIGITS:
+        return int(token)
+    return -(10**MAX_DIGITS) if token.startswith("-") else 10**MAX_DIGITS
+
+
+class NumberTooLongError(ValueError):
+    """A JSON integer of more than MAX_DIGITS digits (json.loads would raise a bare ValueError)."""
+
+
+def _json_integer(token: str) -> int:
+    if len(token.lstrip("-")) > MAX_DIGITS:
+        raise NumberTooLongError(token)
+    return int(token)
 # A score as trec_eval and every other tool read it: ASCII digits, optional sign, point, exponent.
 # (float() also takes "1_000", "١٢" and "１": other tools read those differently or not at all.)
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -150,8 +171,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def load_json_line(text: str) -> Any:
     """json.loads, refusing an object that names a key twice (DuplicateKeyError): json.loads keeps
-    the last value silently, so {"grade": 3, "grade": 1} would import as grade 1 without a word."""
-    return json.loads(text, object_pairs_hook=_unique_keys)
+    the last value silently, so {"grade": 3, "grade": 1} would import as grade 1 without a word.
+    An integer of more than MAX_DIGITS digits raises NumberTooLongError."""
+    return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_integer)
 
 
 def parse_grade_map(text: str | None) -> dict[int, int]:
@@ -176,7 +198,7 @@ def parse_grade_map(text: str | None) -> dict[int, int]:
                 gettext_noop("grade map entry %(entry)r is not FROM:TO with integers (example: '-1:0,4:3')"),
                 {"entry": part.strip()},
             )
-        source_grade, target = (int(piece) for piece in pieces)
+        source_grade, target = (whole(piece.strip()) for piece in pieces)
         if source_grade in mapping:
             raise EvaluationError(gettext_noop("grade map maps %(grade)s twice"), {"grade": source_grade})
         if not MIN_GRADE <= target <= MAX_GRADE:
@@ -238,6 +260,18 @@ class GradeReader:
                     "grades are integers %(low)s..%(high)s"
                 ),
                 {"query": query, "doc": doc, "token": token, "low": MIN_GRADE, "high": MAX_GRADE},
+                query=query,
+                doc_id=doc,
+                source=self.source,
+                line=line,
+            )
+        if len(token.lstrip("+-")) > MAX_DIGITS:
+            raise EvaluationError(
+                gettext_noop(
+                    "query %(query)r, document %(doc)r: grade has more than %(digits)s digits; "
+                    "grades are integers %(low)s..%(high)s"
+                ),
+                {"query": query, "doc": doc, "digits": MAX_DIGITS, "low": MIN_GRADE, "high": MAX_GRADE},
                 query=query,
                 doc_id=doc,
                 source=self.source,
@@ -449,7 +483,16 @@ def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> 
 
 
 def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> int:
-    if not _INTEGER.fullmatch(token) or int(token) < 1:
+    if _INTEGER.fullmatch(token) and len(token.lstrip("+")) > MAX_DIGITS:
+        raise EvaluationError(
+            gettext_noop("query %(query)r, document %(doc)r: rank has more than %(digits)s digits"),
+            {"query": query, "doc": doc, "digits": MAX_DIGITS},
+            query=query,
+            doc_id=doc,
+            source=source,
+            line=line,
+        )
+    if not _INTEGER.fullmatch(token) or whole(token) < 1:
         raise EvaluationError(
             gettext_noop("query %(query)r, document %(doc)r: rank %(token)r is not a positive integer"),
             {"query": query, "doc": doc, "token": token},
@@ -458,7 +501,7 @@ def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> i
             source=source,
             line=line,
         )
-    return int(token)
+    return whole(token)
 
 
 def run_name(source: Source, name: str | None) -> str:

@@ -28,8 +28,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from evaluation.formats.common import (
+    MAX_DIGITS,
     DuplicateKeyError,
     GradeReader,
+    NumberTooLongError,
     QrelsBuilder,
     RunBuilder,
     Source,
@@ -173,6 +175,13 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
             raise EvaluationError(
                 gettext_noop("invalid JSON: %(error)s (column %(column)s)"),
                 {"error": error.msg, "column": error.colno},
+                source=name,
+                line=number,
+            ) from None
+        except NumberTooLongError:
+            raise EvaluationError(
+                gettext_noop("a number on this line has more than %(digits)s digits"),
+                {"digits": MAX_DIGITS},
                 source=name,
                 line=number,
             ) from None

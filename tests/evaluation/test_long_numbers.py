@@ -1,0 +1,69 @@
+"""Numbers longer than Python will convert: int() refuses more than 4,300 digits with a bare
+ValueError, which reached the web forms as a 500 (QA report). Every reader names the line instead."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from annotator.importers import ImportFileError, read_documents, read_queries, read_run
+from evaluation.formats import read_qrels
+from evaluation.formats import read_run as read_engine_run
+from evaluation.formats.common import MAX_DIGITS, parse_grade_map
+from evaluation.metrics.policies import EvaluationError
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "message"),
+    [
+        ("trec", f"q1 0 A 1\nq1 0 B {HUGE}\n", f"line 2: query 'q1', document 'B': grade has more than {MAX_DIGITS} digits; grades are integers 0..3"),
+        ("csv", f"query_id,doc_id,grade\nq1,A,1\nq1,B,-{HUGE}\n", f"line 3: query 'q1', document 'B': grade has more than {MAX_DIGITS} digits"),
+        ("jsonl", f'{{"query_id": "q1", "doc_id": "A", "grade": {HUGE}}}\n', f"line 1: a number on this line has more than {MAX_DIGITS} digits"),
+    ],
+)
+def test_a_grade_too_long_to_convert_is_refused_on_its_line(fmt: str, text: str, message: str) -> None:
+    with pytest.raises(EvaluationError) as refused:
+        read_qrels(io.StringIO(text), format=fmt)
+    assert message in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "message"),
+    [
+        ("trec", f"q1 Q0 A {HUGE} 1.5 sys\n", None),  # trec_eval ignores the rank column: accepted
+        ("csv", f"query_id,doc_id,rank\nq1,A,{HUGE}\n", f"line 2: query 'q1', document 'A': rank has more than {MAX_DIGITS} digits"),
+        ("jsonl", f'{{"query_id": "q1", "doc_id": "A", "rank": {HUGE}}}\n', f"line 1: a number on this line has more than {MAX_DIGITS} digits"),
+    ],
+)
+def test_a_rank_too_long_to_convert_is_refused_on_its_line(fmt: str, text: str, message: str | None) -> None:
+    if message is None:
+        assert read_engine_run(io.StringIO(text), format=fmt).ranking("q1") == ("A",)
+        return
+    with pytest.raises(EvaluationError) as refused:
+        read_engine_run(io.StringIO(text), format=fmt)
+    assert message in str(refused.value)
+
+
+def test_a_grade_map_with_a_huge_number_is_refused_as_out_of_range() -> None:
+    with pytest.raises(EvaluationError, match="outside 0..3"):
+        parse_grade_map(f"1:{HUGE}")
+    assert parse_grade_map(f"{HUGE}:3") == {10**MAX_DIGITS: 3}  # maps a grade no file can hold: harmless
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda data: read_documents(data, "jsonl"),
+        lambda data: read_queries(data, "jsonl"),
+        lambda data: read_run(data, "jsonl", "run"),
+    ],
+    ids=["documents", "queries", "candidates"],
+)
+def test_the_grading_importers_name_the_line_of_a_number_too_long(read: object) -> None:
+    data = f'{{"doc_id": "d1", "query_id": "q1", "text": "t", "body": "x", "title": {HUGE}}}\n'.encode()
+    with pytest.raises(ImportFileError) as refused:
+        read(data)  # type: ignore[operator]
+    assert f"Line 1: a number on this line has more than {MAX_DIGITS} digits." in str(refused.value)
