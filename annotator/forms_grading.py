@@ -201,7 +201,8 @@ class CandidateImportForm(forms.Form):
     grading_set = forms.ModelChoiceField(
         label=_("Grading set"), queryset=GradingSet.objects.none(),
         error_messages={"required": _("Choose the grading set to add candidates to."),
-                        "invalid_choice": _("Choose one of this project's grading sets.")},
+                        "invalid_choice": _("Choose one of this project's open grading sets (closed sets take "
+                                            "no new pairs).")},
     )
     # The form metaclass moves declared fields into base_fields, so this does not shadow BaseForm.files
     # (the stubs cannot know that).
@@ -221,7 +222,9 @@ class CandidateImportForm(forms.Form):
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        cast("forms.ModelChoiceField[GradingSet]", self.fields["grading_set"]).queryset = GradingSet.objects.filter(project=project).order_by("name")
+        cast("forms.ModelChoiceField[GradingSet]", self.fields["grading_set"]).queryset = (
+            GradingSet.objects.in_project(project).open().order_by("name")
+        )
 
     def clean_format(self) -> str:
         value = self.cleaned_data.get("format") or ""

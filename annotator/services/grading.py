@@ -461,6 +461,15 @@ class CandidateSummary:
 
 
 @transaction.atomic
+def _refuse_closed(grading_set: GradingSet) -> None:
+    """A closed set's pairs are a record of what was graded (and usually frozen): they stay as they are."""
+    if not GradingSet.objects.filter(pk=grading_set.pk, is_open=True).exists():
+        raise GradingError(
+            _("The grading set “%(set)s” is closed: its pairs can no longer be added or removed.")
+            % {"set": grading_set.name}
+        )
+
+
 def candidates_add(
     *,
     grading_set: GradingSet,
@@ -472,7 +481,9 @@ def candidates_add(
 
     With a `depth` the pairs are pooled from runs (provenance: each run and position that pooled
     it); without, they are imported as listed. Pairs already in the set are left as they are.
+    A closed set (frozen, or closed by hand) takes no new pairs: GradingError.
     """
+    _refuse_closed(grading_set)
     project = grading_set.project
     query_ids = {p.query_id for p in pairs}
     doc_ids = {p.doc_id for p in pairs}
@@ -527,6 +538,7 @@ def candidates_add(
 def candidates_add_by_hand(
     *, grading_set: GradingSet, query: Query, documents: Sequence[Document], by: User
 ) -> CandidateSummary:
+    _refuse_closed(grading_set)
     summary = CandidateSummary(queries=1)
     for document in documents:
         _candidate, created = Candidate.objects.get_or_create(
@@ -543,7 +555,8 @@ def candidates_add_by_hand(
 @transaction.atomic
 def candidate_remove(*, candidate: Candidate) -> None:
     """Remove a pair nobody has graded yet (a grade, its history or a settlement keeps it)."""
-    candidate = Candidate.objects.select_for_update(of=("self",)).get(pk=candidate.pk)
+    candidate = Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=candidate.pk)
+    _refuse_closed(candidate.grading_set)
     if candidate.grade_history.exists() or candidate.grades.exists():
         raise GradingError(_("This pair has been graded, so it stays: grades are never thrown away."))
     if pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk)):

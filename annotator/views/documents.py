@@ -311,6 +311,8 @@ def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
         )
     except ImportFileError as error:
         section.errors = _file_problem(error)
+    except GradingError as error:  # the set was closed after the form was shown
+        section.errors = [str(error)]
     except IntegrityError:
         section.errors = [str(LineError(1, "", "", _("another upload added the same pairs at the same moment; "
                                                       "nothing was added. Upload again.")))]

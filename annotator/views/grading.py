@@ -134,10 +134,16 @@ def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpRespon
     grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
     form = CandidateAddForm(request.POST, project=request.project)
     if form.is_valid():
-        summary = candidates_add_by_hand(
-            grading_set=grading_set, query=form.cleaned_data["query_id"], documents=form.cleaned_data["doc_ids"],
-            by=request.user,
-        )
+        try:
+            summary = candidates_add_by_hand(
+                grading_set=grading_set, query=form.cleaned_data["query_id"], documents=form.cleaned_data["doc_ids"],
+                by=request.user,
+            )
+        except GradingError as error:
+            messages.error(request, str(error))
+            return redirect_after_post(
+                request, reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk})
+            )
         messages.success(
             request,
             _("Candidates: added %(added)d, already in the set %(already)d.")

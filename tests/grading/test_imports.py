@@ -168,3 +168,51 @@ def test_the_import_page_gives_every_field_its_own_id(cast: Cast, client: Client
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
     for kind in ("documents", "queries", "candidates"):
         assert f'for="id_{kind}_format"' in html and f'id="id_{kind}_format"' in html
+
+
+def test_a_closed_set_takes_no_new_pairs_from_any_path_and_loses_none(cast: Cast, client: Client, tmp_path: Path) -> None:
+    """A frozen, closed set accepted new candidates from the import form and by hand, pairs nobody
+    could ever grade (QA report)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotator.models import Document
+    from annotator.services.grading import GradingError, candidate_remove, candidates_add_by_hand
+    from tests.grading.factories import make_document
+
+    (kept,) = make_pairs(cast.alpha, "A")
+    closed = kept.grading_set
+    closed.is_open = False
+    closed.save()
+    make_document(cast.alpha, "B")
+    b = Document.objects.get(project=cast.alpha, external_id="B")
+    with pytest.raises(GradingError, match="is closed"):
+        candidates_add_by_hand(grading_set=closed, query=kept.query, documents=[b], by=cast.owner)
+    with pytest.raises(GradingError, match="is closed"):
+        candidate_remove(candidate=kept)
+
+    client.force_login(cast.owner)
+    upload = SimpleUploadedFile("run.trec", b"q1 Q0 B 1 3.0 bm25\n")
+    html = client.post(
+        reverse("import_candidates", kwargs={"slug": "alpha"}), {"grading_set": closed.pk, "files": [upload]}
+    ).content.decode()
+    assert "open grading sets (closed sets take no new pairs)" in html
+    page = client.get(reverse("import_page", kwargs={"slug": "alpha"})).content.decode()
+    assert f'<option value="{closed.pk}"' not in page
+
+    response = client.post(
+        reverse("candidate_add", kwargs={"slug": "alpha", "set_id": closed.pk}), {"query_id": "q1", "doc_ids": "B"},
+        follow=True,
+    )
+    assert "is closed: its pairs can no longer be added or removed" in response.content.decode()
+    detail = client.get(reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": closed.pk})).content.decode()
+    assert "This set is closed: its pairs can no longer be added or removed." in detail
+    assert reverse("candidate_add", kwargs={"slug": "alpha", "set_id": closed.pk}) not in detail
+    assert reverse("candidate_remove", kwargs={"slug": "alpha", "set_id": closed.pk, "candidate_id": kept.pk}) not in detail
+    assert list(Candidate.objects.filter(grading_set=closed)) == [kept]
+
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 B 1 3.0 bm25\n")
+    with pytest.raises(CommandError, match="is closed") as refused:
+        call_command("import_candidates", "alpha", closed.name, str(run), stdout=io.StringIO(), stderr=io.StringIO())
+    assert refused.value.returncode == 2
+    assert list(Candidate.objects.filter(grading_set=closed)) == [kept]

@@ -312,7 +312,7 @@ def test_an_owner_pools_candidates_from_two_runs_to_a_depth(cast: Cast, client: 
     other = client.post(url("import_candidates", cast), {
         "grading_set": z.grading_set_id, "files": [upload("x.trec", "q1 Q0 B 1 1 bm25\n")],
     }, headers=HTMX)
-    assert "Choose one of this project&#x27;s grading sets." in other.content.decode()
+    assert "Choose one of this project&#x27;s open grading sets (closed sets take no new pairs)." in other.content.decode()
 
 
 # --- pages -------------------------------------------------------------------------------------

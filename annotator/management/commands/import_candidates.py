@@ -22,7 +22,7 @@ from annotator.management.commands._grading_import import (
     read_bytes,
 )
 from annotator.models import GradingSet
-from annotator.services.grading import candidates_add
+from annotator.services.grading import GradingError, candidates_add
 
 
 class Command(BaseCommand):
@@ -68,6 +68,8 @@ class Command(BaseCommand):
                 summary = candidates_add(grading_set=grading_set, pairs=pairs, by=None, depth=depth)
         except ImportFileError as error:
             raise file_error(", ".join(options["files"]), error) from None
+        except GradingError as error:
+            raise bad_input(str(error)) from None
         self.stdout.write(self.style.SUCCESS(
             f"{grading_set.name}: added {summary.added} candidates, {summary.already} already there "
             f"({summary.queries} queries; runs: {', '.join(summary.runs) or '-'})."
