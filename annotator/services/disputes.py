@@ -380,7 +380,7 @@ class Timeline:
     events: list[TimelineEvent] = field(default_factory=list)
     # Empty when the viewer sees everything; else why others' grades and reasons are hidden:
     # "incomplete" (pair still being graded), "blind" (viewer graded it, no reveal yet),
-    # "not_involved" (an editor outside an unsettled dispute).
+    # "not_involved" (an editor who did not grade the pair: never, settled or not).
     hidden: str = ""
 
 
@@ -407,6 +407,7 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
 
     Blindness holds here too: until a dispute is revealed (or the pair is settled), a person who
     graded the pair sees only their own entries, and nobody sees grades of a pair still being graded.
+    An editor who did not grade the pair sees none of its grades, ever.
     """
     dispute = Dispute.objects.filter(candidate=candidate).prefetch_related("statements__editor").first()
     final = (
@@ -418,16 +419,19 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
     is_grader = any(g.editor_id == viewer.pk for g in grades) or (
         dispute is not None and dispute.has_participant(viewer)
     )
-    if final is not None or (dispute is not None and dispute.is_revealed):
+    if not is_grader and not membership.can(Role.REVIEWER):
+        # An editor outside the pair never reads its grades: they may have the same query and
+        # document to grade in another set, and must do so blind (QA: settled pairs were open
+        # to every editor through this page).
+        hidden = "not_involved"
+    elif final is not None or (dispute is not None and dispute.is_revealed):
         hidden = ""
     elif dispute is None:
         hidden = "incomplete"
     elif is_grader:
         hidden = "blind"
-    elif membership.can(Role.REVIEWER):
-        hidden = ""
     else:
-        hidden = "not_involved"
+        hidden = ""  # a reviewer or owner who did not grade it
 
     def visible(actor_id: int | None) -> bool:
         return not hidden or actor_id == viewer.pk

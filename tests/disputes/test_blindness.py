@@ -117,7 +117,34 @@ def test_an_editor_outside_the_dispute_cannot_open_it_and_does_not_see_it_listed
         reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": dispute.candidate_id})
     ).content.decode()
     assert shown_grades(timeline) == [] and "graded 2" not in timeline and "graded 3" not in timeline
-    assert "you are not one of its editors" in timeline
+    assert "You did not grade this pair" in timeline
+
+
+def test_an_editor_who_did_not_grade_a_pair_never_sees_its_grades_even_once_settled(
+    cast: Cast, client: Client
+) -> None:
+    """They may have the same query and document to grade in another set (QA: a settled pair's
+    timeline showed both grades, both reasons and the final grade to every editor)."""
+    from annotator.models import FinalGrade
+
+    outsider_editor = make_user("ivy")
+    Membership.objects.create(project=cast.alpha, user=outsider_editor, role=Role.EDITOR)
+    unanimous = make_pair(cast.alpha, document="U")
+    grade(unanimous, cast.editor, 3, reason="All three conditions.")
+    grade(unanimous, cast.editor2, 3, reason="Complete answer.")
+    assert FinalGrade.objects.filter(candidate=unanimous).exists()
+    client.force_login(outsider_editor)
+    html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": unanimous.pk})).content.decode()
+    assert "All three conditions." not in html and "Complete answer." not in html
+    assert "graded 3" not in html and "unanimous" not in html.lower()
+    assert "You did not grade this pair" in html
+    # Its editors and the reviewers still read it all.
+    for reader in (cast.editor, cast.reviewer):
+        client.force_login(reader)
+        html = client.get(
+            reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": unanimous.pk})
+        ).content.decode()
+        assert "All three conditions." in html and "Complete answer." in html
 
 
 def test_nobody_sees_grades_of_a_pair_still_being_graded(cast: Cast, client: Client) -> None:
