@@ -8,6 +8,7 @@ the pair is now complete.
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -527,6 +528,9 @@ def candidates_add(
             grading_set=grading_set, query_id=key[0], document_id=key[1], source=source,
             source_detail=detail[:500], added_by=by,
         ))
+    # Database IDs follow insertion order, and editors' pages carry candidate IDs: inserted in the
+    # runs' rank order, sorting a page by ID gave a system's ranking back (QA report).
+    random.SystemRandom().shuffle(new)
     Candidate.objects.bulk_create(new, batch_size=BATCH)
     summary.added = len(new)
     summary.queries = len(query_ids)
@@ -540,6 +544,8 @@ def candidates_add_by_hand(
 ) -> CandidateSummary:
     _refuse_closed(grading_set)
     summary = CandidateSummary(queries=1)
+    documents = list(documents)
+    random.SystemRandom().shuffle(documents)  # a hand-typed list may be a ranking too (see candidates_add)
     for document in documents:
         _candidate, created = Candidate.objects.get_or_create(
             grading_set=grading_set, query=query, document=document,

@@ -124,3 +124,24 @@ def test_candidates_come_in_a_stable_per_editor_shuffle_not_in_run_order(cast: C
     assert ed_first == ed_again
     assert sorted(ed_first) == sorted(eve) == sorted(run_order)
     assert ed_first != run_order and eve != run_order and ed_first != eve
+
+
+def test_candidate_ids_do_not_follow_a_runs_ranking(cast: Cast) -> None:
+    """Editors' pages carry candidate IDs (row IDs, form URLs); pooled in rank order, sorting them
+    gave the system's ranking back (QA report)."""
+    from annotator.importers import pool_top_k, read_run
+    from annotator.models import Candidate, Document, Query
+    from annotator.services.grading import candidates_add
+    from tests.grading.factories import make_set
+
+    Query.objects.create(project=cast.alpha, external_id="q1", text="q")
+    ranked = [f"d{i:02}" for i in range(40)]
+    for doc in ranked:
+        Document.upsert(project=cast.alpha, external_id=doc, title="", body=doc)
+    run = "".join(f"q1 Q0 {doc} {rank} {100 - rank} sys\n" for rank, doc in enumerate(ranked, start=1))
+    grading_set = make_set(cast.alpha, "Pooled")
+    candidates_add(grading_set=grading_set, pairs=pool_top_k([("sys", read_run(run.encode(), "trec", "sys"))], 40),
+                   by=cast.owner, depth=40)
+    by_id = list(Candidate.objects.filter(grading_set=grading_set).order_by("pk").values_list("document__external_id", flat=True))
+    assert sorted(by_id) == ranked
+    assert by_id != ranked  # 1 in 40! that a shuffle leaves them in rank order
