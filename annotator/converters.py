@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 # The largest primary key a 64-bit signed integer column holds (PostgreSQL bigint, SQLite INTEGER).
 MAX_ID = 2**63 - 1
+
+
+def parse_id(text: str) -> int | None:
+    """A database ID typed into a form or a command, or None: str.isdigit() also takes "²" and
+    Arabic-Indic digits (int() then raises), and a 20-digit number fits no ID column."""
+    if not re.fullmatch(IdConverter.regex, text):
+        return None
+    number = int(text)
+    return number if number <= MAX_ID else None
 
 
 class IdConverter:

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import reswap, retarget, trigger_client_event
 
 from annotator.access import ProjectRequest, project_role
+from annotator.converters import parse_id
 from annotator.forms_grading import CandidateAddForm, GradeForm, GradingSetForm
 from annotator.http import post_from, redirect_after_post
 from annotator.models import (
@@ -213,7 +214,8 @@ def grading_next(request: ProjectRequest, slug: str) -> HttpResponse:
     grading_set = None
     raw = request.POST.get("set_id", "").strip()
     if raw:
-        grading_set = GradingSet.objects.filter(project=request.project, pk=int(raw) if raw.isdigit() else 0).first()
+        set_id = parse_id(raw)
+        grading_set = GradingSet.objects.filter(project=request.project, pk=set_id).first() if set_id else None
         if grading_set is None:
             messages.error(request, _("No grading set “%(value)s” in this project.") % {"value": raw})
             return redirect("grading_queue", slug=request.project.slug)

@@ -157,6 +157,13 @@ def test_next_never_opens_a_set_of_another_project(cast: Cast, client: Client) -
     assert f"No grading set “{z.grading_set_id}” in this project." in response.content.decode()
 
 
+@pytest.mark.parametrize("value", ["²", "١", "１", "99999999999999999999", "-1", "abc"])
+def test_next_with_a_set_id_that_is_no_id_says_so(cast: Cast, client: Client, value: str) -> None:
+    # "²".isdigit() is True and int("²") raises: it was a 500 (QA report).
+    response = as_user(client, cast.editor).post(url("grading_next", cast), {"set_id": value}, follow=True)
+    assert f"No grading set “{value}” in this project." in response.content.decode()
+
+
 # --- grading sets and candidates ---------------------------------------------------------------
 
 

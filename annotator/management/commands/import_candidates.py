@@ -13,6 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
+from annotator.converters import parse_id
 from annotator.importers import ImportFileError, detect_format, pool_top_k, read_run
 from annotator.management.commands._grading_import import (
     add_project_argument,
@@ -43,7 +44,8 @@ class Command(BaseCommand):
             raise bad_input(f"--depth must be a positive whole number, got {depth}.")
         name = options["grading_set"]
         sets = GradingSet.objects.filter(project=project)
-        grading_set = sets.filter(name=name).first() or (sets.filter(pk=int(name)).first() if name.isdigit() else None)
+        set_id = parse_id(name)
+        grading_set = sets.filter(name=name).first() or (sets.filter(pk=set_id).first() if set_id else None)
         if grading_set is None and not options["create"]:
             raise bad_input(f"No grading set {name!r} in project {project.slug} (use --create to make it).")
         limit = GradingSet._meta.get_field("name").max_length or 200
