@@ -38,11 +38,11 @@ from annotator.uploads import UploadTextError, upload_text
 from evaluation.formats.common import (
     MAX_DIGITS,
     DuplicateKeyError,
-    NumberTooLongError,
+    JSONLineError,
     load_json_line,
     plain_number,
 )
-from evaluation.formats.tabular import RUN_COLUMNS
+from evaluation.formats.tabular import JSON_LINE_PROBLEMS, RUN_COLUMNS
 
 MAX_ERRORS = 20
 ID_MAX_LENGTH = 255
@@ -267,8 +267,9 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
             # The column, not json's English wording of the problem: the message is translated.
             errors.add(number, "", raw.strip(), _("not valid JSON (the problem is at column %(column)d).") % {"column": exc.colno})
             continue
-        except NumberTooLongError:
-            errors.add(number, "", "", _("a number on this line has more than %(digits)d digits.") % {"digits": MAX_DIGITS})
+        except JSONLineError as exc:
+            problem = _(JSON_LINE_PROBLEMS[exc.kind]) % {"digits": MAX_DIGITS}
+            errors.add(number, "", "", f"{problem}.")
             continue
         except DuplicateKeyError as exc:
             errors.add(number, exc.key, "", _("this key appears twice in the object; keep one."))

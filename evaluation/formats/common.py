@@ -47,14 +47,31 @@ def whole(token: str) -> int:
     return -(10**MAX_DIGITS) if token.startswith("-") else 10**MAX_DIGITS
 
 
-class NumberTooLongError(ValueError):
-    """A JSON integer of more than MAX_DIGITS digits (json.loads would raise a bare ValueError)."""
+class JSONLineError(ValueError):
+    """A line json.loads crashes on, or reads into text no reader may take. `kind` says which:
+    "digits" (an integer over MAX_DIGITS digits: json.loads raises a bare ValueError), "depth"
+    (nested too deeply: RecursionError), "surrogate" (an unpaired \\ud800-\\udfff escape: not
+    Unicode, so it cannot be stored or written as UTF-8), "nul" (a \\u0000 escape: PostgreSQL
+    refuses NUL in text, and a raw NUL byte is refused everywhere already)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 def _json_integer(token: str) -> int:
     if len(token.lstrip("-")) > MAX_DIGITS:
-        raise NumberTooLongError(token)
+        raise JSONLineError("digits")
     return int(token)
+
+
+def _check_text(text: str) -> None:
+    bad = _BAD_TEXT.search(text)
+    if bad is not None:
+        raise JSONLineError("nul" if bad.group() == "\x00" else "surrogate")
 # A score as trec_eval and every other tool read it: ASCII digits, optional sign, point, exponent.
 # (float() also takes "1_000", "١٢" and "１": other tools read those differently or not at all.)
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -163,6 +180,9 @@ class DuplicateKeyError(ValueError):
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     record: dict[str, Any] = {}
     for key, value in pairs:
+        _check_text(key)
+        if isinstance(value, str):
+            _check_text(value)
         if key in record:
             raise DuplicateKeyError(key)
         record[key] = value
@@ -172,8 +192,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def load_json_line(text: str) -> Any:
     """json.loads, refusing an object that names a key twice (DuplicateKeyError): json.loads keeps
     the last value silently, so {"grade": 3, "grade": 1} would import as grade 1 without a word.
-    An integer of more than MAX_DIGITS digits raises NumberTooLongError."""
-    return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_integer)
+    What no reader may take raises JSONLineError (see there)."""
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_integer)
+    except RecursionError:
+        raise JSONLineError("depth") from None
+    if isinstance(value, str):
+        _check_text(value)
+    return value
 
 
 def parse_grade_map(text: str | None) -> dict[int, int]:

@@ -31,7 +31,7 @@ from evaluation.formats.common import (
     MAX_DIGITS,
     DuplicateKeyError,
     GradeReader,
-    NumberTooLongError,
+    JSONLineError,
     QrelsBuilder,
     RunBuilder,
     Source,
@@ -165,6 +165,17 @@ def read_csv_run(source: Source, *, name: str | None = None) -> Run:
     return with_source(source, read, newline="")
 
 
+# What JSONLineError's kinds mean, worded for a reader's message (the line is added by it).
+JSON_LINE_PROBLEMS = {
+    "digits": gettext_noop("a number on this line has more than %(digits)s digits"),
+    "depth": gettext_noop("the JSON on this line is nested too deeply"),
+    "surrogate": gettext_noop(
+        "a text on this line holds an unpaired surrogate escape (\\ud800 to \\udfff), which is not Unicode text"
+    ),
+    "nul": gettext_noop("a text on this line holds a NUL character (\\u0000)"),
+}
+
+
 def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -178,12 +189,9 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
                 source=name,
                 line=number,
             ) from None
-        except NumberTooLongError:
+        except JSONLineError as error:
             raise EvaluationError(
-                gettext_noop("a number on this line has more than %(digits)s digits"),
-                {"digits": MAX_DIGITS},
-                source=name,
-                line=number,
+                JSON_LINE_PROBLEMS[error.kind], {"digits": MAX_DIGITS}, source=name, line=number
             ) from None
         except DuplicateKeyError as error:
             raise EvaluationError(

@@ -1,5 +1,7 @@
-"""Numbers longer than Python will convert: int() refuses more than 4,300 digits with a bare
-ValueError, which reached the web forms as a 500 (QA report). Every reader names the line instead."""
+"""Input Python reads badly: numbers longer than it converts (int() refuses over 4,300 digits
+with a bare ValueError), JSON nested past the recursion limit, and JSON text that is not Unicode
+(lone surrogates) or that PostgreSQL refuses (NUL). Each reached the web forms as a 500 (QA
+reports); every reader now names the line instead."""
 
 from __future__ import annotations
 
@@ -67,3 +69,31 @@ def test_the_grading_importers_name_the_line_of_a_number_too_long(read: object) 
     with pytest.raises(ImportFileError) as refused:
         read(data)  # type: ignore[operator]
     assert f"Line 1: a number on this line has more than {MAX_DIGITS} digits." in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "the JSON on this line is nested too deeply"),
+        ('{"query_id": "q1", "doc_id": "A\\ud800", "grade": 1}', "holds an unpaired surrogate escape"),
+        ('{"query_id": "q1\\udfff", "doc_id": "A", "grade": 1}', "holds an unpaired surrogate escape"),
+        ('{"query_id": "q1", "doc_id": "A\\u0000", "grade": 1}', "holds a NUL character"),
+    ],
+    ids=["deep", "surrogate-value", "surrogate-key-value", "nul"],
+)
+def test_json_lines_no_reader_may_take_are_refused_on_their_line(line: str, problem: str) -> None:
+    """A RecursionError, and text that cannot be stored (lone surrogates; NUL on PostgreSQL),
+    were 500s on every JSONL upload form (QA report)."""
+    text = '{"query_id": "q0", "doc_id": "Z", "grade": 0}\n' + line + "\n"
+    with pytest.raises(EvaluationError) as refused:
+        read_qrels(io.StringIO(text), format="jsonl")
+    assert "line 2: " in str(refused.value) and problem in str(refused.value)
+    data = ('{"doc_id": "Z", "body": "x"}\n' + line.replace('"grade": 1', '"body": "x"') + "\n").encode()
+    with pytest.raises(ImportFileError) as not_imported:
+        read_documents(data, "jsonl")
+    assert str(not_imported.value).startswith("Line 2: ") and problem in str(not_imported.value)
+
+
+def test_a_surrogate_pair_escape_is_one_ordinary_character() -> None:
+    pool = read_qrels(io.StringIO('{"query_id": "q1", "doc_id": "\\ud83d\\ude00", "grade": 2}\n'), format="jsonl")
+    assert dict(pool["q1"]) == {"😀": 2}
