@@ -35,6 +35,7 @@ from annotator.models import (
     GradingSet,
     Role,
 )
+from annotator.models.disputes import REVEALED_STATUSES
 from annotator.services.disputes import (
     AlreadySettled,
     DisputeError,
@@ -424,7 +425,16 @@ def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
 def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
     """Agreement on raw grades (before any discussion or decision) for one grading set."""
     grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
-    rows = Grade.objects.filter(candidate__grading_set=grading_set).values_list(
+    # Reviewers and owners grade too. A pair they graded stays out of every figure here until it
+    # is settled or its dispute revealed: a confusion matrix or a severity count would otherwise
+    # give them the other grade while they are still blind to it (QA report).
+    blind = set(
+        Grade.objects.filter(candidate__grading_set=grading_set, editor=request.user)
+        .filter(candidate__final_grade__isnull=True)
+        .exclude(candidate__dispute__status__in=REVEALED_STATUSES)
+        .values_list("candidate_id", flat=True)
+    )
+    rows = Grade.objects.filter(candidate__grading_set=grading_set).exclude(candidate_id__in=blind).values_list(
         "candidate_id",
         "candidate__query_id",
         "candidate__query__external_id",
@@ -469,6 +479,7 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     counts = {
         (row["status"], row["severity"]): row["n"]
         for row in Dispute.objects.filter(candidate__grading_set=grading_set)
+        .exclude(candidate_id__in=blind)
         .values("status", "severity")
         .annotate(n=Count("pk"))
         .order_by()
@@ -493,6 +504,7 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         "dispute_total": sum(counts.values()),
         "severity_totals": [sum(counts.get((v, s), 0) for v in DisputeStatus.values) for s in (1, 2, 3)],
         "settled_count": FinalGrade.objects.filter(candidate__grading_set=grading_set).count(),
+        "blind_count": len(blind),
     }
     template = "annotator/disputes/agreement.html" + ("#query-alpha" if request.htmx else "")
     return render(request, template, context)

@@ -48,7 +48,7 @@ def page(client: Client, grading_set: GradingSet, **extra: str) -> str:
 
 def test_the_figures_match_hand_counts_and_outside_oracles(cast: Cast, client: Client) -> None:
     grading_set = build(cast)
-    client.force_login(cast.reviewer)
+    client.force_login(cast.owner)  # graded nothing: sees every figure (see the blind test below)
     response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
     report = response.context["report"]
 
@@ -95,7 +95,7 @@ def test_agreement_is_computed_on_raw_grades_not_on_revisions_or_decisions(
     cast: Cast, client: Client
 ) -> None:
     grading_set = build(cast)
-    client.force_login(cast.reviewer)
+    client.force_login(cast.owner)
     before = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
     dispute = make_pair(cast.alpha, query="q2", document="A").dispute
     dispute_give_reason(dispute=dispute, editor=cast.editor, reason="Direct answer.")
@@ -108,12 +108,34 @@ def test_agreement_is_computed_on_raw_grades_not_on_revisions_or_decisions(
 
 def test_dispute_counts_by_status_and_severity(cast: Cast, client: Client) -> None:
     grading_set = build(cast)
-    client.force_login(cast.reviewer)
+    client.force_login(cast.owner)
     response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
     table = {row["status"]: row["by_severity"] for row in response.context["dispute_table"]}
     # q1/B: 2,3 (+ rita's 2 came after the pair was complete) -> severity 1; q1/D 0,1 -> 1; q2/A 3,0 -> 3.
     assert table["Waiting for every editor's reason"] == [2, 0, 1]
     assert response.context["dispute_total"] == 3
+
+
+def test_a_reviewer_who_graded_a_pair_still_blind_to_them_finds_it_left_out_of_every_figure(
+    cast: Cast, client: Client
+) -> None:
+    """Rita graded q1/B (2) after ed (2) and eve (3) disputed it; the dispute is not revealed. The
+    ed-rita confusion matrix and the severity counts gave her the others' grades (QA report)."""
+    grading_set = build(cast)
+    client.force_login(cast.reviewer)
+    response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
+    report = response.context["report"]
+    units = [[float(g) for g in grades if g is not None] for key, grades in FIXTURE.items() if key != ("q1", "B")]
+    assert report.alpha.value == pytest.approx(plain_alpha(units, "ordinal", [0.0, 1.0, 2.0, 3.0]))
+    assert report.units == 5
+    pairs = {frozenset((p["a"], p["b"])): p for p in response.context["pairs"]}
+    assert pairs[frozenset(("ed", "rita"))]["shared"] == 1  # q2/B only, settled unanimously
+    table = {row["status"]: row["by_severity"] for row in response.context["dispute_table"]}
+    assert table["Waiting for every editor's reason"] == [1, 0, 1]  # q1/D and q2/A
+    html = page(client, grading_set)
+    assert "1 pair you graded is left out of every figure here until it is settled or its dispute is revealed" in html
+    client.force_login(cast.owner)
+    assert "you graded is left out" not in page(client, grading_set)
 
 
 def test_an_empty_set_says_not_enough_data_instead_of_numbers(cast: Cast, client: Client) -> None:
