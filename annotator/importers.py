@@ -41,6 +41,7 @@ from evaluation.formats.common import (
     JSONLineError,
     load_json_line,
     plain_number,
+    text_lines,
 )
 from evaluation.formats.tabular import JSON_LINE_PROBLEMS, RUN_COLUMNS
 
@@ -257,7 +258,7 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
 ]:
     """(line, {key: value as text}) per JSON object line; IDs may be JSON integers."""
     any_line = False
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text_lines(text), start=1):
         if not raw.strip():
             continue
         any_line = True
@@ -445,7 +446,7 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
     row: dict[str, str] | RunRow  # a CSV/JSONL record in the reading loop, a RunRow in the checks
     if fmt == "trec":
         any_line = False
-        for number, raw in enumerate(text.splitlines(), start=1):
+        for number, raw in enumerate(text_lines(text), start=1):
             if not raw.strip():
                 continue
             any_line = True

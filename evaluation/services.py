@@ -44,6 +44,7 @@ from annotator.models import PoolVersion, Project
 from annotator.models.pools import PoolIntegrityError, parse_canonical
 from annotator.uploads import UploadTextError, upload_text
 from evaluation import formats, metrics
+from evaluation.formats.common import text_lines
 from evaluation.metrics.policies import gettext_noop
 from evaluation.models import Comparison, Run, RunFormat, RunQuery
 
@@ -141,11 +142,15 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
     lines: list[int] = []
     offsets = [0]
     first_line: dict[str, int] = {}
-    for number, raw_line in enumerate(text.splitlines(), start=1):
+    for number, raw_line in enumerate(text_lines(text), start=1):
         line = raw_line.strip()
         if not line or line.startswith("#"):
             continue
-        head, colon, tail = line.partition(":")
+        # The query ends at the first ": " (so "http://x: a, b" names query "http://x"), else at the
+        # first colon, half- or full-width ("q1:a,b", "问题一：甲，乙").
+        head, colon, tail = line.partition(": ")
+        if not colon:
+            head, colon, tail = line.partition(":")
         if not colon:
             head, colon, tail = line.partition("：")
         if not colon:
@@ -239,7 +244,9 @@ def run_parse(*, data: bytes, fmt: str, file_name: str) -> metrics.Run:
             )
     except metrics.EvaluationError as error:
         raise RunUploadError(describe_error(error)) from None
-    if not run.rows and not len(run):
+    if not run.rows:
+        # Queries with empty lists only ("q1:") too: the comparison's export writes the run as a
+        # TREC file, which cannot hold them, and `evaluate` refuses it as empty (QA report).
         raise RunUploadError(_("%(file)s contains no rankings.") % {"file": file_name})
     _refuse_unstorable_ids(run, file_name)
     return run

@@ -105,9 +105,10 @@ def test_the_breakdown_marks_documents_in_only_one_list_and_shows_the_ideal(
 
 
 def test_a_short_list_shows_its_empty_positions_contributing_zero(cast: Cast, client: Client) -> None:
-    version = make_pool(cast.alpha, {"q1": {"A": 3, "B": 2, "C": 1, "D": 0}}, by=cast.owner)
-    a = make_run(cast.alpha, "short", {"q1": ["B"]}, by=cast.reviewer)
-    b = make_run(cast.alpha, "empty", text="q1:\n", by=cast.reviewer)
+    version = make_pool(cast.alpha, {"q1": {"A": 3, "B": 2, "C": 1, "D": 0}, "q2": {"E": 1}}, by=cast.owner)
+    a = make_run(cast.alpha, "short", {"q1": ["B"], "q2": ["E"]}, by=cast.reviewer)
+    # An empty list for q1 (a run with no document at all is refused, as an empty file is).
+    b = make_run(cast.alpha, "empty", text="q1:\nq2: E\n", by=cast.reviewer)
     comparison = make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=2)
     breakdown = comparison_breakdown(comparison=comparison, query_id="q1")
     assert breakdown is not None and breakdown.a is not None and breakdown.b is not None

@@ -109,6 +109,20 @@ def test_a_nul_character_is_refused_with_its_line() -> None:
 def test_an_empty_upload_is_refused() -> None:
     with pytest.raises(RunUploadError, match="no rankings"):
         run_parse(data=b"# nothing\n\n", fmt="lists", file_name="pasted.txt")
+    # Only empty lists: its export (a TREC file) would be empty, which `evaluate` refuses (QA report).
+    with pytest.raises(RunUploadError, match="no rankings"):
+        run_parse(data=b"q1:\nq2:\n", fmt="lists", file_name="pasted.txt")
+
+
+def test_pasted_lines_are_counted_as_editors_count_them_and_a_query_may_hold_a_colon() -> None:
+    """splitlines() broke lines at form feeds and U+2028, shifting every later line number; and
+    "http://x: A" made query "http" (QA report)."""
+    with pytest.raises(RunUploadError, match="pasted.txt, line 3: ") as refused:
+        run_parse(data="q1: A\f\nq2: B\u2028C\nq3 C\n".encode(), fmt="lists", file_name="pasted.txt")
+    assert "no colon" in str(refused.value)
+    run = parse_ranked_lists("http://x/q?id=1: A, B\nq2:C\n问题三：甲，乙\n", source="p", name="p")
+    assert run.query_ids == ("http://x/q?id=1", "q2", "问题三")
+    assert run.ranking("http://x/q?id=1") == ("A", "B") and run.ranking("q2") == ("C",)
 
 
 @pytest.mark.parametrize(

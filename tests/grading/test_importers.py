@@ -233,3 +233,14 @@ def test_a_run_written_by_the_evaluation_formats_pools_in_the_engines_order(fmt:
 def test_run_problems_are_named_precisely(fmt: str, data: str, expected: str) -> None:
     messages = problems(lambda: read_run(data, fmt, default_name="run"))
     assert any(expected in m for m in messages), messages
+
+
+def test_json_text_with_line_separators_is_one_line_and_later_lines_keep_their_numbers() -> None:
+    """splitlines() cut a valid JSONL line at U+2028 (which json.dumps(ensure_ascii=False) writes)
+    and numbered every later line one too high (QA report)."""
+    data = '{"doc_id": "ls1", "body": "line\u2028sep\u0085x"}\n{"doc_id": "", "body": "y"}\n'.encode()
+    with pytest.raises(ImportFileError) as refused:
+        read_documents(data, "jsonl")
+    assert str(refused.value).startswith("Line 2, field “doc_id”")
+    (record,) = read_documents('{"doc_id": "ls1", "body": "line\u2028sep"}\n'.encode(), "jsonl")
+    assert record.body == "line\u2028sep"
