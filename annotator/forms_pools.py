@@ -8,10 +8,13 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Pool, Project
-from annotator.services.pools import EXPORT_FORMATS, PoolImportError, guess_format, parse_grade_map
-
-# Imports are read in the request; 20 MB is ~500k qrels lines, far above a hand-graded pool.
-MAX_IMPORT_BYTES = 20 * 1024 * 1024
+from annotator.services.pools import (
+    EXPORT_FORMATS,
+    MAX_IMPORT_BYTES,
+    PoolImportError,
+    guess_format,
+    parse_grade_map,
+)
 
 
 class FreezeForm(forms.Form):
@@ -51,7 +54,7 @@ class ContinueForm(forms.Form):
 
 
 class PoolImportForm(forms.Form):
-    file = forms.FileField(label=_("Judgments file"), help_text=_("TREC qrels, CSV or JSONL, UTF-8."))
+    file = forms.FileField(label=_("Judgments file"), help_text=_("TREC qrels, CSV or JSONL, UTF-8; or a zip exported here (data file + manifest.json)."))
     format = forms.ChoiceField(
         label=_("Format"),
         choices=[("auto", _("From the file name: .csv, .jsonl, anything else TREC qrels"))] + list(EXPORT_FORMATS.items()),

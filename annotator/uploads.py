@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from django.utils.translation import gettext as _
 
+# Every zip starts with a local file header; no UTF-8 text file can ("PK" + two control bytes).
+ZIP_MAGIC = b"PK\x03\x04"
+
 
 class UploadTextError(ValueError):
     def __init__(self, line: int, message: str) -> None:
@@ -21,6 +24,8 @@ class UploadTextError(ValueError):
 def upload_text(data: bytes | str) -> str:
     """The upload's text without its byte-order mark; UploadTextError names the line otherwise."""
     if isinstance(data, bytes):
+        if data.startswith(ZIP_MAGIC):  # e.g. an export of this app: say so, not "not UTF-8"
+            raise UploadTextError(1, _("the file is a zip archive; upload the text file inside it instead."))
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

@@ -48,7 +48,7 @@ from annotator.models import (
 from annotator.models.disputes import DisputeStatus
 from annotator.models.pools import PoolIntegrityError, canonical_serialisation, exclusion_text, sha256_hex
 from annotator.text import clauses
-from annotator.uploads import UploadTextError, upload_text
+from annotator.uploads import ZIP_MAGIC, UploadTextError, upload_text
 
 
 @transaction.atomic
@@ -477,11 +477,81 @@ def pool_import(
 
     Owner only. All or nothing: any bad line refuses the whole file (PoolImportError, with the
     line number). Grades must be 0..3 unless `grade_map` (e.g. "-1:0,4:3") maps them.
+    A zip exported by this app (data file + manifest.json) imports too: its format comes from
+    the manifest, and the new version must hash to the manifest's SHA-256.
     """
     _require_role(project, by, Role.OWNER)
     if pool is not None and pool.project_id != project.pk:
         raise PoolImportError(_("That pool belongs to another project."))
     mapping = parse_grade_map(grade_map) if isinstance(grade_map, str) else dict(grade_map)
+    expected_sha = None
+    if data.startswith(ZIP_MAGIC):
+        if mapping:
+            raise PoolImportError(_("A grade map does not apply to an exported pool: its grades are 0..3 already."))
+        file_name, data, fmt, expected_sha = _exported_data(data, file_name)
+    with transaction.atomic():
+        version = _import_rows(project, by, data, file_name, fmt, pool_name, pool, mapping)
+        if expected_sha is not None and version.sha256 != expected_sha:
+            raise PoolImportError(
+                _("The judgments in the zip hash to %(got)s…, not to the %(expected)s… its manifest.json names: "
+                  "the archive was changed after export. Nothing was imported.")
+                % {"got": version.sha256[:12], "expected": expected_sha[:12]}
+            )
+    return version
+
+
+# Imports are read in the request; 20 MB is ~500k qrels lines, far above a hand-graded pool. The
+# same limit holds for what a zip unpacks to (a small zip can unpack to gigabytes).
+MAX_IMPORT_BYTES = 20 * 1024 * 1024
+
+
+def _exported_data(archive: bytes, zip_name: str) -> tuple[str, bytes, str, str]:
+    """(data file name, its bytes, format, pool SHA-256) from a zip this app exported, checked
+    against its manifest.json. Only those two members are read (nothing is extracted to disk),
+    and no more than the upload limit is decompressed."""
+    def refuse(problem: str) -> PoolImportError:
+        return PoolImportError(_("%(file)s: %(problem)s") % {"file": zip_name, "problem": problem})
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(archive)) as bundle:
+            members = {info.filename: info for info in bundle.infolist()}
+            if "manifest.json" not in members:
+                raise refuse(_("this zip has no manifest.json, so it is not a pool this app exported. "
+                               "Upload the qrels, CSV or JSONL file itself."))
+
+            def read(name: str) -> bytes:
+                if members[name].file_size > MAX_IMPORT_BYTES:
+                    raise refuse(_("%(member)s is larger than %(limit)d bytes once unpacked.")
+                                 % {"member": name, "limit": MAX_IMPORT_BYTES})
+                return bundle.read(name)
+
+            try:
+                manifest = json.loads(read("manifest.json"))
+                data_file = manifest["data_file"]
+                data_name, data_sha, fmt, pool_sha = (
+                    data_file["name"], data_file["sha256"], manifest["format"], manifest["sha256"]
+                )
+            except (ValueError, KeyError, TypeError):
+                raise refuse(_("its manifest.json is not the manifest of a pool export (it needs data_file, "
+                               "format and sha256).")) from None
+            if not all(isinstance(v, str) for v in (data_name, data_sha, fmt, pool_sha)) or fmt not in READER_FORMATS:
+                raise refuse(_("its manifest.json is not the manifest of a pool export (it needs data_file, "
+                               "format and sha256)."))
+            if data_name not in members:
+                raise refuse(_("the data file %(member)s its manifest names is not in the zip.") % {"member": data_name})
+            data = read(data_name)
+    except zipfile.BadZipFile:
+        raise refuse(_("the zip archive cannot be read (damaged or incomplete).")) from None
+    if hashlib.sha256(data).hexdigest() != data_sha:
+        raise refuse(_("%(member)s does not match the SHA-256 in manifest.json: the archive was changed after "
+                       "export. Nothing was imported.") % {"member": data_name})
+    return data_name, data, fmt, pool_sha
+
+
+def _import_rows(
+    project: Project, by: User, data: bytes, file_name: str, fmt: str, pool_name: str, pool: Pool | None,
+    mapping: dict[int, int],
+) -> PoolVersion:
     rows = read_judgments(data, fmt, mapping, name=file_name)
     if not rows:
         raise PoolImportError(_("%(file)s contains no judgments.") % {"file": file_name})
