@@ -265,7 +265,8 @@ def _refuse_unstorable_ids(run: metrics.Run, source: str) -> None:
         lines = run.lines_of(query)
         for position, value in enumerate((query, *ranking)):
             if any(c in value for c in "\t\n\r"):
-                line = lines[position - 1] if lines and position else None
+                # A query ID is on the line of its first document (a run lists no empty query).
+                line = lines[max(position - 1, 0)] if lines else None
                 what = _("query ID") if position == 0 else _("document ID")
                 raise RunUploadError(
                     _(

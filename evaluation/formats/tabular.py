@@ -190,9 +190,8 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
                 line=number,
             ) from None
         except JSONLineError as error:
-            raise EvaluationError(
-                JSON_LINE_PROBLEMS[error.kind], {"digits": MAX_DIGITS}, source=name, line=number
-            ) from None
+            problem = JSON_LINE_PROBLEMS[error.kind]  # each marked where it is written
+            raise EvaluationError(problem, {"digits": MAX_DIGITS}, source=name, line=number) from None
         except DuplicateKeyError as error:
             raise EvaluationError(
                 gettext_noop("the key %(key)r appears twice in this object"),

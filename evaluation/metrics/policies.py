@@ -37,6 +37,23 @@ def gettext_noop(message: str) -> str:
     return message
 
 
+# How much of one value a message quotes: a whole 1 MB line, or a CSV row of 500,000 fields, made
+# the error page megabytes long (QA report). The attributes (query, doc_id) keep whole values.
+MAX_QUOTED_CHARS = 300
+MAX_QUOTED_ITEMS = 20
+
+
+def _quoted(value: object) -> object:
+    if isinstance(value, str) and len(value) > MAX_QUOTED_CHARS:
+        return value[:MAX_QUOTED_CHARS] + "…"
+    if isinstance(value, list | tuple):
+        items = [_quoted(item) for item in value[:MAX_QUOTED_ITEMS]]
+        if len(value) > MAX_QUOTED_ITEMS:
+            items.append(f"… {len(value) - MAX_QUOTED_ITEMS} more")
+        return type(value)(items) if isinstance(value, list) else tuple(items)
+    return value
+
+
 class EvaluationError(ValueError):
     """Bad input or a refused computation.
 
@@ -60,7 +77,7 @@ class EvaluationError(ValueError):
         line: int | None = None,
     ) -> None:
         self.template = template
-        self.params = dict(params) if params is not None else None
+        self.params = {key: _quoted(value) for key, value in params.items()} if params is not None else None
         self.query = query
         self.doc_id = doc_id
         self.source = source

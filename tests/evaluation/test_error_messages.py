@@ -156,3 +156,36 @@ def test_an_id_the_canonical_serialisation_cannot_hold_is_refused_in_chinese(cas
         import_text(cast, text, "jsonl")
     message = str(refused.value)
     assert "'A\\tB'" in message and "制表符" in message and "tab" not in message
+
+
+def test_a_message_quotes_at_most_a_few_hundred_characters_of_a_value() -> None:
+    """A 1 MB bad line, or a CSV row of 500,000 fields, was echoed whole: error pages of
+    megabytes (QA report). The attributes keep the whole value for code that points at it."""
+    import io
+
+    from evaluation.formats import read_qrels, read_run
+    from evaluation.metrics.policies import MAX_QUOTED_CHARS, MAX_QUOTED_ITEMS
+
+    long_grade = "x" * 1_000_000
+    with pytest.raises(EvaluationError) as caught:
+        read_qrels(io.StringIO(f"q1 0 A {long_grade}\n"), format="trec")
+    assert len(str(caught.value)) < MAX_QUOTED_CHARS + 300
+    assert "x" * MAX_QUOTED_CHARS + "…" in str(caught.value)
+    wide = "query_id,doc_id,rank\n" + "q1,A,1" + ",9" * 500_000 + "\n"
+    with pytest.raises(EvaluationError) as caught:
+        read_run(io.StringIO(wide), format="csv")
+    message = str(caught.value)
+    assert len(message) < 1000 and "found 500003" in message
+    assert f"'… {500_003 - MAX_QUOTED_ITEMS} more'" in message
+    long_doc = "d" * 5000
+    with pytest.raises(EvaluationError) as caught:
+        metrics.score_query([long_doc, long_doc], {"A": 1}, query_id="q1")
+    assert caught.value.doc_id == long_doc and len(str(caught.value)) < 1000
+
+
+def test_a_query_id_with_a_tab_is_refused_on_its_line() -> None:
+    from evaluation.services import RunUploadError, run_parse
+
+    data = b'{"query_id": "q1", "doc_id": "A", "score": 1}\n{"query_id": "q\\t2", "doc_id": "B", "score": 1}\n'
+    with pytest.raises(RunUploadError, match=r"run\.jsonl, line 2: query ID 'q\\t2' contains a tab"):
+        run_parse(data=data, fmt="jsonl", file_name="run.jsonl")
