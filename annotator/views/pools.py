@@ -252,14 +252,7 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
                 _("Frozen as %(pool)s version %(n)d (SHA-256 %(hash)s…).")
                 % {"pool": version.pool.name, "n": version.number, "hash": version.hash_prefix},
             )
-            # Legitimate (a copy frozen again unchanged), but worth knowing: nothing new was judged.
-            same = version.pool.versions.filter(sha256=version.sha256).exclude(pk=version.pk).order_by("number").first()
-            if same is not None:
-                messages.warning(
-                    request,
-                    _("Version %(n)d holds exactly the same judgments as version %(same)d (same SHA-256).")
-                    % {"n": version.number, "same": same.number},
-                )
+            _warn_if_same_as_earlier(request, version)
             return redirect_after_post(request, reverse(
                 "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
             ))
@@ -274,6 +267,18 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     }
     template = "annotator/pools/freeze.html" + ("#freeze-form" if request.htmx else "")
     return render(request, template, context)
+
+
+def _warn_if_same_as_earlier(request: ProjectRequest, version: PoolVersion) -> None:
+    # Legitimate (a copy frozen again unchanged, a file imported twice), but worth knowing:
+    # nothing new was judged.
+    same = version.pool.versions.filter(sha256=version.sha256).exclude(pk=version.pk).order_by("number").first()
+    if same is not None:
+        messages.warning(
+            request,
+            _("Version %(n)d holds exactly the same judgments as version %(same)d (same SHA-256).")
+            % {"n": version.number, "same": same.number},
+        )
 
 
 @project_role(Role.OWNER)
@@ -298,6 +303,7 @@ def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
                 % {"file": upload.name, "pool": version.pool.name, "n": version.number,
                    "count": version.counts["judgments"], "hash": version.hash_prefix},
             )
+            _warn_if_same_as_earlier(request, version)
             return redirect_after_post(request, reverse(
                 "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
             ))

@@ -356,3 +356,17 @@ def test_a_zip_given_to_a_text_import_says_what_it_is() -> None:
 
     with pytest.raises(ImportFileError, match="the file is a zip archive; upload the text file inside it instead"):
         read_documents(_zip({"docs.csv": b"doc_id,body\nA,x\n"}), "csv")
+
+
+def test_importing_the_same_judgments_again_warns_that_nothing_changed(cast: Cast, client: Client) -> None:
+    client.force_login(cast.owner)
+    text = "q1 0 A 3\nq1 0 B 1\n"
+    first = client.post(reverse("pool_import", kwargs={"slug": "alpha"}),
+                        {"file": SimpleUploadedFile("a.qrels", text.encode()), "format": "auto", "pool_name": "Twice"},
+                        follow=True)
+    assert "holds exactly the same judgments" not in first.content.decode()
+    pool = Pool.objects.get(name="Twice")
+    again = client.post(reverse("pool_import", kwargs={"slug": "alpha"}),
+                        {"file": SimpleUploadedFile("b.qrels", text.encode()), "format": "auto", "pool": pool.pk},
+                        follow=True)
+    assert "Version 2 holds exactly the same judgments as version 1 (same SHA-256)." in again.content.decode()
