@@ -450,7 +450,9 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
             if not raw.strip():
                 continue
             any_line = True
-            parts = raw.split()
+            # maxsplit 5: text after the tag is ignored, as trec_eval and the comparison reader do
+            # (trec_eval's own results.trunc has some).
+            parts = raw.split(None, 5)
             if len(parts) != 6:
                 errors.add(number, "", raw.strip(), _(
                     "a TREC run line has 6 fields separated by spaces: qid Q0 docno rank score tag "
@@ -458,6 +460,7 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
                 ) % {"count": len(parts)})
                 continue
             qid, _q0, docno, _rank, score_raw, tag = parts
+            tag = tag.split(None, 1)[0]
             ok_score, score = _parse_score(number, score_raw, errors)
             ok = _check_id(number, "qid", qid, errors) & _check_id(number, "docno", docno, errors)
             if ok and ok_score:
@@ -474,7 +477,8 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
             ok = _check_id(line, "query_id", query_id, errors) & _check_id(line, "doc_id", doc_id, errors)
             ok_rank, rank = _parse_rank(line, row.get("rank", ""), errors)
             ok_score, score = _parse_score(line, row.get("score", ""), errors)
-            names.add(row.get("system", "").strip())
+            if system := row.get("system", "").strip():  # a blank cell names no system, as in comparisons
+                names.add(system)
             if ok and ok_rank and ok_score:
                 rows.append(RunRow(line=line, run="", query_id=query_id, doc_id=doc_id, rank=rank, score=score))
         if len(names) > 1:

@@ -244,3 +244,20 @@ def test_json_text_with_line_separators_is_one_line_and_later_lines_keep_their_n
     assert str(refused.value).startswith("Line 2, field “doc_id”")
     (record,) = read_documents('{"doc_id": "ls1", "body": "line\u2028sep"}\n'.encode(), "jsonl")
     assert record.body == "line\u2028sep"
+
+
+def test_candidates_read_a_run_as_the_comparison_reader_does() -> None:
+    """trec_eval's results.trunc (text after the tag) was refused for pooling but accepted for
+    comparing; a blank `system` cell was a second system named "" (QA report)."""
+    from evaluation.formats import read_run as read_engine_run
+
+    trunc = Path(__file__).resolve().parents[2].parent / "shared" / "oracles" / "trec_eval" / "results.trunc"
+    rows = read_run(trunc.read_bytes(), "trec", "results.trunc")
+    engine = read_engine_run(str(trunc), format="trec")
+    assert {r.run for r in rows} == {"STANDARD"}
+    assert len(rows) == engine.rows
+    assert sorted((r.query_id, r.doc_id) for r in rows) == sorted(
+        (q, d) for q in engine.query_ids for d in engine.ranking(q)
+    )
+    csv_rows = read_run(b"query_id,doc_id,rank,system\nq1,A,1,bm25\nq1,B,2,\n", "csv", "run.csv")
+    assert {r.run for r in csv_rows} == {"bm25"}
