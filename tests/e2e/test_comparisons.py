@@ -78,6 +78,11 @@ def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arit
     comparison = Comparison.objects.get(name="baseline vs candidate")
     assert page.url.endswith(comparison.get_absolute_url())
     expect(page.get_by_test_id("wtl")).to_contain_text("0 / 1 / 2")
+    # Each filter select applies on change: the second one ("Order") did nothing, since
+    # "change from:find select" listens to the first select only (QA report).
+    page.get_by_label("Order").select_option(index=1)
+    expect(page).to_have_url(re.compile(r"[?&]sort="))
+    page.wait_for_load_state("networkidle")
 
     # 4. Open the worst query and read the arithmetic.
     page.get_by_role("link", name="Open the worst query").click()
