@@ -19,23 +19,40 @@ document.addEventListener("htmx:sendError", reportFailure);
 // else to the element with the same id, else to the pager link that was used (or the other one),
 // else to the first message, else to the new content itself. Pages that move the focus themselves
 // (the grading page) carry data-own-focus and are left alone.
+// The place is noted when the request starts as well: a submit button disabled during the
+// request (hx-disabled-elt) loses the focus before the swap, and the place was lost with it.
+let focusAtRequest = null;
 let focusBeforeSwap = null;
-document.addEventListener("htmx:beforeSwap", (event) => {
-  const target = event.detail.target;
+const focusIn = (target) => {
   const active = document.activeElement;
-  focusBeforeSwap = target && active && active !== document.body && target.contains(active)
+  return target && active && active !== document.body && target.contains(active)
     ? { targetId: target.id, id: active.id, rel: active.getAttribute("rel") }
     : null;
+};
+document.addEventListener("htmx:beforeRequest", (event) => {
+  focusAtRequest = focusIn(event.detail.target);
+});
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const lost = !document.activeElement || document.activeElement === document.body;
+  focusBeforeSwap = focusIn(event.detail.target) || (lost ? focusAtRequest : null);
+  focusAtRequest = null;
 });
 document.addEventListener("htmx:afterSettle", (event) => {
   const before = focusBeforeSwap;
   focusBeforeSwap = null;
   if (!before || document.querySelector("[data-own-focus]")) return;
-  if (document.activeElement && document.activeElement !== document.body) return;
   const scope = (before.targetId && document.getElementById(before.targetId)) || event.detail.target;
   if (!scope || !scope.isConnected) return;
+  const invalid = scope.querySelector('[aria-invalid="true"]');
+  const active = document.activeElement;
+  if (active && active !== document.body) {
+    // htmx itself puts the focus back on the field with the same id; an invalid field comes first,
+    // or the next keys typed land in a field that was fine while the error sits on another.
+    if (invalid && scope.contains(active) && !active.matches('[aria-invalid="true"]')) invalid.focus();
+    return;
+  }
   const next =
-    scope.querySelector('[aria-invalid="true"]') ||
+    invalid ||
     (before.id && document.getElementById(before.id)) ||
     (before.rel && (scope.querySelector(`a[rel="${before.rel}"]`) || scope.querySelector(".pager a"))) ||
     scope.querySelector('[role="alert"], [role="status"], .message, .errorlist');

@@ -45,3 +45,35 @@ def test_a_refused_dispute_reason_puts_the_focus_on_the_field(
     page.locator("section[aria-labelledby=reason-heading]").get_by_role("button").first.click()
     expect(page.get_by_text("Write the basis of your grade: which condition")).to_be_visible()
     expect(page.locator(":focus")).to_have_attribute("name", "reason")
+
+
+def test_an_error_takes_the_focus_to_its_field_even_from_a_disabled_button_or_another_field(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    """The upload button is disabled during its request, so the focus fell to <body>; and htmx put
+    it back on the field that had it, while the error was on another (QA report)."""
+    from annotator.models import GradingSet
+
+    project = build_demo()
+    taken = GradingSet.objects.filter(project=project).first()
+    assert taken is not None
+    log_in(page, live_server.url, "owner", DEMO_PASSWORD)
+
+    page.goto(f"{live_server.url}/p/{DEMO_SLUG}/runs/upload/")
+    page.get_by_label("Name").fill("twice")
+    page.get_by_label("…or paste ordered IDs per query").fill("q1: C, A, C\n")
+    page.get_by_role("button", name="Upload run").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#upload-form")).to_contain_text("appears twice")
+    expect(page.locator(":focus")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator(":focus")).to_have_attribute("name", "text")
+
+    page.goto(f"{live_server.url}/p/{DEMO_SLUG}/sets/")
+    page.wait_for_load_state("networkidle")
+    form = page.locator("#set-form")
+    form.get_by_label("Name").fill(taken.name)
+    grades = form.locator("input[name=required_grades]")
+    grades.focus()
+    grades.press("Enter")
+    expect(page.locator("#set-form .errorlist").first).to_be_visible()
+    expect(page.locator(":focus")).to_have_attribute("name", "name")
