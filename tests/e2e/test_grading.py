@@ -134,3 +134,23 @@ def test_leaving_with_a_typed_reason_not_yet_saved_asks_first(page: Page, live_s
     page.close(run_before_unload=True)
     page.wait_for_timeout(500)
     assert dialogs == ["beforeunload"]
+
+
+def test_staying_on_the_page_after_a_language_switch_keeps_the_menu_on_the_language_in_use(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    """Choosing "stay" in the leave-page prompt left the menu on the language not switched to (QA report)."""
+    log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    box = page.locator("article.candidate textarea.reason").first
+    box.click()
+    box.type("no deadline anywhere")
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.dismiss()))
+    page.get_by_label("Language").select_option("zh-hans")
+    page.wait_for_timeout(500)
+    assert dialogs == ["beforeunload"]
+    expect(page.locator("html")).to_have_attribute("lang", "en")
+    expect(page.get_by_label("Language")).to_have_value("en")
+    expect(box).to_have_value("no deadline anywhere")
