@@ -34,7 +34,7 @@ from annotator.models import (
 from annotator.services.grading import grade_submit
 from tests.conftest import Cast
 from tests.grading.accessible import Page, squash
-from tests.grading.factories import make_pairs
+from tests.grading.factories import make_pairs, make_set
 
 HTMX = {"HX-Request": "true"}
 
@@ -616,3 +616,14 @@ def test_a_reason_typed_while_the_pair_went_into_dispute_is_kept_for_the_editor_
         assert "The reason you typed (not saved):" in html
         assert "readonly>It never mentions the deadline.</textarea>" in html
     assert Grade.objects.get(candidate=a, editor=cast.editor).reason == ""
+
+
+def test_an_empty_set_offers_no_next_query_button_and_a_set_with_pairs_does(cast: Cast, client: Client) -> None:
+    """The button on an empty set led to "nothing is waiting for you" (QA report)."""
+    empty = make_set(cast.alpha, "Empty")
+    as_user(client, cast.owner)
+    html = client.get(url("grading_set_detail", cast, set_id=empty.pk)).content.decode()
+    assert "Grade the next query" not in html and "No candidates yet." in html
+    (pair,) = make_pairs(cast.alpha, "A", set_name="Full")
+    html = client.get(url("grading_set_detail", cast, set_id=pair.grading_set_id)).content.decode()
+    assert "Grade the next query" in html
