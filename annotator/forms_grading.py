@@ -20,6 +20,7 @@ from annotator.models import (
     Project,
     Query,
 )
+from annotator.uploads import UploadForm
 
 GRADE_CHOICES = [(str(g), str(g)) for g in GRADE_VALUES]
 
@@ -169,7 +170,7 @@ RUN_FORMAT_CHOICES = [
 ]
 
 
-class ImportForm(forms.Form):
+class ImportForm(UploadForm):
     """One file of documents or queries."""
 
     file = forms.FileField(label=_("File"), error_messages={"required": _("Choose a file to upload.")})
@@ -195,7 +196,7 @@ class MultipleFileField(forms.FileField):
         return [single(data, initial)]
 
 
-class CandidateImportForm(forms.Form):
+class CandidateImportForm(UploadForm):
     """Run files (or plain pair lists) whose top k per query become a set's candidates."""
 
     grading_set = forms.ModelChoiceField(

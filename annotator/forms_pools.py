@@ -15,6 +15,7 @@ from annotator.services.pools import (
     guess_format,
     parse_grade_map,
 )
+from annotator.uploads import UploadForm
 
 
 class FreezeForm(forms.Form):
@@ -53,7 +54,7 @@ class ContinueForm(forms.Form):
     )
 
 
-class PoolImportForm(forms.Form):
+class PoolImportForm(UploadForm):
     file = forms.FileField(label=_("Judgments file"), help_text=_("TREC qrels, CSV or JSONL, UTF-8; or a zip exported here (data file + manifest.json)."))
     format = forms.ChoiceField(
         label=_("Format"),

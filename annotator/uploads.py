@@ -8,7 +8,29 @@ half a feature). Each importer wraps `UploadTextError` in its own error, all or 
 
 from __future__ import annotations
 
+from django import forms
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+
+class UploadForm(forms.Form):
+    """A form with file fields. After any error the page comes back without the chosen files (no
+    browser keeps a file input's choice across a reload or an htmx swap), so a file field that
+    was sent a file says to choose it again, instead of a later "Please select a file"."""
+
+    CHOOSE_AGAIN = gettext_lazy(
+        "Choose the file again: a browser does not keep a chosen file when the form comes back with an error."
+    )
+
+    def full_clean(self) -> None:
+        super().full_clean()
+        errors = self.errors  # filled by super().full_clean(): no second validation
+        if not self.is_bound or not errors:
+            return
+        for name, field in self.fields.items():
+            sent = self.files.getlist(self.add_prefix(name)) if hasattr(self.files, "getlist") else []
+            if isinstance(field, forms.FileField) and sent and name not in errors:
+                self.add_error(name, self.CHOOSE_AGAIN)
 
 # Every zip starts with a local file header; no UTF-8 text file can ("PK" + two control bytes).
 ZIP_MAGIC = b"PK\x03\x04"

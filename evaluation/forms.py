@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from annotator.models import PoolVersion, Project
+from annotator.uploads import UploadForm
 from evaluation import metrics
 from evaluation.metrics.policies import MAX_BREAKDOWN_K
 from evaluation.models import (
@@ -101,7 +102,7 @@ def _policy_fields(form: forms.Form, *, with_scoring: bool) -> None:
     )
 
 
-class RunUploadForm(forms.Form):
+class RunUploadForm(UploadForm):
     name = forms.CharField(label=_("Name"), max_length=200, help_text=_("The system, e.g. “bm25 baseline”."))
     notes = forms.CharField(label=_("Notes"), required=False, widget=forms.Textarea(attrs={"rows": 2}))
     format = forms.ChoiceField(

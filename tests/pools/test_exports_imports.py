@@ -370,3 +370,18 @@ def test_importing_the_same_judgments_again_warns_that_nothing_changed(cast: Cas
                         {"file": SimpleUploadedFile("b.qrels", text.encode()), "format": "auto", "pool": pool.pk},
                         follow=True)
     assert "Version 2 holds exactly the same judgments as version 1 (same SHA-256)." in again.content.decode()
+
+
+def test_a_form_error_elsewhere_asks_for_the_file_again(cast: Cast, client: Client) -> None:
+    """The page comes back without the chosen file; the next submit said only "Please select a
+    file" (QA report)."""
+    client.force_login(cast.owner)
+    html = client.post(
+        reverse("pool_import", kwargs={"slug": "alpha"}),
+        {"file": SimpleUploadedFile("a.qrels", b"q1 0 A 3\n"), "format": "auto", "pool_name": ""},
+    ).content.decode()
+    assert "Name the new pool, or choose an existing pool above." in html
+    assert "Choose the file again: a browser does not keep a chosen file" in html
+    without_file = client.post(reverse("pool_import", kwargs={"slug": "alpha"}), {"format": "auto"}).content.decode()
+    assert "Choose the file again" not in without_file
+    assert not Pool.objects.filter(project=cast.alpha).exclude(name="Phone").exists()
