@@ -97,19 +97,31 @@ def describe_error(error: metrics.EvaluationError, *, run: str | None = None) ->
     library); the template is translated here through the project's catalog, and so is the part
     that points into the user's own file.
     """
-    where = []
+    where: list[str] = []
     if run:
         where.append(_("run “%(name)s”") % {"name": run})
     if error.source:
         where.append(_("file %(file)s") % {"file": error.source})
     if error.line is not None:
         where.append(_("line %(line)s") % {"line": error.line})
-    problem = error.translated(_)
+    template = _(error.template)
+    problem = template if error.params is None else template % {
+        key: _Quoted(value) if isinstance(value, str) else value for key, value in error.params.items()
+    }
     if not where:
         return problem
     # The separator is translated too: Chinese uses "，" (an ASCII comma read as a typo there).
     separator = pgettext("list separator", ", ")
     return _("%(where)s: %(problem)s") % {"where": separator.join(where), "problem": problem}
+
+
+class _Quoted(str):
+    """A value as a page quotes it: the engine's %r gives 'q1' (a command line's quotes); here it
+    gives “q1”, the quotes of every other message in both languages, with repr's escapes kept so
+    a tab or a trailing space in an ID still shows."""
+
+    def __repr__(self) -> str:
+        return f"“{str.__repr__(self)[1:-1]}”"
 
 
 # ---- Runs: parsing uploads ----------------------------------------------------------------------

@@ -172,12 +172,12 @@ def test_a_what_if_that_reaches_an_unjudged_id_shows_the_engines_error(cast: Cas
     client.force_login(cast.reviewer)
     page = html.unescape(client.get(url("comparison_query", comparison, query="q1", k="3")).content.decode())
     assert "This query cannot be scored under these settings" in page
-    assert "run “a”" in page and "line 1" in page and "'X'" in page
+    assert "run “a”" in page and "line 1" in page and "“X”" in page
     # Both runs refused: both are named, not only the last one (QA report).
     c = make_run(cast.alpha, "c", {"q1": ["B", "A", "Y"]}, by=cast.reviewer)
     both = make_comparison(cast.alpha, version, a, c, by=cast.reviewer, k=2)
     page = html.unescape(client.get(url("comparison_query", both, query="q1", k="3")).content.decode())
-    assert "run “a”" in page and "'X'" in page and "run “c”" in page and "'Y'" in page
+    assert "run “a”" in page and "“X”" in page and "run “c”" in page and "“Y”" in page
 
 
 def test_the_breakdown_without_a_query_opens_the_worst_one(cast: Cast, client: Client) -> None:
@@ -265,9 +265,9 @@ def test_a_pool_version_or_run_of_another_project_is_refused(cast: Cast) -> None
 @pytest.mark.parametrize(
     ("rankings_b", "policies", "expected"),
     [
-        ({"q1": "ABX"}, {}, ["Run B", "run “b”", "line 1", "'X'", "unjudged"]),
-        ({"q1": "AB", "q7": "A"}, {}, ["Run B", "'q7'", "not in the pool", "line 2"]),
-        ({"q2": "A"}, {"missing_queries": "error", "extra_queries": "ignore"}, ["Run B", "'q1'", "missing"]),
+        ({"q1": "ABX"}, {}, ["Run B", "run “b”", "line 1", "“X”", "unjudged"]),
+        ({"q1": "AB", "q7": "A"}, {}, ["Run B", "“q7”", "not in the pool", "line 2"]),
+        ({"q2": "A"}, {"missing_queries": "error", "extra_queries": "ignore"}, ["Run B", "“q1”", "missing"]),
     ],
 )
 def test_inputs_that_break_a_strict_policy_are_refused_naming_run_line_and_value(
@@ -668,7 +668,7 @@ def test_creation_by_htmx_redirects_the_page_and_errors_stay_in_the_fragment(
     refused = client.post(target, creation_data(version.pk, a.pk, b.pk), headers={"HX-Request": "true"})
     fragment = html.unescape(refused.content.decode())
     assert refused.status_code == 200 and "<html" not in fragment and 'id="comparison-form"' in fragment
-    assert "'X'" in fragment and "line 1" in fragment
+    assert "“X”" in fragment and "line 1" in fragment
     created = client.post(target, creation_data(version.pk, a.pk, c.pk), headers={"HX-Request": "true"})
     assert created["HX-Redirect"] == Comparison.objects.get().get_absolute_url()
 

@@ -73,15 +73,15 @@ def test_pasted_lists_keep_an_empty_ranking_and_skip_comments() -> None:
 @pytest.mark.parametrize(
     ("fmt", "text", "expected"),
     [
-        ("lists", "q1: A, B\nq1: C\n", ["line 2", "'q1'", "lines 1 and 2"]),
-        ("lists", "q1: A, B, A\n", ["line 1", "'A'", "appears twice"]),
+        ("lists", "q1: A, B\nq1: C\n", ["line 2", "“q1”", "lines 1 and 2"]),
+        ("lists", "q1: A, B, A\n", ["line 1", "“A”", "appears twice"]),
         ("lists", "q1 A B\n", ["line 1", "no colon"]),
         ("lists", ": A, B\n", ["line 1", "empty"]),
         # Two commas in a row most likely lost an ID: refused, not closed up into "A, B".
-        ("lists", "q1: A, B\nq2: A,,B\n", ["line 2", "'q2'", "an empty entry between two commas (entry 2)"]),
+        ("lists", "q1: A, B\nq2: A,,B\n", ["line 2", "“q2”", "an empty entry between two commas (entry 2)"]),
         ("trec", "q1 Q0 A 1 2.0 sys\nq1 Q0 B 2\n", ["line 2", "6 fields"]),
-        ("trec", "q1 Q0 A 1 2.0 sys\nq1 Q0 A 2 1.0 sys\n", ["line 2", "'A'", "twice"]),
-        ("trec", "q1 Q0 A 1 high sys\n", ["line 1", "'high'"]),
+        ("trec", "q1 Q0 A 1 2.0 sys\nq1 Q0 A 2 1.0 sys\n", ["line 2", "“A”", "twice"]),
+        ("trec", "q1 Q0 A 1 high sys\n", ["line 1", "“high”"]),
         ("csv", "query_id,doc_id\nq1,A\n", ["score", "rank"]),
         ("jsonl", '{"query_id": "q1", "doc_id": "A", "score": 1}\n{"query_id": "q1"\n', ["line 2"]),
     ],
@@ -128,9 +128,9 @@ def test_pasted_lines_are_counted_as_editors_count_them_and_a_query_may_hold_a_c
 @pytest.mark.parametrize(
     ("text", "policies", "expected"),
     [
-        ("q1: A, X\n", {}, ["line 1", "'X'", "unjudged"]),
-        ("q1: A\nq9: A\n", {}, ["'q9'", "not in the pool"]),
-        ("q2: A\n", {"missing_queries": "error", "extra_queries": "ignore"}, ["'q1'", "missing"]),
+        ("q1: A, X\n", {}, ["line 1", "“X”", "unjudged"]),
+        ("q1: A\nq9: A\n", {}, ["“q9”", "not in the pool"]),
+        ("q2: A\n", {"missing_queries": "error", "extra_queries": "ignore"}, ["“q1”", "missing"]),
     ],
 )
 def test_a_run_checked_against_a_pool_at_upload_is_refused_under_strict_policies(

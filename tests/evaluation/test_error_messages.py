@@ -21,7 +21,7 @@ from django.utils import translation
 
 from annotator.services.pools import PoolImportError
 from evaluation import formats, metrics
-from evaluation.metrics.policies import EvaluationError
+from evaluation.metrics.policies import EvaluationError, gettext_noop
 from evaluation.services import describe_error
 from tests.conftest import Cast
 from tests.pools.test_exports_imports import import_text
@@ -87,19 +87,19 @@ def _in(language: str, error: EvaluationError) -> str:
 @pytest.mark.parametrize(
     ("make_error", "values"),
     [
-        (lambda: metrics.score_query(["A", "B"], {"A": 1}, query_id="问题一"), ["'问题一'", "'B'", "未判断"]),
+        (lambda: metrics.score_query(["A", "B"], {"A": 1}, query_id="问题一"), ["“问题一”", "“B”", "未判断"]),
         (lambda: metrics.Settings(k=0), ["K", "0", "正整数"]),
         (
             lambda: formats.read_run(_stream("q1 Q0 A 1 2.0 s\nq1 Q0 A 2 1.0 s\n", "dup.trec")),
-            ["dup.trec", "第 2 行", "'A'", "出现了两次"],
+            ["dup.trec", "第 2 行", "“A”", "出现了两次"],
         ),
         (
             lambda: formats.read_qrels(_stream("q1 0 A 3\nq1 0 C 7\n", "levels.qrels")),
-            ["levels.qrels", "第 2 行", "'C'", "7", "等级映射"],
+            ["levels.qrels", "第 2 行", "“C”", "7", "等级映射"],
         ),
         (
             lambda: metrics.score_query(["A", "B"], {"A": 1, "B": 2}, scores=[1.0, 1.0], query_id="q1"),
-            ["'q1'", "'A', 'B'", "1.0", "docid-desc"],
+            ["“q1”", "'A', 'B'", "1.0", "docid-desc"],
         ),
     ],
 )
@@ -107,7 +107,8 @@ def test_engine_errors_read_in_chinese_with_their_values(make_error: object, val
     with pytest.raises(EvaluationError) as caught:
         make_error()  # type: ignore[operator]
     english, chinese = _in("en", caught.value), _in("zh-hans", caught.value)
-    assert english.endswith(caught.value.detail) and chinese != english
+    # Pages quote values “so” where the engine's own (command-line) text has 'so'.
+    assert english.replace("“", "'").replace("”", "'").endswith(caught.value.detail) and chinese != english
     for value in values:
         assert value in chinese, (value, chinese)
 
@@ -189,3 +190,12 @@ def test_a_query_id_with_a_tab_is_refused_on_its_line() -> None:
     data = b'{"query_id": "q1", "doc_id": "A", "score": 1}\n{"query_id": "q\\t2", "doc_id": "B", "score": 1}\n'
     with pytest.raises(RunUploadError, match=r"run\.jsonl, line 2: query ID 'q\\t2' contains a tab"):
         run_parse(data=data, fmt="jsonl", file_name="run.jsonl")
+
+
+def test_pages_quote_values_with_the_apps_quotes_and_keep_escapes_visible() -> None:
+    """The engine's %r quotes ('q1') read as stray ASCII in Chinese messages, which use “” (QA report)."""
+    error = EvaluationError(
+        gettext_noop("query %(query)r: document %(doc)r appears twice"), {"query": "问题一", "doc": "a\tb "}
+    )
+    assert _in("en", error) == "query “问题一”: document “a\\tb ” appears twice"
+    assert str(error) == "query '问题一': document 'a\\tb ' appears twice"  # the command line keeps repr

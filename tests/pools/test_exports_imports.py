@@ -168,12 +168,12 @@ def test_qrels_rel_level_imports_with_a_documented_grade_map(cast: Cast) -> None
 @pytest.mark.parametrize(
     ("fmt", "text", "message"),
     [
-        ("qrels", "q1 0 A 3\nq1 0 B 2\nq1 0 C 7\n", "line 3: query 'q1', document 'C': grade 7 is outside 0..3"),
+        ("qrels", "q1 0 A 3\nq1 0 B 2\nq1 0 C 7\n", "line 3: query “q1”, document “C”: grade 7 is outside 0..3"),
         ("qrels", "q1 0 A 3\nq1 0 A 2\n", "judged twice (lines 1 and 2)"),
         ("qrels", "q1 0 A\n", "line 1: expected 4 fields"),
-        ("qrels", "q1 0 A 2.5\n", "grade '2.5' is not an integer"),
+        ("qrels", "q1 0 A 2.5\n", "grade “2.5” is not an integer"),
         ("csv", "query_id,doc_id\nq1,A\n", "lacks grade"),
-        ("csv", "query_id,doc_id,grade\nq1,A,1\nq1,,2\n", "line 3: query 'q1': doc_id must be a non-empty string"),
+        ("csv", "query_id,doc_id,grade\nq1,A,1\nq1,,2\n", "line 3: query “q1”: doc_id must be a non-empty string"),
         ("jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 1}\n{"query_id": "q1", "doc_id": "B", "grade": "2"}\n', "line 2"),
         ("jsonl", '{"query_id": "q1", "doc_id": "A", "grade": true}\n', "grade must be an integer"),
         ("qrels", "", "no judgments"),

@@ -379,7 +379,7 @@ def test_a_bad_file_re_renders_the_form_with_the_line_as_a_fragment(cast: Cast, 
     html = response.content.decode()
     assert response.status_code == 200
     assert html.lstrip().startswith('<section class="card" id="import-form">')
-    assert "bad.qrels, line 2: query &#x27;q1&#x27;, document &#x27;B&#x27;: grade 9 is outside 0..3" in html
+    assert "bad.qrels, line 2: query “q1”, document “B”: grade 9 is outside 0..3" in html
     assert not Pool.objects.exists()
 
 
@@ -387,7 +387,7 @@ def test_the_import_form_explains_missing_choices(cast: Cast, client: Client) ->
     html = login(client, cast.owner).post(IMPORT_URL, {"format": "auto"}).content.decode()
     assert "This field is required." in html
     html = client.post(IMPORT_URL, {"file": upload("a.qrels", "q 0 d 1\n"), "format": "auto", "grade_map": "9"}).content.decode()
-    assert "grade map entry &#x27;9&#x27; is not FROM:TO" in html
+    assert "grade map entry “9” is not FROM:TO" in html
     assert "Name the new pool, or choose an existing pool above." in html
 
 
