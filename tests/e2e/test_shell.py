@@ -101,3 +101,9 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
         if width > 390:
             too_wide[path] = width
     assert not too_wide, too_wide
+    # ...and a breakdown table keeps a readable document column, in Chinese too, where six number
+    # columns squeezed it to one character per line (QA report).
+    page.get_by_label("Language").select_option("zh-hans")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+    narrowest = page.evaluate("Math.min(...[...document.querySelectorAll('.positions td.doc')].map(td => td.getBoundingClientRect().width))")
+    assert narrowest >= 100, narrowest
