@@ -54,7 +54,7 @@ def membership_remove(*, membership: Membership, by: User) -> int:
         withdrawn = list(
             Grade.objects.to_recheck()
             .filter(editor_id=current.user_id, candidate__grading_set__project_id=current.project_id)
-            .select_for_update()
+            .select_for_update(of=("self",))  # "self": the filter joins nullable relations
         )
         GradeHistory.objects.bulk_create(
             GradeHistory(
