@@ -519,7 +519,7 @@ def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> 
 
 
 def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> int:
-    if _INTEGER.fullmatch(token) and len(token.lstrip("+")) > MAX_DIGITS:
+    if _INTEGER.fullmatch(token) and len(token.lstrip("+-")) > MAX_DIGITS:
         raise EvaluationError(
             gettext_noop("query %(query)r, document %(doc)r: rank has more than %(digits)s digits"),
             {"query": query, "doc": doc, "digits": MAX_DIGITS},
@@ -528,7 +528,7 @@ def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> i
             source=source,
             line=line,
         )
-    if not _INTEGER.fullmatch(token) or whole(token) < 1:
+    if not _INTEGER.fullmatch(token) or int(token) < 1:
         raise EvaluationError(
             gettext_noop("query %(query)r, document %(doc)r: rank %(token)r is not a positive integer"),
             {"query": query, "doc": doc, "token": token},
@@ -537,7 +537,7 @@ def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> i
             source=source,
             line=line,
         )
-    return whole(token)
+    return int(token)
 
 
 def run_name(source: Source, name: str | None) -> str:

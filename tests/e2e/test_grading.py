@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from annotator.demo_data import grading as demo_grading
 from annotator.management.commands import demo
@@ -121,14 +121,19 @@ def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(page: Page, liv
     assert Grade.objects.get(editor__username="editor-b").grade == 2
 
 
-def test_leaving_with_a_typed_reason_not_yet_saved_asks_first(page: Page, live_server: Any, grading_demo: None) -> None:
-    """The prompt covered rows still saving or failed, not a reason typed and never sent (QA report)."""
+def _type_a_reason_without_saving(page: Page, live_server: Any) -> Locator:
     log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.get_by_role("button", name="Start grading").click()
     box = page.locator("article.candidate textarea.reason").first
     box.click()
     box.type("no deadline anywhere")
+    return box
+
+
+def test_leaving_with_a_typed_reason_not_yet_saved_asks_first(page: Page, live_server: Any, grading_demo: None) -> None:
+    """The prompt covered rows still saving or failed, not a reason typed and never sent (QA report)."""
+    _type_a_reason_without_saving(page, live_server)
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.dismiss()))
     page.close(run_before_unload=True)
@@ -140,12 +145,7 @@ def test_staying_on_the_page_after_a_language_switch_keeps_the_menu_on_the_langu
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
     """Choosing "stay" in the leave-page prompt left the menu on the language not switched to (QA report)."""
-    log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
-    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
-    page.get_by_role("button", name="Start grading").click()
-    box = page.locator("article.candidate textarea.reason").first
-    box.click()
-    box.type("no deadline anywhere")
+    box = _type_a_reason_without_saving(page, live_server)
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.dismiss()))
     page.get_by_label("Language").select_option("zh-hans")
