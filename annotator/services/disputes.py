@@ -340,6 +340,7 @@ _KIND_ORDER = {
     "reason_removed": 1,
     "undone": 1,
     "rechecked": 1,
+    "withdrawn": 1,
     "opened": 2,
     "reason": 3,
     "revealed": 4,
@@ -354,6 +355,7 @@ _HISTORY_KINDS: dict[str, str] = {
     GradeHistory.Kind.REASON_EDITED: "reason_edited",
     GradeHistory.Kind.UNDONE: "undone",
     GradeHistory.Kind.RECHECKED: "rechecked",
+    GradeHistory.Kind.WITHDRAWN: "withdrawn",
     # REVISED is told by the dispute statement, which also has the "kept" case.
 }
 
@@ -492,7 +494,7 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
             events.append(TimelineEvent(at=dispute.revealed_at, kind="revealed"))
         if dispute.escalated_at:
             events.append(TimelineEvent(at=dispute.escalated_at, kind="in_review"))
-    if final is not None:
+    if final is not None and not hidden:  # a final grade of 3 from a unanimous pair is both grades
         events.append(
             TimelineEvent(
                 at=final.decided_at,

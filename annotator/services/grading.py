@@ -461,16 +461,21 @@ class CandidateSummary:
     runs: list[str] = field(default_factory=list)
 
 
-@transaction.atomic
 def _refuse_closed(grading_set: GradingSet) -> None:
-    """A closed set's pairs are a record of what was graded (and usually frozen): they stay as they are."""
-    if not GradingSet.objects.filter(pk=grading_set.pk, is_open=True).exists():
+    """A closed set's pairs are a record of what was graded (and usually frozen): they stay as they are.
+
+    Call inside the transaction that changes the pairs: the set's row stays locked until it ends,
+    so a freeze (which locks the same row to close the set) waits for it, or it for the freeze.
+    """
+    is_open = GradingSet.objects.select_for_update().filter(pk=grading_set.pk).values_list("is_open", flat=True).first()
+    if not is_open:
         raise GradingError(
             _("The grading set “%(set)s” is closed: its pairs can no longer be added or removed.")
             % {"set": grading_set.name}
         )
 
 
+@transaction.atomic
 def candidates_add(
     *,
     grading_set: GradingSet,

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from annotator.models import Grade, GradeHistory, Membership, Project, Role
+from annotator.models import Candidate, Grade, GradeHistory, Membership, Project, Role
 
 
 class LastOwnerError(Exception):
@@ -51,11 +51,13 @@ def membership_remove(*, membership: Membership, by: User) -> int:
         current.delete()
         # A pair waits while one of its grades awaits a re-check (pair_settle_if_complete); left
         # in place, a departed editor's stale grade would hold its pair forever.
-        withdrawn = list(
-            Grade.objects.to_recheck()
-            .filter(editor_id=current.user_id, candidate__grading_set__project_id=current.project_id)
-            .select_for_update(of=("self",))  # "self": the filter joins nullable relations
+        stale = Grade.objects.to_recheck().filter(
+            editor_id=current.user_id, candidate__grading_set__project_id=current.project_id
         )
+        # Pairs first, then grades, in pk order: grade_submit locks in that order too (a grade
+        # row locked first here deadlocked against a re-check of it on PostgreSQL).
+        list(Candidate.objects.select_for_update().filter(pk__in=stale.values("candidate_id")).order_by("pk"))
+        withdrawn = list(stale.select_for_update(of=("self",)).order_by("pk"))  # "self": nullable joins
         GradeHistory.objects.bulk_create(
             GradeHistory(
                 candidate_id=grade.candidate_id, editor_id=grade.editor_id, changed_by=by,

@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import zipfile
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -461,6 +462,11 @@ class PoolImportError(Exception):
     """The file cannot become a pool version; the message names the line, value and rule."""
 
 
+# Imports are read in the request; 20 MB is ~500k qrels lines, far above a hand-graded pool. The
+# same limit holds for what a zip unpacks to (a small zip can unpack to gigabytes).
+MAX_IMPORT_BYTES = 20 * 1024 * 1024
+
+
 @transaction.atomic
 def pool_import(
     *,
@@ -472,13 +478,15 @@ def pool_import(
     pool_name: str = "",
     pool: Pool | None = None,
     grade_map: Mapping[int, int] | str = "",
+    max_unpacked: int | None = MAX_IMPORT_BYTES,
 ) -> PoolVersion:
     """A qrels / CSV / JSONL file -> the next version of `pool` (or of a new pool `pool_name`).
 
     Owner only. All or nothing: any bad line refuses the whole file (PoolImportError, with the
     line number). Grades must be 0..3 unless `grade_map` (e.g. "-1:0,4:3") maps them.
     A zip exported by this app (data file + manifest.json) imports too: its format comes from
-    the manifest, and the new version must hash to the manifest's SHA-256.
+    the manifest, and the new version must hash to the manifest's SHA-256. `max_unpacked` caps
+    what its members may unpack to (None: no cap, for `import_pool` reading the owner's own disk).
     """
     _require_role(project, by, Role.OWNER)
     if pool is not None and pool.project_id != project.pk:
@@ -488,7 +496,7 @@ def pool_import(
     if data.startswith(ZIP_MAGIC):
         if mapping:
             raise PoolImportError(_("A grade map does not apply to an exported pool: its grades are 0..3 already."))
-        file_name, data, fmt, expected_sha = _exported_data(data, file_name)
+        file_name, data, fmt, expected_sha = _exported_data(data, file_name, max_unpacked)
     with transaction.atomic():
         version = _import_rows(project, by, data, file_name, fmt, pool_name, pool, mapping)
         if expected_sha is not None and version.sha256 != expected_sha:
@@ -500,30 +508,32 @@ def pool_import(
     return version
 
 
-# Imports are read in the request; 20 MB is ~500k qrels lines, far above a hand-graded pool. The
-# same limit holds for what a zip unpacks to (a small zip can unpack to gigabytes).
-MAX_IMPORT_BYTES = 20 * 1024 * 1024
 
-
-def _exported_data(archive: bytes, zip_name: str) -> tuple[str, bytes, str, str]:
+def _exported_data(archive: bytes, zip_name: str, limit: int | None) -> tuple[str, bytes, str, str]:
     """(data file name, its bytes, format, pool SHA-256) from a zip this app exported, checked
-    against its manifest.json. Only those two members are read (nothing is extracted to disk),
-    and no more than the upload limit is decompressed."""
+    against its manifest.json. Only those two members are read (nothing is extracted to disk), and
+    at most `limit` bytes of each are unpacked (counted while unpacking: the sizes a zip declares
+    are its own claim, and a small zip can unpack to gigabytes)."""
     def refuse(problem: str) -> PoolImportError:
         return PoolImportError(_("%(file)s: %(problem)s") % {"file": zip_name, "problem": problem})
 
+    not_an_export = _(
+        "its manifest.json is not the manifest of a pool export (it needs data_file, format and sha256)."
+    )
     try:
         with zipfile.ZipFile(io.BytesIO(archive)) as bundle:
-            members = {info.filename: info for info in bundle.infolist()}
-            if "manifest.json" not in members:
+            names = set(bundle.namelist())
+            if "manifest.json" not in names:
                 raise refuse(_("this zip has no manifest.json, so it is not a pool this app exported. "
                                "Upload the qrels, CSV or JSONL file itself."))
 
             def read(name: str) -> bytes:
-                if members[name].file_size > MAX_IMPORT_BYTES:
+                with bundle.open(name) as member:
+                    data = member.read() if limit is None else member.read(limit + 1)
+                if limit is not None and len(data) > limit:
                     raise refuse(_("%(member)s is larger than %(limit)d bytes once unpacked.")
-                                 % {"member": name, "limit": MAX_IMPORT_BYTES})
-                return bundle.read(name)
+                                 % {"member": name, "limit": limit})
+                return data
 
             try:
                 manifest = json.loads(read("manifest.json"))
@@ -531,17 +541,19 @@ def _exported_data(archive: bytes, zip_name: str) -> tuple[str, bytes, str, str]
                 data_name, data_sha, fmt, pool_sha = (
                     data_file["name"], data_file["sha256"], manifest["format"], manifest["sha256"]
                 )
-            except (ValueError, KeyError, TypeError):
-                raise refuse(_("its manifest.json is not the manifest of a pool export (it needs data_file, "
-                               "format and sha256).")) from None
+            except (ValueError, KeyError, TypeError, RecursionError):
+                raise refuse(not_an_export) from None
             if not all(isinstance(v, str) for v in (data_name, data_sha, fmt, pool_sha)) or fmt not in READER_FORMATS:
-                raise refuse(_("its manifest.json is not the manifest of a pool export (it needs data_file, "
-                               "format and sha256)."))
-            if data_name not in members:
+                raise refuse(not_an_export)
+            if data_name not in names:
                 raise refuse(_("the data file %(member)s its manifest names is not in the zip.") % {"member": data_name})
             data = read(data_name)
-    except zipfile.BadZipFile:
-        raise refuse(_("the zip archive cannot be read (damaged or incomplete).")) from None
+    # What a damaged or foreign zip raises while it is opened or read: a bad structure or CRC,
+    # an encrypted member (RuntimeError), an unsupported compression (NotImplementedError), a
+    # name flagged UTF-8 that is not (UnicodeDecodeError), a truncated or corrupt stream.
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, UnicodeDecodeError,
+            EOFError, OSError, zlib.error):
+        raise refuse(_("the zip archive cannot be read (damaged, encrypted or incomplete).")) from None
     if hashlib.sha256(data).hexdigest() != data_sha:
         raise refuse(_("%(member)s does not match the SHA-256 in manifest.json: the archive was changed after "
                        "export. Nothing was imported.") % {"member": data_name})

@@ -425,16 +425,22 @@ def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
 def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
     """Agreement on raw grades (before any discussion or decision) for one grading set."""
     grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
-    # Reviewers and owners grade too. A pair they graded stays out of every figure here until it
-    # is settled or its dispute revealed: a confusion matrix or a severity count would otherwise
-    # give them the other grade while they are still blind to it (QA report).
+    # Reviewers and owners grade too, so the figures obey the timeline's rules: a pair still being
+    # graded stays out (the viewer may be asked to grade it next), and so does a pair the viewer
+    # graded until it is settled or its dispute revealed; a confusion matrix or a severity count
+    # would otherwise give them grades they must not see yet (QA reports).
+    incomplete = set(
+        Candidate.objects.filter(grading_set=grading_set, final_grade__isnull=True, dispute__isnull=True)
+        .values_list("pk", flat=True)
+    )
     blind = set(
         Grade.objects.filter(candidate__grading_set=grading_set, editor=request.user)
-        .filter(candidate__final_grade__isnull=True)
+        .filter(candidate__final_grade__isnull=True, candidate__dispute__isnull=False)
         .exclude(candidate__dispute__status__in=REVEALED_STATUSES)
         .values_list("candidate_id", flat=True)
     )
-    rows = Grade.objects.filter(candidate__grading_set=grading_set).exclude(candidate_id__in=blind).values_list(
+    left_out = incomplete | blind
+    rows = Grade.objects.filter(candidate__grading_set=grading_set).exclude(candidate_id__in=left_out).values_list(
         "candidate_id",
         "candidate__query_id",
         "candidate__query__external_id",
@@ -479,7 +485,7 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     counts = {
         (row["status"], row["severity"]): row["n"]
         for row in Dispute.objects.filter(candidate__grading_set=grading_set)
-        .exclude(candidate_id__in=blind)
+        .exclude(candidate_id__in=left_out)
         .values("status", "severity")
         .annotate(n=Count("pk"))
         .order_by()
@@ -505,6 +511,7 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         "severity_totals": [sum(counts.get((v, s), 0) for v in DisputeStatus.values) for s in (1, 2, 3)],
         "settled_count": FinalGrade.objects.filter(candidate__grading_set=grading_set).count(),
         "blind_count": len(blind),
+        "incomplete_count": len(incomplete),
     }
     template = "annotator/disputes/agreement.html" + ("#query-alpha" if request.htmx else "")
     return render(request, template, context)

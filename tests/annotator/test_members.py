@@ -182,9 +182,11 @@ def test_removing_an_editor_withdraws_only_their_grades_awaiting_recheck_so_thei
     assert (entry.candidate, entry.editor, entry.changed_by) == (waiting, cast.editor2, cast.owner)
     assert (entry.old_grade, entry.old_reason, entry.new_grade) == (2, "lacks the fee", None)
     assert entry.old_document_version_id == stale.document_version_id
-    # Another member's grade now completes the pair.
+    # Another member's grade now completes the pair, and its timeline tells the withdrawal.
     grade_submit(candidate=waiting, editor=cast.reviewer, value=3)
     assert FinalGrade.objects.get(candidate=waiting).grade == 3
+    timeline = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": waiting.pk})).content.decode()
+    assert "grade 2 was withdrawn: it awaited their re-check when they left the project." in timeline
 
 
 def test_removing_a_member_without_stale_grades_says_nothing_about_withdrawals(cast: Cast, client: Client) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from annotator.models import Membership, Role
 from annotator.services.members import LastOwnerError, membership_remove, membership_set_role
 from tests.concurrency import at_once, postgres_only
@@ -29,3 +31,37 @@ def test_two_owners_removing_each_other_at_once_leave_one_owner(cast: Cast) -> N
 
     assert sum(isinstance(r, LastOwnerError) for r in results) == 1, results
     assert Membership.objects.filter(project=cast.alpha, role=Role.OWNER).count() == 1
+
+
+def test_removing_an_editor_while_they_recheck_a_grade_neither_deadlocks_nor_loses_the_recheck(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Removal locked the grade, then (inserting history) waited for the pair; the re-check held
+    the pair and waited for the grade: "deadlock detected", a 500 (review)."""
+    import time
+
+    from annotator.models import Grade, GradeHistory
+    from annotator.services.grading import grade_submit
+    from tests.grading.factories import make_pairs
+
+    (pair,) = make_pairs(cast.alpha, "A")
+    grade = grade_submit(candidate=pair, editor=cast.editor2, value=2)
+    Grade.objects.filter(pk=grade.pk).update(stale=True, stale_reason="document")
+    original_save = Grade.save
+
+    def slow_save(self: Grade, *args: object, **kwargs: object) -> None:
+        time.sleep(0.5)  # the re-check holds the pair's row lock here
+        original_save(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Grade, "save", slow_save)
+    membership = Membership.objects.get(project=cast.alpha, user=cast.editor2)
+
+    results = at_once(
+        lambda: grade_submit(candidate=pair, editor=cast.editor2, value=2),
+        lambda: (time.sleep(0.1), membership_remove(membership=membership, by=cast.owner))[1],
+    )
+
+    assert not any(isinstance(r, Exception) for r in results), results
+    # The re-check went first, so there was nothing left to withdraw.
+    assert Grade.objects.get(pk=grade.pk).stale is False
+    assert not GradeHistory.objects.filter(kind=GradeHistory.Kind.WITHDRAWN).exists()

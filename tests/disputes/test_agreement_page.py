@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from annotator.models import GradingSet
+from annotator.models import Dispute, GradingSet
 from annotator.services.disputes import dispute_give_reason, dispute_revise
 from tests.conftest import Cast
 from tests.disputes.factories import grade, make_pair
@@ -179,3 +179,18 @@ def test_the_index_lists_the_projects_sets(cast: Cast, client: Client) -> None:
     client.force_login(cast.reviewer)
     html = client.get(reverse("agreement_index", kwargs={"slug": "alpha"})).content.decode()
     assert grading_set.name in html and "Not ours" not in html
+
+
+def test_a_pair_still_being_graded_is_left_out_for_everyone(cast: Cast, client: Client) -> None:
+    """With 3 grades required, ed's 3 and eve's 0 showed in the matrix to rita, who still had the
+    pair to grade (review)."""
+    pair = make_pair(cast.alpha, query="q9", document="Z", required=3, set_name="Three")
+    grade(pair, cast.editor, 3)
+    grade(pair, cast.editor2, 0)
+    assert not Dispute.objects.filter(candidate=pair).exists()  # 2 of 3 grades: still being graded
+    for viewer in (cast.reviewer, cast.owner):
+        client.force_login(viewer)
+        response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": pair.grading_set_id}))
+        assert response.context["report"].units == 0
+        assert response.context["pairs"] == []
+        assert "1 pair still being graded is left out until it has all its grades." in response.content.decode()

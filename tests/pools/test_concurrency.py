@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from annotator.models import Pool, PoolVersion
 from annotator.services.pools import FreezeError, pool_freeze, pool_version_create
 from tests.concurrency import at_once, postgres_only
@@ -35,3 +37,36 @@ def test_two_versions_written_to_one_pool_at_once_take_consecutive_numbers(cast:
 
     assert all(isinstance(r, PoolVersion) for r in results), results
     assert sorted(pool.versions.values_list("number", flat=True)) == [1, 2]
+
+
+def test_a_pair_added_while_the_set_freezes_never_lands_in_the_closed_set(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The closed-set check did not lock the set: an import checked, a freeze closed the set, and
+    the import then inserted an ungraded pair into it that no pool version holds (review)."""
+    import time
+
+    from annotator.importers import PooledPair
+    from annotator.models import Candidate
+    from annotator.services.grading import candidates_add
+
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3)})
+    factories.document(cast.alpha, "NEW")
+    original = type(Candidate.objects).bulk_create
+
+    def slow_bulk_create(manager: object, objs: object, *args: object, **kwargs: object) -> object:
+        time.sleep(0.5)  # between the check and the insert: where the freeze got in
+        return original(manager, objs, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(Candidate.objects), "bulk_create", slow_bulk_create)
+    pair = PooledPair(query_id="q1", doc_id="NEW", line=1, source="run.trec")
+
+    results = at_once(
+        lambda: candidates_add(grading_set=grading_set, pairs=[pair], by=cast.owner),
+        lambda: (time.sleep(0.1), pool_freeze(grading_set=grading_set, by=cast.reviewer))[1],
+    )
+
+    grading_set.refresh_from_db()
+    added = Candidate.objects.filter(grading_set=grading_set, document__external_id="NEW").exists()
+    # Either the import went first (the freeze then refuses the ungraded pair) or the freeze did
+    # (the import is refused): never a closed set holding a pair its version does not.
+    assert not (added and not grading_set.is_open), results
+    assert added != (not grading_set.is_open), results

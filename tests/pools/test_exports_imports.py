@@ -385,3 +385,53 @@ def test_a_form_error_elsewhere_asks_for_the_file_again(cast: Cast, client: Clie
     without_file = client.post(reverse("pool_import", kwargs={"slug": "alpha"}), {"format": "auto"}).content.decode()
     assert "Choose the file again" not in without_file
     assert not Pool.objects.filter(project=cast.alpha).exclude(name="Phone").exists()
+
+
+def _patch_headers(archive: bytes, member: str, *, size: int | None = None, flags: int | None = None) -> bytes:
+    """Rewrite what a zip *claims* about a member (its uncompressed size, its flag bits) in both
+    the local and the central directory header, as a crafted archive would."""
+    data = bytearray(archive)
+    name = member.encode()
+    for signature, size_at, flags_at, name_at in ((b"PK\x03\x04", 22, 6, 30), (b"PK\x01\x02", 24, 8, 46)):
+        start = 0
+        while (start := data.find(signature, start)) >= 0:
+            if data[start + name_at : start + name_at + len(name)] == name:
+                if size is not None:
+                    data[start + size_at : start + size_at + 4] = size.to_bytes(4, "little")
+                if flags is not None:
+                    data[start + flags_at : start + flags_at + 2] = flags.to_bytes(2, "little")
+            start += 4
+    return bytes(data)
+
+
+def test_a_crafted_zip_is_refused_without_unpacking_it_whole(cast: Cast) -> None:
+    """A member declaring 10 bytes unpacked up to 1 GiB before being cut; a nested manifest, an
+    encrypted member or a lying header were 500s (review)."""
+    from annotator.services.pools import MAX_IMPORT_BYTES
+
+    zeros = b"\0" * (MAX_IMPORT_BYTES + 10)
+    manifest = {"data_file": {"name": "big.qrels", "sha256": hashlib.sha256(zeros).hexdigest()},
+                "format": "qrels", "sha256": "0" * 64}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("big.qrels", zeros)
+        archive.writestr("manifest.json", json.dumps(manifest))
+    honest = buffer.getvalue()
+    lying = _patch_headers(honest, "big.qrels", size=10)
+    encrypted = _patch_headers(honest, "manifest.json", flags=1)
+    nested = _zip({"q.qrels": b"q 0 d 1\n", "manifest.json": b"[" * 100_000 + b"]" * 100_000})
+    cases = [
+        (honest, "big.qrels is larger than"),
+        (lying, "big.qrels: |cannot be read|larger than"),
+        (encrypted, "cannot be read"),
+        (nested, "is not the manifest of a pool export"),
+    ]
+    for archive, message in cases:
+        with pytest.raises(PoolImportError, match=message):
+            pool_import(project=cast.alpha, by=cast.owner, data=archive, file_name="x.zip", fmt="qrels", pool_name="Zip")
+    assert not Pool.objects.filter(name="Zip").exists()
+    # `import_pool` reads the owner's own disk: no upload limit (its file is read, then judged).
+    with pytest.raises(PoolImportError) as unlimited:
+        pool_import(project=cast.alpha, by=cast.owner, data=honest, file_name="x.zip", fmt="qrels", pool_name="Zip",
+                    max_unpacked=None)
+    assert "larger than" not in str(unlimited.value) and "NUL character" in str(unlimited.value)

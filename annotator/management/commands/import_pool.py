@@ -55,6 +55,7 @@ class Command(BaseCommand):
             version = pool_import(
                 project=project, by=user, data=data, file_name=path.name, fmt=fmt,
                 pool=pool, pool_name=options["pool"], grade_map=options["grade_map"],
+                max_unpacked=None,  # the owner's own file on their own disk: no upload limit
             )
         except PermissionDenied as exc:
             raise fail(str(exc)) from exc
