@@ -67,5 +67,5 @@ def membership_remove(*, membership: Membership, by: User) -> int:
             )
             for grade in withdrawn
         )
-        Grade.objects.filter(pk__in=[grade.pk for grade in withdrawn]).delete()
+        Grade.objects.filter(pk__in=stale.values("pk")).delete()  # the rows locked above
     return len(withdrawn)

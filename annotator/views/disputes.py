@@ -429,18 +429,21 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     # graded stays out (the viewer may be asked to grade it next), and so does a pair the viewer
     # graded until it is settled or its dispute revealed; a confusion matrix or a severity count
     # would otherwise give them grades they must not see yet (QA reports).
-    incomplete = set(
-        Candidate.objects.filter(grading_set=grading_set, final_grade__isnull=True, dispute__isnull=True)
-        .values_list("pk", flat=True)
-    )
-    blind = set(
+    # Subqueries, not ID lists: a large set early in grading has thousands of incomplete pairs.
+    incomplete = Candidate.objects.filter(
+        grading_set=grading_set, final_grade__isnull=True, dispute__isnull=True
+    ).values("pk")
+    blind = (
         Grade.objects.filter(candidate__grading_set=grading_set, editor=request.user)
         .filter(candidate__final_grade__isnull=True, candidate__dispute__isnull=False)
         .exclude(candidate__dispute__status__in=REVEALED_STATUSES)
-        .values_list("candidate_id", flat=True)
+        .values("candidate_id")
     )
-    left_out = incomplete | blind
-    rows = Grade.objects.filter(candidate__grading_set=grading_set).exclude(candidate_id__in=left_out).values_list(
+    rows = (
+        Grade.objects.filter(candidate__grading_set=grading_set)
+        .exclude(candidate_id__in=incomplete)
+        .exclude(candidate_id__in=blind)
+    ).values_list(
         "candidate_id",
         "candidate__query_id",
         "candidate__query__external_id",
@@ -485,7 +488,7 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     counts = {
         (row["status"], row["severity"]): row["n"]
         for row in Dispute.objects.filter(candidate__grading_set=grading_set)
-        .exclude(candidate_id__in=left_out)
+        .exclude(candidate_id__in=blind)  # incomplete pairs have no dispute
         .values("status", "severity")
         .annotate(n=Count("pk"))
         .order_by()
@@ -510,8 +513,8 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         "dispute_total": sum(counts.values()),
         "severity_totals": [sum(counts.get((v, s), 0) for v in DisputeStatus.values) for s in (1, 2, 3)],
         "settled_count": FinalGrade.objects.filter(candidate__grading_set=grading_set).count(),
-        "blind_count": len(blind),
-        "incomplete_count": len(incomplete),
+        "blind_count": blind.count(),
+        "incomplete_count": incomplete.count(),
     }
     template = "annotator/disputes/agreement.html" + ("#query-alpha" if request.htmx else "")
     return render(request, template, context)
