@@ -13,7 +13,6 @@ from annotator.demo_data import DemoContext
 from annotator.models import (
     Candidate,
     CandidateSource,
-    CriteriaChange,
     CriteriaVersion,
     Document,
     GradingSet,
@@ -105,14 +104,6 @@ Q2_DOCUMENTS = [
     ),
 ]
 
-CRITERIA = {
-    3: "直接回答问题：包含关键步骤和条件（例如入口、字段、截止时间）。"
-    " Answers the question directly: the key steps and the conditions (e.g. entry point, field, deadline).",
-    2: "有实质帮助，但缺少一个重要条件。 Substantive help, but an important condition is missing.",
-    1: "仅提供背景（主题相关，但没有回答问题）。 Background only (related topic, does not answer).",
-    0: "对这个问题没有帮助。 No help for this question.",
-}
-
 SETS = [
     ("Phone number change", "报名后修改联系电话：种子示例的五篇帮助中心资料。", Q1, Q1_DOCUMENTS),
     ("Seed 000", "种子 000 的四篇虚构文档（J-A 到 J-D）。", Q2, Q2_DOCUMENTS),
@@ -122,11 +113,7 @@ SETS = [
 def build(ctx: DemoContext) -> None:
     project = ctx.project
     owner = ctx.users["owner"]
-    if not CriteriaVersion.objects.filter(project=project).exists():
-        # The demo's editors read Chinese and English: version 1 carries the default text in both.
-        CriteriaVersion.objects.create(
-            project=project, number=1, change=CriteriaChange.INITIAL, **{f"level_{g}": t for g, t in CRITERIA.items()}
-        )
+    CriteriaVersion.objects.current_for(project)  # version 1: the default text, in both languages
     for set_name, description, (query_id, text, need), documents in SETS:
         query, _ = Query.objects.update_or_create(
             project=project, external_id=query_id, defaults={"text": text, "information_need": need}

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models, transaction
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.projects import Project
@@ -198,6 +199,17 @@ DEFAULT_CRITERIA = {
 }
 
 
+def default_criteria_text(level: int) -> str:
+    """The default text of one level in both UI languages, Chinese first. Version 1 is read by every
+    editor of the project, whatever language each has chosen: stored in the language of whoever
+    opened the project first, it was English to the Chinese editors or the other way round (QA)."""
+    texts = []
+    for code in ("zh-hans", "en"):
+        with translation.override(code):
+            texts.append(str(DEFAULT_CRITERIA[level]))
+    return " ".join(dict.fromkeys(texts))  # once, if a language has no translation
+
+
 class CriteriaChange(models.TextChoices):
     INITIAL = "initial", _("Initial version")
     MEANING = "meaning", _("Meaning-changing: earlier grades need re-checking")
@@ -211,8 +223,7 @@ class CriteriaVersionQuerySet(models.QuerySet["CriteriaVersion"]):
         if current is None:
             current = self.create(
                 project=project, number=1, change=CriteriaChange.INITIAL,
-                level_3=str(DEFAULT_CRITERIA[3]), level_2=str(DEFAULT_CRITERIA[2]),
-                level_1=str(DEFAULT_CRITERIA[1]), level_0=str(DEFAULT_CRITERIA[0]),
+                **{f"level_{level}": default_criteria_text(level) for level in DEFAULT_CRITERIA},
             )
         return current
 

@@ -13,7 +13,8 @@ LEVELS = {3: "all conditions", 2: "one condition missing", 1: "background", 0: "
 def test_the_first_criteria_version_is_the_contracts_default_text(cast: Cast) -> None:
     current = CriteriaVersion.objects.current_for(cast.alpha)
     assert current.number == 1
-    assert current.level_3.startswith("Answers the question directly")
+    assert current.level_3.startswith("直接回答问题")  # Chinese first, then English (see below)
+    assert "Answers the question directly: the key steps and the conditions" in current.level_3
 
 
 def test_a_meaning_changing_edit_flags_older_grades_in_open_sets_only(cast: Cast) -> None:
@@ -50,3 +51,19 @@ def test_criteria_of_another_project_are_untouched(cast: Cast) -> None:
     criteria_publish(project=cast.alpha, levels=LEVELS, change=CriteriaChange.MEANING, note="", by=cast.owner)
     assert Grade.objects.get().stale is False
     assert CriteriaVersion.objects.current_for(cast.beta).number == 1
+
+
+def test_the_default_criteria_are_written_in_both_languages_whoever_opens_the_project_first(cast: Cast) -> None:
+    """Version 1 was stored in the language of the first request: English criteria for the Chinese
+    editors, or the other way round (QA report)."""
+    from django.utils import translation
+
+    from annotator.models import CriteriaVersion
+
+    with translation.override("en"):
+        first = CriteriaVersion.objects.current_for(cast.alpha)
+    with translation.override("zh-hans"):
+        other = CriteriaVersion.objects.current_for(cast.beta)
+    for version in (first, other):
+        assert version.level_2 == "有实质帮助，但缺少一个重要条件。 Substantive help, but an important condition is missing."
+        assert version.level_0.startswith("对这个问题没有帮助。")
