@@ -29,6 +29,8 @@ class FreezeForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text=_("Recorded in the version beside every excluded pair."),
     )
+    # FreezePreview.blockers_key of the list the page showed (see pool_freeze).
+    blockers_seen = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     confirm = forms.BooleanField(
         label=_("I understand that a frozen version can never be changed, only followed by a new version"),
         error_messages={"required": _("Tick the box to confirm: freezing cannot be undone.")},

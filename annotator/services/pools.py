@@ -203,6 +203,13 @@ class FreezePreview:
     def stale_pairs(self) -> int:
         return sum(1 for c in self.ready if any(g.stale for g in c.grades.all()))
 
+    @property
+    def blockers_key(self) -> str:
+        """Names exactly which pairs block freezing: the freeze page sends it back, so that leaving
+        out "the pairs listed above" leaves out those and no pair that blocked only later."""
+        pairs = sorted(f"{b.query_id}\t{b.doc_id}\n" for b in self.blockers)
+        return hashlib.sha256("".join(pairs).encode()).hexdigest()[:32]
+
 
 def _has_final(candidate: Candidate) -> bool:
     try:
@@ -276,13 +283,20 @@ def _provenance(preview: FreezePreview, included: list[Candidate], excluded: int
 
 @transaction.atomic
 def pool_freeze(
-    *, grading_set: GradingSet, by: User, exclude_unsettled: bool = False, reason: str = ""
+    *,
+    grading_set: GradingSet,
+    by: User,
+    exclude_unsettled: bool = False,
+    reason: str = "",
+    blockers_seen: str | None = None,
 ) -> PoolVersion:
     """Freeze every final grade of `grading_set` as the next version of its pool (reviewer+).
 
     Refuses (FreezeBlocked, listing query, document and why) while pairs have an open dispute or
     no final grade, unless `exclude_unsettled` with a `reason`: those pairs are then left out and
     recorded in the version's `exclusions`. The set is closed for grading once frozen.
+    `blockers_seen` (FreezePreview.blockers_key of the page the person read): when it no longer
+    matches, nothing is left out unseen: FreezeError, and the page shows the list as it is now.
     """
     _require_role(grading_set.project, by, Role.REVIEWER)
     # One freezer at a time per set: the second waits here, then finds the version and stops.
@@ -302,6 +316,11 @@ def pool_freeze(
             raise FreezeBlocked(preview.blockers)
         if not reason:
             raise FreezeError(_("Excluding pairs needs a reason: it is recorded in the version."))
+        if blockers_seen is not None and blockers_seen != preview.blockers_key:
+            raise FreezeError(
+                _("The pairs that block freezing changed since this page was shown (%(n)d now). Check the "
+                  "list again, then freeze.") % {"n": len(preview.blockers)}
+            )
         exclusions = [b.as_exclusion(reason) for b in preview.blockers]
     if not preview.ready:
         raise FreezeError(_("%(set)s has no pair with a final grade: there is nothing to freeze.") % {"set": grading_set.name})

@@ -243,6 +243,7 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
             version = pool_freeze(
                 grading_set=grading_set, by=request.user,
                 exclude_unsettled=form.cleaned_data["exclude_unsettled"], reason=form.cleaned_data["reason"],
+                blockers_seen=form.cleaned_data["blockers_seen"] or None,  # the page always sends it
             )
         except FreezeError as exc:
             error = str(exc)

@@ -403,3 +403,31 @@ def test_pool_pages_are_closed_to_editors(cast: Cast, client: Client, frozen: Po
     assert client.get(reverse("pool_list", kwargs={"slug": "alpha"})).status_code == 403
     assert client.get(version_url("pool_version_detail", frozen)).status_code == 403
     assert client.get(version_url("pool_version_export", frozen), {"format": "csv"}).status_code == 403
+
+
+def test_leaving_out_the_listed_pairs_never_leaves_out_a_pair_that_blocked_only_later(
+    cast: Cast, client: Client
+) -> None:
+    """A freeze page opened earlier left out a pair added since, under a reason written for others (QA)."""
+    import re
+
+    from annotator.models import Candidate
+
+    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)})
+    login(client, cast.reviewer)
+    page = client.get(freeze_url(grading_set)).content.decode()
+    seen = re.search(r'name="blockers_seen" value="([0-9a-f]+)"', page)
+    assert seen is not None
+    # Meanwhile an owner adds a pair nobody has graded.
+    Candidate.objects.create(
+        grading_set=grading_set, query=factories.query(cast.alpha, "q1"), document=factories.document(cast.alpha, "NEW")
+    )
+    data = {"confirm": "on", "exclude_unsettled": "on", "reason": "B is unclear", "blockers_seen": seen.group(1)}
+    html = client.post(freeze_url(grading_set), data).content.decode()
+    assert "The pairs that block freezing changed since this page was shown (2 now)" in html
+    assert not PoolVersion.objects.exists()
+    fresh = re.search(r'name="blockers_seen" value="([0-9a-f]+)"', html)
+    assert fresh is not None and fresh.group(1) != seen.group(1)
+    response = client.post(freeze_url(grading_set), {**data, "blockers_seen": fresh.group(1)})
+    assert response.status_code == 302
+    assert sorted(e["doc_id"] for e in PoolVersion.objects.get().exclusions) == ["B", "NEW"]
