@@ -72,10 +72,24 @@
     }
   }
 
+  // A grade chosen while the row's previous save is on its way waits for the answer, and the newest
+  // choice wins. htmx would queue it on the row's form, but the answer replaces that form and the
+  // queued request went with it: the second of two quick keys was dropped without a word (QA).
+  const waiting = new Map();
+  function wait(row, value) {
+    waiting.set(row.dataset.candidate, String(value));
+    row.dataset.pending = String(value); // a retry of the save on its way sends the newest choice
+    row.querySelectorAll(".grade-buttons button").forEach((b) => b.setAttribute("aria-pressed", String(b.value === String(value))));
+  }
+
   function submitGrade(row, value) {
     const button = row.querySelector(`.grade-buttons button[value="${value}"]`);
     if (!button) {
       announce(msg("msgLocked"));
+      return;
+    }
+    if (row.dataset.state === "saving") {
+      wait(row, value);
       return;
     }
     row.dataset.pending = String(value);
@@ -96,8 +110,13 @@
     const button = event.target.closest(".grade-buttons button");
     if (!button) return;
     const row = button.closest("article.candidate");
-    row.dataset.pending = button.value;
     currentId = row.dataset.candidate;
+    if (row.dataset.state === "saving") {
+      event.preventDefault(); // no second request now: it is sent when the first is answered
+      wait(row, button.value);
+      return;
+    }
+    row.dataset.pending = button.value;
     row.querySelectorAll(".grade-buttons button").forEach((b) => b.setAttribute("aria-pressed", String(b === button)));
   });
 
@@ -113,6 +132,7 @@
     const row = event.detail.elt.closest && event.detail.elt.closest("article.candidate");
     if (!row) return;
     event.stopPropagation(); // the row says it and retries; app.js's page-wide message is not needed
+    waiting.delete(row.dataset.candidate); // the retry sends the newest choice (dataset.pending)
     row.classList.remove("saving");
     row.classList.add("state-failed");
     row.dataset.state = "failed";
@@ -135,6 +155,12 @@
   document.body.addEventListener("grade-row", (event) => {
     const row = rowById(event.detail.candidate);
     if (!row) return;
+    const next = waiting.get(String(event.detail.candidate));
+    if (next !== undefined) {
+      waiting.delete(String(event.detail.candidate));
+      // Locked by now (the first grade completed the pair): submitGrade says so.
+      if (next !== row.dataset.grade) submitGrade(row, next);
+    }
     const lost = !document.activeElement || document.activeElement === document.body;
     if (event.detail.undone || (lost && String(event.detail.candidate) === String(currentId))) focusRow(row);
     else if (lost && currentId) focusRow(rowById(currentId));

@@ -154,3 +154,36 @@ def test_staying_on_the_page_after_a_language_switch_keeps_the_menu_on_the_langu
     expect(page.locator("html")).to_have_attribute("lang", "en")
     expect(page.get_by_label("Language")).to_have_value("en")
     expect(box).to_have_value("no deadline anywhere")
+
+
+def test_a_second_key_pressed_while_the_first_grade_is_saving_wins(
+    page: Page, live_server: Any, grading_demo: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second of two quick keys was queued on the row's form, which the first answer replaced:
+    it was dropped without a word and the first grade stayed (QA report)."""
+    import time
+
+    from annotator.views import grading as grading_views
+
+    saving = grading_views.grade_submit
+
+    def slow_submit(**kwargs: Any) -> Any:
+        time.sleep(0.8)  # the first save is still on its way when the second key comes
+        return saving(**kwargs)
+
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    row_id = page.locator("article.candidate").first.get_attribute("id")
+    page.locator(f"#{row_id}").focus()
+    monkeypatch.setattr(grading_views, "grade_submit", slow_submit)
+    page.keyboard.press("1")
+    row = page.locator(f"#{row_id}")
+    expect(row).to_have_attribute("data-state", "saving")
+    page.keyboard.press("0")
+    expect(row).to_have_attribute("data-grade", "0", timeout=10_000)
+    expect(row).to_have_attribute("data-state", "saved")
+    page.wait_for_load_state("networkidle")
+    grade = Grade.objects.get(editor__username="editor-b")
+    assert grade.grade == 0
+    assert [h.new_grade for h in GradeHistory.objects.filter(editor__username="editor-b").order_by("pk")] == [1, 0]
