@@ -49,6 +49,12 @@ CHART_MAX_BARS = 300
 BAR_ROW = 18  # pixels per position in the contribution bars
 
 
+# Below this many paired queries the three tests are weak and can disagree (a bootstrap interval
+# on a handful of deltas is too narrow, next to large p-values), so the page says so instead of
+# letting a reader take the interval for a verdict (first-run QA: 2 queries, CI excluding 0, p 0.5).
+FEW_PAIRED_QUERIES = 20
+
+
 # ---- Runs ---------------------------------------------------------------------------------------
 
 
@@ -300,6 +306,7 @@ def comparison_detail(request: ProjectRequest, slug: str, comparison_id: int) ->
         "filters": filters,
         "policies": metrics.Settings(**comparison.settings).describe(),
         "coverage_warning": results.coverage_warning(comparison.settings),
+        "few_queries": 0 < results.stats["paired"] < FEW_PAIRED_QUERIES,
         "chart": _delta_chart(results.sorted_deltas()),
         "worst": results.worst_query(),
     }

@@ -1,6 +1,7 @@
 """Changing who may do what in a project.
 
 - `membership_set_role`: give a member another role.
+- `project_create`: a new project with its first owner.
 - `membership_remove`: take a member out of the project (their grades and decisions stay theirs,
   except grades still awaiting their re-check: only they could re-check them, so those are
   withdrawn, with a history entry, and the pair goes back to the other editors' queues).
@@ -69,3 +70,38 @@ def membership_remove(*, membership: Membership, by: User) -> int:
         )
         Grade.objects.filter(pk__in=stale.values("pk")).delete()  # the rows locked above
     return len(withdrawn)
+
+
+class ProjectCreateError(Exception):
+    """The project cannot be created as asked; the message says why."""
+
+
+def project_create(*, slug: str, name: str, owner: User, name_zh_hans: str = "", description: str = "") -> Project:
+    """A new project with `owner` as its first owner (a project always has one)."""
+    from django.core.exceptions import ValidationError
+    from django.core.validators import validate_slug
+
+    try:
+        validate_slug(slug)
+    except ValidationError:
+        raise ProjectCreateError(
+            _("“%(slug)s” is not a valid slug: use letters, digits, hyphens and underscores (it appears in /p/<slug>/).")
+            % {"slug": slug}
+        ) from None
+    for field, value in (("slug", slug), ("name", name), ("name_zh_hans", name_zh_hans)):
+        limit = getattr(Project._meta.get_field(field), "max_length", None) or 0
+        if len(value) > limit:
+            raise ProjectCreateError(
+                _("%(field)s has at most %(max)d characters; this one has %(length)d.")
+                % {"field": field, "max": limit, "length": len(value)}
+            )
+    if not name.strip():
+        raise ProjectCreateError(_("A project needs a name."))
+    with transaction.atomic():
+        if Project.objects.filter(slug=slug).exists():
+            raise ProjectCreateError(_("A project with the slug “%(slug)s” exists already.") % {"slug": slug})
+        project = Project.objects.create(
+            slug=slug, name=name.strip(), name_zh_hans=name_zh_hans.strip(), description=description.strip()
+        )
+        Membership.objects.create(project=project, user=owner, role=Role.OWNER)
+    return project

@@ -83,6 +83,8 @@ def pool_list(request: ProjectRequest, slug: str) -> HttpResponse:
         "page": page,
         "rows": rows,
         "open_sets": _unfrozen_sets(request.project),
+        # Called by the template only when no set is open (a query the usual page does not need).
+        "any_set": GradingSet.objects.in_project(request.project).exists,
         "can_import": request.membership.can(Role.OWNER),
     }
     template = "annotator/pools/list.html" + ("#pool-table" if request.htmx else "")
@@ -129,7 +131,8 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
 
     total = version.counts.get("judgments", 0) or 0
     context["distribution"] = [
-        (g, n, round(100 * n / total) if total else 0)
+        # One decimal: whole percents rounded 62.5 and 12.5 down and the column added up to 99 (QA).
+        (g, n, round(100 * n / total, 1) if total else 0)
         for g, n in ((g, version.counts.get("by_grade", {}).get(str(g), 0)) for g in (3, 2, 1, 0))
     ]
     gap = version.evidence_gap()

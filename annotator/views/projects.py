@@ -7,13 +7,26 @@ from typing import cast
 from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.access import ProjectRequest, SignedInRequest, project_role, signed_in
 from annotator.forms import MemberAddForm, MemberRoleForm
-from annotator.models import Dispute, Grade, GradingSet, Membership, PoolVersion, Project, Role
+from annotator.models import (
+    Candidate,
+    CriteriaVersion,
+    Dispute,
+    Document,
+    Grade,
+    GradingSet,
+    Membership,
+    PoolVersion,
+    Project,
+    Query,
+    Role,
+)
 from annotator.services.grading import queue_candidates
 from annotator.services.members import LastOwnerError, membership_remove, membership_set_role
 from evaluation.models import Comparison
@@ -46,6 +59,8 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         "stale_count": Grade.objects.filter(editor=me, candidate__grading_set__project=project).to_recheck().count(),
         "my_open_disputes": Dispute.objects.in_project(project).involving(me).open().count(),
     }
+    if membership.can(Role.OWNER):
+        context["setup_steps"] = _setup_steps(project)
     if membership.can(Role.REVIEWER):
         context["review_count"] = Dispute.objects.in_project(project).review_queue().count()
         context["pool_versions"] = (
@@ -58,6 +73,27 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
             Comparison.objects.in_project(project).listing().order_by("-created_at")[:5]
         )
     return render(request, "annotator/project_detail.html", context)
+
+
+def _setup_steps(project: Project) -> list[tuple[str, str, bool]] | None:
+    """(what to do, where, done) for a new project, in order; None once every step is done."""
+    slug = {"slug": project.slug}
+    steps = [
+        (_("Read the grading criteria, and edit them if your team grades differently"), reverse("criteria", kwargs=slug),
+         CriteriaVersion.objects.filter(project=project).exists()),
+        (_("Import the documents"), reverse("import_page", kwargs=slug) + "#import-documents",
+         Document.objects.filter(project=project).exists()),
+        (_("Import the queries"), reverse("import_page", kwargs=slug) + "#import-queries",
+         Query.objects.filter(project=project).exists()),
+        (_("Create a grading set"), reverse("grading_set_list", kwargs=slug),
+         GradingSet.objects.in_project(project).exists()),
+        (_("Add candidates to it: pool them from run files, or add documents by hand on the set's page"),
+         reverse("import_page", kwargs=slug) + "#import-candidates",
+         Candidate.objects.filter(grading_set__project=project).exists()),
+        (_("Add the editors (and a reviewer) on the Members page"), reverse("member_list", kwargs=slug),
+         project.memberships.exclude(role=Role.OWNER).exists()),
+    ]
+    return None if all(done for _what, _where, done in steps) else steps
 
 
 @project_role(Role.OWNER)

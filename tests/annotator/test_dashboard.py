@@ -65,3 +65,37 @@ def test_the_overview_counts_the_pairs_the_queue_would_give(db: None, client: Cl
     assert line in overview(client, "editor-a")
     queue = client.get(reverse("grading_queue", kwargs={"slug": "help-center-demo"})).content.decode()
     assert line in queue
+
+
+def test_a_new_project_shows_its_owner_the_steps_and_its_editors_why_nothing_waits(db: None, client: Client) -> None:
+    """An empty project's overview said only "nothing is waiting" (first-run QA)."""
+    from django.contrib.auth import get_user_model
+
+    from annotator.models import Document, Membership, Project, Role
+
+    users = get_user_model().objects
+    owner, editor = users.create_user("o1"), users.create_user("e1")
+    project = Project.objects.create(slug="fresh", name="Fresh")
+    Membership.objects.create(project=project, user=owner, role=Role.OWNER)
+    url = reverse("project_detail", kwargs={"slug": "fresh"})
+    client.force_login(owner)
+    html = client.get(url).content.decode()
+    assert "Getting started" in html
+    steps = ["Read the grading criteria", "Import the documents", "Import the queries", "Create a grading set",
+             "Add candidates to it", "Add the editors"]
+    positions = [html.index(step) for step in steps]
+    assert positions == sorted(positions) and "✓ done" not in html
+
+    Document.upsert(project=project, external_id="A", title="", body="a")
+    Membership.objects.create(project=project, user=editor, role=Role.EDITOR)
+    html = client.get(url).content.decode()
+    assert html.count("✓ done") == 2
+    client.force_login(editor)
+    html = client.get(url).content.decode()
+    assert "Getting started" not in html  # owners set a project up
+    assert "No grading set is open yet: an owner creates one and adds its pairs." in html
+
+
+def test_a_set_up_project_shows_no_steps(db: None, client: Client) -> None:
+    build_demo()
+    assert "Getting started" not in overview(client, "owner")

@@ -748,3 +748,20 @@ def test_a_run_used_by_a_comparison_cannot_be_deleted_on_its_own(e9: Comparison)
     with pytest.raises(RestrictedError):
         e9.run_a.delete()
     assert Comparison.objects.filter(pk=e9.pk).exists()
+
+
+def test_few_paired_queries_get_a_word_of_caution_and_enough_get_none(cast: Cast, client: Client) -> None:
+    """Two queries: a bootstrap interval excluding 0 beside p = 0.5, unexplained (first-run QA)."""
+    from evaluation.views import FEW_PAIRED_QUERIES
+
+    client.force_login(cast.reviewer)
+    for n, warned in ((3, True), (FEW_PAIRED_QUERIES, False)):
+        pool = {f"q{i}": {"A": 3, "B": 1} for i in range(n)}
+        version = make_pool(cast.alpha, pool, by=cast.owner, name=f"Pool {n}")
+        a = make_run(cast.alpha, f"a{n}", {q: ["A", "B"] for q in pool}, by=cast.reviewer)
+        b = make_run(cast.alpha, f"b{n}", {q: ["B", "A"] for q in pool}, by=cast.reviewer)
+        comparison = make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=2)
+        html = client.get(comparison.get_absolute_url()).content.decode()
+        assert ("data-testid=\"few-queries\"" in html) is warned, n
+        if warned:
+            assert f"Only {n} paired queries: these tests say little on so few" in html

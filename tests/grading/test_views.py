@@ -627,3 +627,18 @@ def test_an_empty_set_offers_no_next_query_button_and_a_set_with_pairs_does(cast
     (pair,) = make_pairs(cast.alpha, "A", set_name="Full")
     html = client.get(url("grading_set_detail", cast, set_id=pair.grading_set_id)).content.decode()
     assert "Grade the next query" in html
+
+
+def test_a_row_locked_by_a_dispute_links_to_it(cast: Cast, client: Client) -> None:
+    """The row said "changes go through the dispute page" without a way there (first-run QA)."""
+    from annotator.models import Dispute
+
+    (pair,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=pair, editor=cast.editor, value=3)
+    grade_submit(candidate=pair, editor=cast.editor2, value=1)
+    dispute = Dispute.objects.get(candidate=pair)
+    html = as_user(client, cast.editor).get(
+        url("grade_page", cast, set_id=pair.grading_set_id, query_id=pair.query_id)
+    ).content.decode()
+    assert "In dispute: your grade is locked" in html
+    assert reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": dispute.pk}) in html
