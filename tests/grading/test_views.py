@@ -642,3 +642,13 @@ def test_a_row_locked_by_a_dispute_links_to_it(cast: Cast, client: Client) -> No
     ).content.decode()
     assert "In dispute: your grade is locked" in html
     assert reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": dispute.pk}) in html
+
+
+def test_a_closed_sets_queries_are_viewed_not_graded(cast: Cast, client: Client) -> None:
+    (pair,) = make_pairs(cast.alpha, "A", set_name="Done")
+    as_user(client, cast.editor)
+    page = url("grading_set_detail", cast, set_id=pair.grading_set_id)
+    assert ">Grade</a>" in client.get(page).content.decode()
+    GradingSet.objects.filter(pk=pair.grading_set_id).update(is_open=False)
+    html = client.get(page).content.decode()
+    assert ">View</a>" in html and ">Grade</a>" not in html

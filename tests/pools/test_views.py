@@ -432,3 +432,18 @@ def test_leaving_out_the_listed_pairs_never_leaves_out_a_pair_that_blocked_only_
     response = client.post(freeze_url(grading_set), {**data, "blockers_seen": fresh.group(1)})
     assert response.status_code == 302
     assert sorted(e["doc_id"] for e in PoolVersion.objects.get().exclusions) == ["B", "NEW"]
+
+
+def test_the_version_page_leads_on_to_a_comparison_and_its_shares_add_up(cast: Cast, client: Client) -> None:
+    """Grades 3, 1, 1, 1, 2, 2, 2, 2 (1/8 = 12.5 %, 3/8 = 37.5 %, 4/8 = 50 %): whole percents rounded
+    12.5 and 37.5 down and the column said 99 % (QA); the page had no way on to a comparison."""
+    rows = [("q", d, g) for d, g in zip("ABCDEFGH", (3, 1, 1, 1, 2, 2, 2, 2), strict=True)]
+    version = pool_version_create(
+        pool=Pool.objects.create(project=cast.alpha, name="Shares"), judgments=[(*r, "unanimous") for r in rows],
+        source=PoolVersionSource.FROZEN, by=cast.reviewer,
+    )
+    html = login(client, cast.reviewer).get(version_url("pool_version_detail", version)).content.decode()
+    for share in ("12.5%", "37.5%", "50.0%"):
+        assert share in html, share
+    assert 'style="width: 12.5%"' in html
+    assert f"{reverse('comparison_create', kwargs={'slug': 'alpha'})}?pool_version={version.pk}" in html
