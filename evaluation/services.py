@@ -104,10 +104,7 @@ def describe_error(error: metrics.EvaluationError, *, run: str | None = None) ->
         where.append(_("file %(file)s") % {"file": error.source})
     if error.line is not None:
         where.append(_("line %(line)s") % {"line": error.line})
-    template = _(error.template)
-    problem = template if error.params is None else template % {
-        key: _Quoted(value) if isinstance(value, str) else value for key, value in error.params.items()
-    }
+    problem = error.translated(_, show=lambda value: _Quoted(value) if isinstance(value, str) else value)
     if not where:
         return problem
     # The separator is translated too: Chinese uses "，" (an ASCII comma read as a typo there).

@@ -516,16 +516,15 @@ def pool_import(
         if mapping:
             raise PoolImportError(_("A grade map does not apply to an exported pool: its grades are 0..3 already."))
         file_name, data, fmt, expected_sha = _exported_data(data, file_name, max_unpacked)
-    with transaction.atomic():
-        version = _import_rows(project, by, data, file_name, fmt, pool_name, pool, mapping)
-        if expected_sha is not None and version.sha256 != expected_sha:
-            raise PoolImportError(
-                _("The judgments in the zip hash to %(got)s…, not to the %(expected)s… its manifest.json names: "
-                  "the archive was changed after export. Nothing was imported.")
-                % {"got": version.sha256[:12], "expected": expected_sha[:12]}
-            )
+    version = _import_rows(project, by, data, file_name, fmt, pool_name, pool, mapping)
+    if expected_sha is not None and version.sha256 != expected_sha:
+        # Raised inside this function's transaction: the version just written is rolled back.
+        raise PoolImportError(
+            _("The judgments in the zip hash to %(got)s…, not to the %(expected)s… its manifest.json names: "
+              "the archive was changed after export. Nothing was imported.")
+            % {"got": version.sha256[:12], "expected": expected_sha[:12]}
+        )
     return version
-
 
 
 def _exported_data(archive: bytes, zip_name: str, limit: int | None) -> tuple[str, bytes, str, str]:

@@ -35,9 +35,20 @@ Source = str | os.PathLike[str] | IO[str]
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 # Python refuses int() of more than 4,300 digits (a guard against slow conversions) with a bare
-# ValueError. No grade, rank or count is anywhere near this long, so a longer number only needs
-# to fail its range check: whole() stands in for it with a number just as far out of range.
+# ValueError. No grade, rank or count is anywhere near this long: a longer one is refused as such
+# (grades, ranks, JSON integers), or stands in as a number just as far out of range (whole()).
 MAX_DIGITS = 100
+
+
+def _too_many_digits(token: str) -> bool:
+    return len(token.lstrip("+-")) > MAX_DIGITS
+
+
+def whole(token: str) -> int:
+    """int() of an _INTEGER token, or +-10**MAX_DIGITS for a longer one (see MAX_DIGITS)."""
+    if not _too_many_digits(token):
+        return int(token)
+    return -(10**MAX_DIGITS) if token.startswith("-") else 10**MAX_DIGITS
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -48,13 +59,6 @@ def text_lines(text: str) -> list[str]:
     \\x1c-\\x1e, \\x85, U+2028 and U+2029, which JSON strings may hold: a valid line was cut in
     two, and every later line number was off by one (QA report)."""
     return _LINE_BREAK.split(text)
-
-
-def whole(token: str) -> int:
-    """int() of an _INTEGER token, or +-10**MAX_DIGITS for a longer one (see MAX_DIGITS)."""
-    if len(token.lstrip("+-")) <= MAX_DIGITS:
-        return int(token)
-    return -(10**MAX_DIGITS) if token.startswith("-") else 10**MAX_DIGITS
 
 
 class JSONLineError(ValueError):
@@ -73,7 +77,7 @@ _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 def _json_integer(token: str) -> int:
-    if len(token.lstrip("-")) > MAX_DIGITS:
+    if _too_many_digits(token):
         raise JSONLineError("digits")
     return int(token)
 
@@ -310,7 +314,7 @@ class GradeReader:
                 source=self.source,
                 line=line,
             )
-        if len(token.lstrip("+-")) > MAX_DIGITS:
+        if _too_many_digits(token):
             raise EvaluationError(
                 gettext_noop(
                     "query %(query)r, document %(doc)r: grade has more than %(digits)s digits; "
@@ -528,7 +532,7 @@ def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> 
 
 
 def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> int:
-    if _INTEGER.fullmatch(token) and len(token.lstrip("+-")) > MAX_DIGITS:
+    if _INTEGER.fullmatch(token) and _too_many_digits(token):
         raise EvaluationError(
             gettext_noop("query %(query)r, document %(doc)r: rank has more than %(digits)s digits"),
             {"query": query, "doc": doc, "digits": MAX_DIGITS},

@@ -91,10 +91,13 @@ class EvaluationError(ValueError):
         # One line, always: the command prints it as the single line of its stderr.
         super().__init__((where + self.detail).replace("\n", " "))
 
-    def translated(self, gettext: Callable[[str], str]) -> str:
-        """`detail` in the language of `gettext` (the English template's translation, filled in)."""
+    def translated(self, gettext: Callable[[str], str], show: Callable[[object], object] | None = None) -> str:
+        """`detail` in the language of `gettext` (the English template's translation, filled in),
+        each value passed through `show` first when given (a page quotes values its own way)."""
         text = gettext(self.template)
-        return text if self.params is None else text % self.params
+        if self.params is None:
+            return text
+        return text % (self.params if show is None else {key: show(value) for key, value in self.params.items()})
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only arguments are not restored by the default exception pickling.

@@ -76,10 +76,12 @@
   // choice wins. htmx would queue it on the row's form, but the answer replaces that form and the
   // queued request went with it: the second of two quick keys was dropped without a word (QA).
   const waiting = new Map();
+  const press = (row, value) =>
+    row.querySelectorAll(".grade-buttons button").forEach((b) => b.setAttribute("aria-pressed", String(b.value === String(value))));
   function wait(row, value) {
     waiting.set(row.dataset.candidate, String(value));
     row.dataset.pending = String(value); // a retry of the save on its way sends the newest choice
-    row.querySelectorAll(".grade-buttons button").forEach((b) => b.setAttribute("aria-pressed", String(b.value === String(value))));
+    press(row, value);
   }
 
   function submitGrade(row, value) {
@@ -117,7 +119,7 @@
       return;
     }
     row.dataset.pending = button.value;
-    row.querySelectorAll(".grade-buttons button").forEach((b) => b.setAttribute("aria-pressed", String(b === button)));
+    press(row, button.value);
   });
 
   document.body.addEventListener("htmx:beforeRequest", (event) => {
