@@ -94,13 +94,22 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
         f"/sets/{project.grading_sets.order_by('pk').first().pk}/",
         f"/comparisons/{comparison.pk}/", f"/comparisons/{comparison.pk}/query/",
     ]
-    too_wide = {}
+    too_wide, squeezed = {}, {}
+    # A cell holding a name or an ID (a link, code) keeps room for a few words: long IDs may wrap
+    # anywhere, which once squeezed such columns to one character per line (QA at 390 px).
+    narrowest_named_cell = (
+        "Math.min(Infinity, ...[...document.querySelectorAll('.table td')]"
+        ".filter(td => td.querySelector('a, code')).map(td => td.getBoundingClientRect().width))"
+    )
     for path in paths:
         page.goto(base + path)
         width = page.evaluate("document.documentElement.scrollWidth")
         if width > 390:
             too_wide[path] = width
+        if (cell := page.evaluate(narrowest_named_cell)) < 100:
+            squeezed[path] = cell
     assert not too_wide, too_wide
+    assert not squeezed, squeezed
     # ...and a breakdown table keeps a readable document column, in Chinese too, where six number
     # columns squeezed it to one character per line (QA report).
     page.get_by_label("Language").select_option("zh-hans")
