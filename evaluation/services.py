@@ -83,11 +83,25 @@ class RunUploadError(Exception):
 
 
 class ComparisonInputError(Exception):
-    """A comparison refused at creation; `field` says which form field the problem belongs to."""
+    """A comparison refused at creation; `field` says which form field the problem belongs to.
+
+    `problems` holds every (field, message) found: both runs are checked, so that a user who
+    fixes run A is not told about run B only on the next try.
+    """
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.problems: list[tuple[str | None, str]] = [(field, message)]
         super().__init__(message)
         self.field = field
+
+    @classmethod
+    def of(cls, problems: list[tuple[str | None, str]]) -> ComparisonInputError:
+        error = cls(problems[0][1], field=problems[0][0])
+        error.problems = problems
+        return error
+
+    def __str__(self) -> str:
+        return " ".join(message for _field, message in self.problems)
 
 
 def describe_error(error: metrics.EvaluationError, *, run: str | None = None) -> str:
@@ -518,19 +532,19 @@ def summary_of(results: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _compute(pool: metrics.Pool, run_a: Run, run_b: Run, settings: metrics.Settings) -> metrics.Comparison:
-    """Evaluate A then B (so an error can say which run it is in) and compare them."""
+    """Evaluate A and B (each error says which run it is in; both are reported) and compare them."""
     results = []
+    problems: list[tuple[str | None, str]] = []
     # Both runs' parsed rankings in one query.
     engine_runs = Run.engine_runs([run_a, run_b])
     for label, run, field in ((_("A"), run_a, "run_a"), (_("B"), run_b, "run_b")):
         try:
             results.append(metrics.evaluate_run(pool, engine_runs[run.pk], settings, name=run.name))
         except metrics.EvaluationError as error:
-            raise ComparisonInputError(
-                _("Run %(label)s: %(problem)s")
-                % {"label": label, "problem": describe_error(error, run=run.name)},
-                field=field,
-            ) from None
+            problem = describe_error(error, run=run.name)
+            problems.append((field, _("Run %(label)s: %(problem)s") % {"label": label, "problem": problem}))
+    if problems:
+        raise ComparisonInputError.of(problems)
     try:
         return metrics.compare_results(results[0], results[1])
     except metrics.EvaluationError as error:  # settings or pools differ: cannot happen here, but never silent

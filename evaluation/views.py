@@ -196,7 +196,8 @@ def comparison_create_page(request: ProjectRequest, slug: str) -> HttpResponse:
                 notes=d["notes"],
             )
         except ComparisonInputError as error:
-            form.add_error(error.field, str(error))
+            for field, message in error.problems:
+                form.add_error(field, message)
         else:
             messages.success(
                 request, _("Comparison “%(name)s” computed and saved.") % {"name": comparison.name}

@@ -333,6 +333,28 @@ def test_the_creation_form_refuses_bad_settings_with_specific_errors(cast: Cast,
     assert not Comparison.objects.exists()
 
 
+def test_when_both_runs_break_a_policy_the_form_names_each_under_its_own_run(
+    cast: Cast, client: Client
+) -> None:
+    version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
+    a = make_run(cast.alpha, "a", {"q1": "AXB"}, by=cast.reviewer)
+    b = make_run(cast.alpha, "b", {"q1": "BAY"}, by=cast.reviewer)
+    with pytest.raises(ComparisonInputError) as error:
+        make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=3)
+    assert [field for field, _message in error.value.problems] == ["run_a", "run_b"]
+    assert "“X”" in error.value.problems[0][1] and "“Y”" in error.value.problems[1][1]
+    client.force_login(cast.reviewer)
+    form = {"pool_version": version.pk, "run_a": a.pk, "run_b": b.pk, "k": 3, "gain": "linear"}
+    form |= {"unjudged": "error", "zero_idcg": "zero", "ties": "error", "seed": 0}
+    form |= {"missing_queries": "zero", "extra_queries": "error"}
+    response = client.post(reverse("comparison_create", kwargs={"slug": "alpha"}), form)
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert "“X”" in errors["run_a"][0] and "“Y”" not in errors["run_a"][0]
+    assert "“Y”" in errors["run_b"][0] and "“X”" not in errors["run_b"][0]
+    assert not Comparison.objects.exists()
+
+
 def test_settings_and_results_never_change_after_creation(e9: Comparison) -> None:
     comparison = Comparison.objects.get(pk=e9.pk)
     comparison.k = 5
