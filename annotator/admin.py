@@ -1,6 +1,8 @@
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.contrib.admin.options import ActionLocation
 from django.http import HttpRequest
 
 from annotator.models import (
@@ -21,13 +23,49 @@ from annotator.models import (
     Project,
     Query,
     Reservation,
+    Role,
 )
+from annotator.services.members import LastOwnerError, membership_remove
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Inspection only. Frozen pools are immutable on every path, the admin included; grading
+    records, document and criteria versions and pairs change only through the app's services,
+    which keep their history and provenance (an admin edit would rewrite it without a trace)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class MembershipAdminForm(forms.ModelForm):
+    class Meta:
+        model = Membership
+        fields = ["project", "user", "role"]
+
+    def clean_role(self) -> str:
+        role = self.cleaned_data["role"]
+        if self.instance.pk and role != Role.OWNER and Membership.objects.get(pk=self.instance.pk).is_last_owner:
+            raise forms.ValidationError(str(LastOwnerError()))
+        return role
 
 
 class MembershipInline(admin.TabularInline):
+    """Adds members (e.g. a new project's first owner); role changes and removals go through
+    the Members page or the Membership admin, which keep the project's last owner."""
+
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
+    can_delete = False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Project)
@@ -40,56 +78,81 @@ class ProjectAdmin(admin.ModelAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
+    """Role changes and removals use the same rules as the Members page: a project keeps an
+    owner, and a removed member's grades awaiting their re-check are withdrawn with history."""
+
+    form = MembershipAdminForm
     list_display = ["project", "user", "role", "added_at"]
     list_filter = ["role", "project"]
     search_fields = ["user__username", "project__name"]
     autocomplete_fields = ["user"]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["project", "user"] if obj else []
 
-# Content, grading and disputes: editable by staff like any admin, with useful lists.
+    def get_actions(self, request: HttpRequest, action_location: Any = ActionLocation.CHANGE_LIST) -> Any:
+        actions = super().get_actions(request, action_location)
+        actions.pop("delete_selected", None)  # one at a time, through membership_remove
+        return actions
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_delete_permission(request, obj) and not (obj and obj.is_last_owner)
+
+    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
+        membership_remove(membership=obj, by=request.user)  # type: ignore[arg-type]
+
+
+# Content, grading and disputes: inspection only (see ReadOnlyAdmin), with useful lists.
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ReadOnlyAdmin):
     list_display = ["external_id", "title", "project", "unit", "version", "updated_at"]
     list_filter = ["project", "unit"]
     search_fields = ["external_id", "title"]
 
 
 @admin.register(DocumentVersion)
-class DocumentVersionAdmin(admin.ModelAdmin):
+class DocumentVersionAdmin(ReadOnlyAdmin):
     list_display = ["document", "version", "content_hash", "created_at"]
     search_fields = ["document__external_id"]
 
 
 @admin.register(Query)
-class QueryAdmin(admin.ModelAdmin):
+class QueryAdmin(ReadOnlyAdmin):
     list_display = ["external_id", "text", "project"]
     list_filter = ["project"]
     search_fields = ["external_id", "text"]
 
 
 @admin.register(CriteriaVersion)
-class CriteriaVersionAdmin(admin.ModelAdmin):
+class CriteriaVersionAdmin(ReadOnlyAdmin):
     list_display = ["project", "number", "change", "created_by", "created_at"]
     list_filter = ["project"]
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # a criteria version is never edited: publish the next one
 
 
 @admin.register(GradingSet)
 class GradingSetAdmin(admin.ModelAdmin):
+    """Only the name may change here: opening, closing and the grades a pair needs follow the
+    app's rules (a frozen set stays closed)."""
+
     list_display = ["name", "project", "required_grades", "is_open", "created_at"]
     list_filter = ["project", "is_open"]
+    readonly_fields = ["project", "required_grades", "is_open"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Candidate)
-class CandidateAdmin(admin.ModelAdmin):
+class CandidateAdmin(ReadOnlyAdmin):
     list_display = ["grading_set", "query", "document", "source", "added_at"]
     list_filter = ["source", "grading_set"]
 
 
 @admin.register(Reservation)
-class ReservationAdmin(admin.ModelAdmin):
+class ReservationAdmin(ReadOnlyAdmin):
     list_display = ["candidate", "editor", "expires_at"]
 
 
@@ -97,52 +160,30 @@ class GradeHistoryInline(admin.TabularInline):
     model = GradeHistory
     extra = 0
     can_delete = False
-    readonly_fields = ["changed_by", "kind", "old_grade", "new_grade", "old_reason", "new_reason", "created_at"]
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
 
 @admin.register(Grade)
-class GradeAdmin(admin.ModelAdmin):
+class GradeAdmin(ReadOnlyAdmin):
     list_display = ["candidate", "editor", "grade", "stale", "updated_at"]
     list_filter = ["stale", "candidate__grading_set"]
     inlines = [GradeHistoryInline]
 
 
 @admin.register(GradeHistory)
-class GradeHistoryAdmin(admin.ModelAdmin):
+class GradeHistoryAdmin(ReadOnlyAdmin):  # append-only
     list_display = ["grade", "kind", "old_grade", "new_grade", "changed_by", "created_at"]
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # append-only
 
 
 class DisputeStatementInline(admin.TabularInline):
     model = DisputeStatement
     extra = 0
-
-
-@admin.register(Dispute)
-class DisputeAdmin(admin.ModelAdmin):
-    list_display = ["candidate", "status", "severity", "opened_at", "settled_at"]
-    list_filter = ["status", "severity"]
-    inlines = [DisputeStatementInline]
-
-
-@admin.register(DisputeStatement)
-class DisputeStatementAdmin(admin.ModelAdmin):
-    list_display = ["dispute", "editor", "original_grade", "revised_grade"]
-
-
-@admin.register(FinalGrade)
-class FinalGradeAdmin(admin.ModelAdmin):
-    list_display = ["candidate", "grade", "source", "decided_by", "decided_at"]
-    list_filter = ["source"]
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Frozen pools are immutable on every path, the admin included."""
+    can_delete = False
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -150,13 +191,38 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+
+@admin.register(Dispute)
+class DisputeAdmin(ReadOnlyAdmin):
+    list_display = ["candidate", "status", "severity", "opened_at", "settled_at"]
+    list_filter = ["status", "severity"]
+    inlines = [DisputeStatementInline]
+
+
+@admin.register(DisputeStatement)
+class DisputeStatementAdmin(ReadOnlyAdmin):
+    list_display = ["dispute", "editor", "original_grade", "revised_grade"]
+
+
+@admin.register(FinalGrade)
+class FinalGradeAdmin(ReadOnlyAdmin):
+    list_display = ["candidate", "grade", "source", "decided_by", "decided_at"]
+    list_filter = ["source"]
 
 
 @admin.register(Pool)
 class PoolAdmin(admin.ModelAdmin):
+    """The name may change; the project may not (its versions, judgments and comparisons are
+    that project's data, and moving them would show them to another project's members)."""
+
     list_display = ["name", "project", "created_at"]
+    readonly_fields = ["project"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(PoolVersion)

@@ -1,7 +1,9 @@
 """Admin for runs and comparisons: inspection only, because both are fixed once created.
 
 Runs are created by upload and comparisons by `comparison_create` (which computes the results);
-the admin cannot do either properly, so it may only look, and rename or annotate.
+the admin cannot do either properly, so it may only look, and rename or annotate. Deleting goes
+through the app too: a run only on its Runs page (`run_delete` refuses a run that comparisons
+use), a comparison and a run's parsed queries never (a comparison is the record of a result).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class RunAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
 
 @admin.register(Comparison)
 class ComparisonAdmin(admin.ModelAdmin):
@@ -67,6 +72,9 @@ class ComparisonAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
     def get_queryset(self, request: HttpRequest) -> Any:
         return super().get_queryset(request).defer("results")
 
@@ -82,6 +90,9 @@ class RunQueryAdmin(admin.ModelAdmin):
     readonly_fields = ("run", "position", "query_id", "doc_ids", "size")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
