@@ -116,8 +116,18 @@ def pair_settle_if_complete(*, candidate: Candidate) -> FinalGrade | Dispute | N
     return dispute
 
 
-def current_criteria(candidate: Candidate) -> CriteriaVersion:
-    return CriteriaVersion.objects.current_for(candidate.grading_set.project)
+def criteria_of_grades(candidate_id: int) -> CriteriaVersion:
+    """The criteria a decision on this pair rests on: the newest version among its editors' grades.
+
+    Not the project's current version: criteria published while the dispute ran were not what the
+    editors graded by (their grades are then flagged for re-check, and the decision says so).
+    """
+    grades = Grade.objects.filter(candidate_id=candidate_id).select_related("criteria_version", "candidate__grading_set")
+    versions = [g.criteria_version for g in grades]
+    if not versions:  # every grade withdrawn (its editor left): the project's criteria now
+        candidate = Candidate.objects.select_related("grading_set__project").get(pk=candidate_id)
+        return CriteriaVersion.objects.current_for(candidate.grading_set.project)
+    return max(versions, key=lambda c: c.number)
 
 
 def _lock(dispute: Dispute) -> Dispute:
@@ -240,7 +250,7 @@ def dispute_revise(*, dispute: Dispute, editor: User, grade: int, note: str = ""
             candidate_id=dispute.candidate_id,
             grade=agreed,
             source=FinalSource.DISCUSSION,
-            criteria_version=current_criteria(dispute.candidate),
+            criteria_version=criteria_of_grades(dispute.candidate_id),
         )
         dispute.mark_settled(at=now)
     elif not dispute.statements.filter(revised_at__isnull=True).exists():
@@ -296,7 +306,7 @@ def dispute_settle(*, dispute: Dispute, by: User, grade: int, note: str = "") ->
                 source=FinalSource.ADJUDICATED,
                 decided_by=by,
                 note=note,
-                criteria_version=current_criteria(dispute.candidate),
+                criteria_version=criteria_of_grades(dispute.candidate_id),
             )
     except IntegrityError:
         # Only reachable where row locks are not real (SQLite): the one-to-one is the last guard.

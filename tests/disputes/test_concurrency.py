@@ -27,14 +27,14 @@ def test_two_reviewers_settling_at_once_store_exactly_one_decision(
     cast: Cast, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dispute = in_review(cast.alpha, cast.editor, cast.editor2, (2, 3))
-    real = service.current_criteria
+    real = service.criteria_of_grades
 
-    def slow_criteria(candidate: Any) -> Any:
+    def slow_criteria(candidate_id: Any) -> Any:
         # Hold the dispute's row lock a while, so the other reviewer surely arrives while it is held.
         time.sleep(0.3)
-        return real(candidate)
+        return real(candidate_id)
 
-    monkeypatch.setattr(service, "current_criteria", slow_criteria)
+    monkeypatch.setattr(service, "criteria_of_grades", slow_criteria)
     results = at_once(
         lambda: dispute_settle(dispute=dispute, by=cast.reviewer, grade=2, note="Deadline missing."),
         lambda: dispute_settle(dispute=dispute, by=cast.owner, grade=3, note="Good enough."),

@@ -229,3 +229,29 @@ def test_a_grade_outside_0_to_3_is_refused_everywhere(cast: Cast) -> None:
         dispute_settle(dispute=dispute, by=cast.reviewer, grade=4, note="x")
     with pytest.raises(ValueError, match="0 to 3"):
         dispute_settle(dispute=dispute, by=cast.reviewer, grade=True, note="x")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("settled_by", ["discussion", "reviewer"])
+def test_a_decision_records_the_criteria_the_grades_were_given_under_not_newer_ones(
+    cast: Cast, settled_by: str
+) -> None:
+    from annotator.models import CriteriaChange
+    from annotator.services.grading import criteria_publish
+
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3))
+    graded_under = Grade.objects.filter(candidate=dispute.candidate).first().criteria_version  # type: ignore[union-attr]
+    levels = {3: "All of it.", 2: "Most of it.", 1: "A little.", 0: "Nothing."}
+    newer, _flagged = criteria_publish(
+        project=cast.alpha, levels=levels, change=CriteriaChange.MEANING, note="Stricter.", by=cast.owner
+    )
+    assert newer.number > graded_under.number
+    dispute_give_reason(dispute=dispute, editor=cast.editor, reason=REASON)
+    dispute_give_reason(dispute=dispute, editor=cast.editor2, reason=REASON)
+    if settled_by == "discussion":
+        dispute_revise(dispute=dispute, editor=cast.editor, grade=3)
+    else:
+        dispute_revise(dispute=dispute, editor=cast.editor, grade=1)
+        dispute_revise(dispute=dispute, editor=cast.editor2, grade=3)
+        dispute_settle(dispute=dispute, by=cast.reviewer, grade=3)
+    final = FinalGrade.objects.get(candidate=dispute.candidate)
+    assert final.criteria_version == graded_under
