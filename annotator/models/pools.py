@@ -141,7 +141,7 @@ class ImmutableQuerySet(models.QuerySet):
     def update(self, **kwargs: Any) -> int:
         raise self._refuse("QuerySet.update()")
 
-    def _update(self, values: Any) -> int:
+    def _update(self, values: Any, *args: Any, **kwargs: Any) -> int:  # Django 6.1 added returning_fields
         raise self._refuse("an UPDATE")
 
     def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:

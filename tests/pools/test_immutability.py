@@ -192,3 +192,21 @@ def test_the_version_page_reports_tampering_loudly_and_refuses_exports(version: 
     assert response.status_code == 302
     assert "cannot be exported" in client.get(response["Location"]).content.decode()
 
+
+
+def test_loaddata_cannot_rewrite_a_frozen_judgment(version: PoolVersion, tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from django.core.management import call_command
+    from django.core.serializers import serialize
+
+    judgment = version.judgments.order_by("pk").first()
+    assert judgment is not None
+    rows = json.loads(serialize("json", [judgment]))
+    rows[0]["fields"]["grade"] = (judgment.grade + 1) % 4
+    fixture = Path(str(tmp_path)) / "judgment.json"
+    fixture.write_text(json.dumps(rows))
+    with pytest.raises(PoolImmutableError, match="frozen"):
+        call_command("loaddata", str(fixture), verbosity=0)
+    assert_unchanged(version)
