@@ -436,6 +436,9 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
         # document to grade in another set, and must do so blind (QA: settled pairs were open
         # to every editor through this page).
         hidden = "not_involved"
+        # Not even that the grades differed (a dispute, its reveal, its link): disagreement tells
+        # them the pair is borderline (QA). Their own history (e.g. a grade they withdrew) stays.
+        dispute = None
     elif final is not None or (dispute is not None and dispute.is_revealed):
         hidden = ""
     elif dispute is None:
@@ -516,4 +519,10 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
             )
         )
     events.sort(key=lambda e: (e.at, _KIND_ORDER[e.kind]))
-    return Timeline(candidate=candidate, dispute=dispute, final_grade=final, events=events, hidden=hidden)
+    return Timeline(
+        candidate=candidate,
+        dispute=dispute,
+        final_grade=None if hidden == "not_involved" else final,
+        events=events,
+        hidden=hidden,
+    )

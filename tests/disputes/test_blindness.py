@@ -118,6 +118,9 @@ def test_an_editor_outside_the_dispute_cannot_open_it_and_does_not_see_it_listed
     ).content.decode()
     assert shown_grades(timeline) == [] and "graded 2" not in timeline and "graded 3" not in timeline
     assert "You did not grade this pair" in timeline
+    # Nor that the grades differed: no dispute event, no link to the dispute.
+    assert "grades differ" not in timeline and "The dispute" not in timeline
+    assert reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": dispute.pk}) not in timeline
 
 
 def test_an_editor_who_did_not_grade_a_pair_never_sees_its_grades_even_once_settled(
