@@ -147,6 +147,17 @@ class Dispute(models.Model):
         self.status, self.escalated_at = DisputeStatus.IN_REVIEW, at
         self.save(update_fields=["status", "escalated_at"])
 
+    def hand_to_review(self, *, at: datetime) -> None:
+        """An editor of the dispute left before their step: a reviewer decides on what is on record.
+
+        Grades and reasons count as revealed from now on (the reviewer's page shows them all).
+        """
+        if self.status not in (DisputeStatus.AWAITING_REASONS, DisputeStatus.REVEALED):
+            raise ValueError(f"Only a dispute still with its editors goes to review, not one {self.status}.")
+        self.revealed_at = self.revealed_at or at
+        self.status, self.escalated_at = DisputeStatus.IN_REVIEW, at
+        self.save(update_fields=["status", "revealed_at", "escalated_at"])
+
     def mark_settled(self, *, at: datetime) -> None:
         if self.status == DisputeStatus.SETTLED:
             raise ValueError("This dispute is already settled.")

@@ -357,6 +357,7 @@ _KIND_ORDER = {
     "revised": 5,
     "kept": 5,
     "in_review": 6,
+    "handed": 6,
     "decided": 7,
 }
 _HISTORY_KINDS: dict[str, str] = {
@@ -503,10 +504,13 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
                         text=s.revision_note,
                     )
                 )
-        if dispute.revealed_at:
+        # A dispute handed to review because an editor left (membership_remove) has a step missing:
+        # it was never revealed by the last reason, nor did every editor respond.
+        handed = any(not s.reason_given_at or not s.revised_at for s in dispute.statements.all())
+        if dispute.revealed_at and not (handed and dispute.revealed_at == dispute.escalated_at):
             events.append(TimelineEvent(at=dispute.revealed_at, kind="revealed"))
         if dispute.escalated_at:
-            events.append(TimelineEvent(at=dispute.escalated_at, kind="in_review"))
+            events.append(TimelineEvent(at=dispute.escalated_at, kind="handed" if handed else "in_review"))
     if final is not None and not hidden:  # a final grade of 3 from a unanimous pair is both grades
         events.append(
             TimelineEvent(

@@ -4,7 +4,9 @@
 - `project_create`: a new project with its first owner.
 - `membership_remove`: take a member out of the project (their grades and decisions stay theirs,
   except grades still awaiting their re-check: only they could re-check them, so those are
-  withdrawn, with a history entry, and the pair goes back to the other editors' queues).
+  withdrawn, with a history entry, and the pair goes back to the other editors' queues). A dispute
+  still waiting for their reason or their response to the reveal goes to a reviewer at once, with
+  what is on record: it would otherwise wait for them forever.
 
 Both refuse to leave a project without an active owner: nobody could then manage it. The check and
 the write happen under a lock on the project's row, so two owners demoting each other at the same
@@ -13,11 +15,15 @@ moment cannot both succeed (each would otherwise count the other as the remainin
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotator.models import Candidate, Grade, GradeHistory, Membership, Project, Role
+from annotator.models import Candidate, Dispute, DisputeStatus, Grade, GradeHistory, Membership, Project, Role
 
 
 class LastOwnerError(Exception):
@@ -43,13 +49,32 @@ def membership_set_role(*, membership: Membership, role: Role | str) -> Membersh
     return current
 
 
-def membership_remove(*, membership: Membership, by: User) -> int:
-    """Remove the member; returns how many of their grades awaiting re-check were withdrawn."""
+class Removal(NamedTuple):
+    withdrawn: int  # their grades awaiting re-check, withdrawn
+    disputes_to_review: int  # disputes waiting for their step, handed to a reviewer
+
+
+def membership_remove(*, membership: Membership, by: User) -> Removal:
+    """Remove the member; says what had to change so that nothing waits for them forever."""
     with transaction.atomic():
         current = _locked(membership)
         if current.is_last_owner:
             raise LastOwnerError
         current.delete()
+        # Disputes first: a dispute action locks its dispute before it touches the pair.
+        waiting = (
+            Dispute.objects.in_project(current.project)
+            .filter(candidate__grading_set__is_open=True)
+            .filter(
+                Q(status=DisputeStatus.AWAITING_REASONS, statements__reason_given_at__isnull=True)
+                | Q(status=DisputeStatus.REVEALED, statements__revised_at__isnull=True),
+                statements__editor_id=current.user_id,
+            )
+        )
+        disputes = list(Dispute.objects.select_for_update().filter(pk__in=waiting.values("pk")).order_by("pk"))
+        now = timezone.now()
+        for dispute in disputes:
+            dispute.hand_to_review(at=now)
         # A pair waits while one of its grades awaits a re-check (pair_settle_if_complete); left
         # in place, a departed editor's stale grade would hold its pair forever.
         stale = Grade.objects.to_recheck().filter(
@@ -69,7 +94,7 @@ def membership_remove(*, membership: Membership, by: User) -> int:
             for grade in withdrawn
         )
         Grade.objects.filter(pk__in=stale.values("pk")).delete()  # the rows locked above
-    return len(withdrawn)
+    return Removal(withdrawn=len(withdrawn), disputes_to_review=len(disputes))
 
 
 class ProjectCreateError(Exception):

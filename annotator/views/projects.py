@@ -158,7 +158,7 @@ def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> Htt
     try:
         # Only the membership goes: the person's grades and decisions stay, attributed to them
         # (but for grades awaiting their own re-check, which nobody else could ever clear).
-        withdrawn = membership_remove(membership=membership, by=request.user)
+        withdrawn, to_review = membership_remove(membership=membership, by=request.user)
     except LastOwnerError as refusal:
         messages.error(request, str(refusal))
     else:
@@ -180,6 +180,18 @@ def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> Htt
                     withdrawn,
                 )
                 % {"count": withdrawn},
+            )
+        if to_review:
+            messages.info(
+                request,
+                ngettext(
+                    "%(count)d dispute was waiting for them; it went to the reviewers with the grades and "
+                    "reasons on record.",
+                    "%(count)d disputes were waiting for them; they went to the reviewers with the grades and "
+                    "reasons on record.",
+                    to_review,
+                )
+                % {"count": to_review},
             )
         if left:
             # They left the project: its pages are no longer theirs to open.

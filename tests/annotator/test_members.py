@@ -195,3 +195,41 @@ def test_removing_a_member_without_stale_grades_says_nothing_about_withdrawals(c
     response = client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}), follow=True)
     page = response.content.decode()
     assert "was removed from the project" in page and "withdrawn" not in page
+
+
+def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_record(
+    cast: Cast, client: Client
+) -> None:
+    """QA: a dispute waiting for the reason or the response of an editor who left waited forever."""
+    from annotator.models import Dispute, DisputeStatus, FinalGrade
+    from annotator.services.disputes import dispute_give_reason, dispute_settle
+    from tests.disputes.factories import disputed_pair
+
+    no_reason = disputed_pair(cast.alpha, cast.editor, cast.editor2, (2, 3), document="R")
+    dispute_give_reason(dispute=no_reason, editor=cast.editor, reason="The deadline is missing.")
+    no_response = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 3), document="S")
+    dispute_give_reason(dispute=no_response, editor=cast.editor, reason="Off topic.")
+    dispute_give_reason(dispute=no_response, editor=cast.editor2, reason="Answers it.")
+    their_part_done = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3), document="T")
+    dispute_give_reason(dispute=their_part_done, editor=cast.editor2, reason="Answers it.")
+
+    m = Membership.objects.get(project=cast.alpha, user=cast.editor2)
+    client.force_login(cast.owner)
+    page = client.post(
+        reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}), follow=True
+    ).content.decode()
+    assert "2 disputes were waiting for them; they went to the reviewers" in page
+
+    statuses = dict(Dispute.objects.values_list("pk", "status"))
+    assert statuses[no_reason.pk] == statuses[no_response.pk] == DisputeStatus.IN_REVIEW
+    assert statuses[their_part_done.pk] == DisputeStatus.AWAITING_REASONS  # waits for the editor still here
+    final = dispute_settle(dispute=no_reason, by=cast.reviewer, grade=2)
+    assert FinalGrade.objects.get(candidate=no_reason.candidate) == final
+
+    review = client.get(reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": no_response.pk}))
+    assert review.status_code == 200 and "Answers it." in review.content.decode()
+    timeline = client.get(
+        reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": no_reason.candidate_id})
+    ).content.decode()
+    assert "left the project before their step" in timeline
+    assert "Every reason was in" not in timeline  # it was not: the reveal did not happen that way
