@@ -109,7 +109,7 @@ def grade_submit(
     Raises GradingError for a value outside 0..3, a closed set, a non-member, a document that
     changed since the editor read it (`document_version` = the version shown, when given),
     UnknownDocumentVersion for a version the document never had, and PairLocked once the pair is
-    settled or in dispute. The grading page always sends `document_version` (its form requires
+    settled or in dispute, or has all its grades from other editors. The grading page always sends `document_version` (its form requires
     it); code that grades without a page, like the demo, may leave it out. Submitting the same
     grade twice stores one grade and one history entry; a new reason for the same grade is logged
     as REASON_EDITED, never as a change of grade. The candidate row is locked, so concurrent saves
@@ -148,6 +148,10 @@ def grade_submit(
     criteria = CriteriaVersion.objects.current_for(grading_set.project)
 
     grade = Grade.objects.filter(candidate=candidate, editor=editor).first()
+    if grade is None and Grade.objects.filter(candidate=candidate).count() >= grading_set.required_grades:
+        # Full (e.g. one grade awaits its editor's re-check): a further editor would make the pair
+        # a three-way dispute. The page says the same and offers no buttons; this is the rule.
+        raise PairLocked(_("This pair already has all the grades it needs."))
     if grade is None:
         try:
             with transaction.atomic():  # savepoint: SQLite cannot lock rows, so a twin may win the insert

@@ -116,6 +116,20 @@ def test_a_pair_waits_for_a_stale_grade_to_be_rechecked_before_it_settles_or_dis
     assert Dispute.objects.get(candidate=other).severity == 2
 
 
+def test_a_pair_with_all_its_grades_refuses_a_further_editor_while_one_awaits_its_recheck(cast: Cast) -> None:
+    """QA: the page said "already has all the grades it needs" but a POST was saved, and the
+    re-check then opened a three-editor dispute with the reviewer as a disputant."""
+    (candidate,) = make_pairs(cast.alpha, "A", required=2)
+    grade_submit(candidate=candidate, editor=cast.editor2, value=1)
+    Grade.objects.update(stale=True, stale_reason="document")
+    grade_submit(candidate=candidate, editor=cast.editor, value=3)
+    with pytest.raises(PairLocked, match="all the grades it needs"):
+        grade_submit(candidate=candidate, editor=cast.reviewer, value=2)
+    assert Grade.objects.filter(candidate=candidate).count() == 2
+    grade_submit(candidate=candidate, editor=cast.editor2, value=1)  # the re-check
+    assert Dispute.objects.get(candidate=candidate).statements.count() == 2
+
+
 def test_saving_a_grade_releases_the_editors_reservation(cast: Cast) -> None:
     from datetime import timedelta
 
