@@ -50,11 +50,15 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
         return disputes.involving(membership.user)
 
     def open(self) -> DisputeQuerySet:
-        return self.exclude(status=DisputeStatus.SETTLED)
+        """Not settled and still able to move: a set frozen without the pair ends its dispute."""
+        return self.exclude(status=DisputeStatus.SETTLED).filter(candidate__grading_set__is_open=True)
 
     def review_queue(self) -> DisputeQuerySet:
         """Disputes a reviewer must decide: the widest disagreements first, then the oldest."""
-        return self.filter(status=DisputeStatus.IN_REVIEW).order_by("-severity", "opened_at", "pk")
+        return (
+            self.filter(status=DisputeStatus.IN_REVIEW, candidate__grading_set__is_open=True)
+            .order_by("-severity", "opened_at", "pk")
+        )
 
     def with_pair(self) -> DisputeQuerySet:
         return self.select_related(

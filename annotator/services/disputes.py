@@ -150,10 +150,27 @@ def _statement(dispute: Dispute, editor: User) -> DisputeStatement:
     return statement
 
 
+def closed_refusal(dispute: Dispute) -> str:
+    """Why nobody can move `dispute` on any more, or "": its set was frozen without the pair.
+
+    Its decision would go into no pool version (a new version copies only the frozen pairs), and
+    the dispute would wait in queues forever; so it stays as it was, and the page says how to go on.
+    """
+    grading_set = dispute.candidate.grading_set
+    if grading_set.is_open or dispute.status == DisputeStatus.SETTLED:
+        return ""
+    return _(
+        "The grading set “%(set)s” was frozen without this pair, so this dispute stays as it is. To grade the "
+        "pair again, add it to a new version of the set."
+    ) % {"set": grading_set.name}
+
+
 def reason_refusal(*, dispute: Dispute, editor: User) -> str:
     """Why `editor` cannot give a reason on `dispute` now, or "" when they can."""
     if not dispute.statements.filter(editor=editor).exists():
         return _("You are not one of the editors of this dispute.")
+    if closed := closed_refusal(dispute):
+        return closed
     if dispute.status == DisputeStatus.SETTLED:
         return _("This dispute is already settled.")
     if dispute.status != DisputeStatus.AWAITING_REASONS:
@@ -166,6 +183,8 @@ def revision_refusal(*, dispute: Dispute, editor: User) -> str:
     statement = dispute.statements.filter(editor=editor).first()
     if statement is None:
         return _("You are not one of the editors of this dispute.")
+    if closed := closed_refusal(dispute):
+        return closed
     if dispute.status == DisputeStatus.SETTLED:
         return _("This dispute is already settled.")
     if dispute.status == DisputeStatus.AWAITING_REASONS:
@@ -284,6 +303,8 @@ def dispute_settle(*, dispute: Dispute, by: User, grade: int, note: str = "") ->
     """
     dispute = _lock(dispute)
     _refuse_if_settled(dispute)
+    if closed := closed_refusal(dispute):
+        raise DisputeError(closed)
     if dispute.status != DisputeStatus.IN_REVIEW:
         raise DisputeError(
             _("This dispute is not waiting for a reviewer yet: the editors have not finished.")

@@ -39,6 +39,7 @@ from annotator.models.disputes import REVEALED_STATUSES
 from annotator.services.disputes import (
     AlreadySettled,
     DisputeError,
+    closed_refusal,
     dispute_give_reason,
     dispute_revise,
     dispute_settle,
@@ -170,9 +171,11 @@ def _detail_context(
     ):
         revision_form = RevisionForm()
     statements = list(dispute.statements.all())
+    closed = closed_refusal(dispute)
     return {
         **pair,
         "dispute": dispute,
+        "closed": closed,
         "mine": mine,
         "is_grader": is_grader,
         "sees_others": sees_others,
@@ -181,10 +184,10 @@ def _detail_context(
         "editor_count": len(statements),
         "final_grade": getattr(dispute.candidate, "final_grade", None),
         "reason_form": reason_form
-        if mine is not None and dispute.status == DisputeStatus.AWAITING_REASONS
+        if mine is not None and dispute.status == DisputeStatus.AWAITING_REASONS and not closed
         else None,
         "revision_form": revision_form
-        if mine is not None and dispute.status == DisputeStatus.REVEALED and not mine.has_responded
+        if mine is not None and dispute.status == DisputeStatus.REVEALED and not mine.has_responded and not closed
         else None,
         "can_review": request.membership.can(Role.REVIEWER) and not is_grader,
         "flash": flash,
@@ -305,7 +308,8 @@ def _review_context(
         for i, s in enumerate(statements, start=1)
     ]
     is_grader = graded_pair(candidate_id=dispute.candidate_id, user=request.user)
-    can_settle = dispute.status == DisputeStatus.IN_REVIEW and not is_grader
+    closed = closed_refusal(dispute)
+    can_settle = dispute.status == DisputeStatus.IN_REVIEW and not is_grader and not closed
     next_in_queue = (
         Dispute.objects.in_project(request.project)
         .review_queue()
@@ -319,6 +323,7 @@ def _review_context(
         "columns": columns,
         "anonymous": anonymous,
         "is_grader": is_grader,
+        "closed": closed,
         "form": (form or SettleForm(on_record=dispute.grades_on_record())) if can_settle else None,
         "on_record": sorted(dispute.grades_on_record()),
         "final_grade": getattr(dispute.candidate, "final_grade", None),

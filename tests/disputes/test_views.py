@@ -348,3 +348,37 @@ def test_the_revision_and_settle_radios_carry_the_criteria_text_of_their_grade(c
             level = int(radio.attrs["value"])
             assert page.name(radio) == str(level)  # the visible label stays the plain grade
             assert page.description(radio) == squash(criteria[level])
+
+
+def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(cast: Cast, client: Client) -> None:
+    """QA: disputes of pairs left out when their set was frozen could still be revised and settled,
+    and the decision went into no pool version."""
+    from annotator.models import Dispute
+    from annotator.services.disputes import DisputeError, dispute_revise
+    from annotator.services.pools import pool_freeze
+    from tests.disputes.factories import grade, make_pair
+
+    waiting = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
+    revealed_one = revealed(cast, (0, 2), document="C")
+    settled = make_pair(cast.alpha, document="U")
+    grade(settled, cast.editor, 3)
+    grade(settled, cast.editor2, 3)
+    pool_freeze(grading_set=settled.grading_set, by=cast.owner, exclude_unsettled=True, reason="Next round.")
+
+    with pytest.raises(DisputeError, match="frozen without this pair"):
+        dispute_settle(dispute=waiting, by=cast.reviewer, grade=3)
+    with pytest.raises(DisputeError, match="frozen without this pair"):
+        dispute_revise(dispute=revealed_one, editor=cast.editor, grade=1)
+    assert not FinalGrade.objects.filter(candidate__in=[waiting.candidate, revealed_one.candidate]).exists()
+    assert not Dispute.objects.in_project(cast.alpha).review_queue().exists()
+    assert not Dispute.objects.in_project(cast.alpha).open().exists()
+
+    client.force_login(cast.reviewer)
+    review = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
+    assert "frozen without this pair" in review and 'name="grade"' not in review
+    assert "frozen without this pair" in client.post(
+        url("dispute_review", dispute_id=waiting.pk), {"grade": 3, "note": ""}
+    ).content.decode()
+    client.force_login(cast.editor)
+    detail = client.get(url("dispute_detail", dispute_id=revealed_one.pk)).content.decode()
+    assert "frozen without this pair" in detail and 'name="grade"' not in detail
