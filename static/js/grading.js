@@ -53,6 +53,13 @@
       const row = all[(start + i) % all.length];
       if (isOpen(row) && row !== all[start]) return focusRow(row);
     }
+    if (start >= 0 && isOpen(all[start])) {
+      // The document in front of the editor is the only one left: stay on it and say so (QA:
+      // "every document has your grade" was announced and focus left an ungraded row).
+      announce(msg("msgLastLeft"));
+      focusRow(all[start]);
+      return;
+    }
     announce(msg("msgAllDone"));
     const next = document.querySelector("#next-form button");
     if (next) next.focus();

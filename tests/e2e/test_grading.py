@@ -83,6 +83,32 @@ def test_editor_a_grades_every_demo_candidate_with_the_keyboard_and_the_grades_s
     assert stored == {doc: int(value) for doc, value in SEED_GRADES.items()}
 
 
+def test_enter_on_the_last_ungraded_document_stays_on_it_and_says_so(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    """QA: Enter announced "every document has your grade" and left the last, ungraded row."""
+    log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    for _ in range(len(SEED_GRADES) - 1):
+        doc = focused_document(page)
+        row_id = page.locator("article.candidate:focus").get_attribute("id")
+        page.keyboard.press(SEED_GRADES[doc])
+        expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
+        page.keyboard.press("Enter")
+    last = page.locator("article.candidate:focus")
+    last_id = last.get_attribute("id")
+    expect(last).to_have_attribute("data-state", "ungraded")
+    page.keyboard.press("Enter")
+    expect(page.locator("#announcer")).to_have_text("This document is the last one on this page still to grade.")
+    expect(page.locator(f"#{last_id}")).to_be_focused()
+    page.keyboard.press("0")
+    expect(page.locator(f"#{last_id}")).to_have_attribute("data-state", "saved")
+    page.keyboard.press("Enter")
+    expect(page.locator("#announcer")).to_have_text("Every document on this page has your grade.")
+    expect(page.get_by_role("button", name="Next query")).to_be_focused()
+
+
 def test_undo_and_the_shortcut_help_work_from_the_keyboard(page: Page, live_server: Any, grading_demo: None) -> None:
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
