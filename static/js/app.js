@@ -26,8 +26,25 @@ let focusBeforeSwap = null;
 const focusIn = (target) => {
   const active = document.activeElement;
   return target && active && active !== document.body && target.contains(active)
-    ? { targetId: target.id, id: active.id, rel: active.getAttribute("rel") }
+    ? {
+        targetId: target.id,
+        id: active.id,
+        rel: active.getAttribute("rel"),
+        // Controls without an id (filter links, toggle buttons) are found again by what they do.
+        href: active.getAttribute("href"),
+        name: active.getAttribute("name"),
+        value: active.getAttribute("value"),
+      }
     : null;
+};
+const sameControl = (scope, before) => {
+  const css = (value) => (window.CSS && CSS.escape ? CSS.escape(value) : value);
+  if (before.href) return scope.querySelector(`a[href="${css(before.href)}"]`);
+  if (!before.name) return null;
+  return (
+    (before.value !== null && scope.querySelector(`[name="${css(before.name)}"][value="${css(before.value)}"]`)) ||
+    scope.querySelector(`button[name="${css(before.name)}"]`)
+  );
 };
 document.addEventListener("htmx:beforeRequest", (event) => {
   focusAtRequest = focusIn(event.detail.target);
@@ -54,9 +71,27 @@ document.addEventListener("htmx:afterSettle", (event) => {
   const next =
     invalid ||
     (before.id && document.getElementById(before.id)) ||
+    sameControl(scope, before) ||
     (before.rel && (scope.querySelector(`a[rel="${before.rel}"]`) || scope.querySelector(".pager a"))) ||
     scope.querySelector('[role="alert"], [role="status"], .message, .errorlist');
   const place = next && scope.contains(next) ? next : scope;
   if (!place.matches("a[href], button, input, select, textarea, [tabindex]")) place.setAttribute("tabindex", "-1");
   place.focus();
 });
+
+// A table wider than its box scrolls inside it (phones): keyboard users must be able to scroll it
+// too, so it takes the focus while (and only while) it actually overflows (axe:
+// scrollable-region-focusable).
+const markScrollable = () => {
+  document.querySelectorAll(".table").forEach((table) => {
+    if (table.scrollWidth > table.clientWidth + 1) table.setAttribute("tabindex", "0");
+    else if (table.getAttribute("tabindex") === "0") table.removeAttribute("tabindex");
+  });
+};
+let resizeTimer = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(markScrollable, 150);
+});
+document.addEventListener("DOMContentLoaded", markScrollable);
+document.addEventListener("htmx:afterSettle", markScrollable);

@@ -77,3 +77,16 @@ def test_an_error_takes_the_focus_to_its_field_even_from_a_disabled_button_or_an
     grades.press("Enter")
     expect(page.locator("#set-form .errorlist").first).to_be_visible()
     expect(page.locator(":focus")).to_have_attribute("name", "name")
+
+
+def test_a_filter_link_keeps_the_focus_after_its_table_is_replaced(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    """QA: after Enter on a status filter the focus went to the whole table and Tab started over."""
+    build_demo()
+    log_in(page, live_server.url, "reviewer", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{DEMO_SLUG}/disputes/")
+    page.locator('#dispute-table a[href="?status=settled"]').focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(f"{live_server.url}/p/{DEMO_SLUG}/disputes/?status=settled")
+    expect(page.locator(":focus")).to_have_attribute("href", "?status=settled")

@@ -213,3 +213,41 @@ def test_a_second_key_pressed_while_the_first_grade_is_saving_wins(
     grade = Grade.objects.get(editor__username="editor-b")
     assert grade.grade == 0
     assert [h.new_grade for h in GradeHistory.objects.filter(editor__username="editor-b").order_by("pk")] == [1, 0]
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (1280, 720), (390, 800)])
+def test_the_sticky_announcer_never_covers_the_focused_button(
+    page: Page, live_server: Any, transactional_db: None, size: tuple[int, int]
+) -> None:
+    """QA: on a short query page the announcer covered "Next query" once Enter had put the focus
+    there (and the reason box's bottom at 390 px). Checked at three points of the button."""
+    import re
+
+    from annotator.models import Candidate
+
+    demo.build_demo()
+    pair = Candidate.objects.filter(grading_set__name__startswith="Cancellation").order_by("pk").first()
+    assert pair is not None
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/sets/{pair.grading_set_id}/queries/{pair.query_id}/grade/")
+    for _ in range(5):
+        state = page.evaluate("document.activeElement.closest('article.candidate')?.dataset.state")
+        if state in ("ungraded", "stale"):
+            row_id = page.evaluate("document.activeElement.closest('article.candidate').id")
+            page.keyboard.press("2")
+            expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", re.compile("saved|locked"))
+        page.keyboard.press("Enter")
+        if page.evaluate("document.activeElement.closest('#next-form') !== null"):
+            break
+    expect(page.get_by_role("button", name="Next query")).to_be_focused()
+    expect(page.locator("#announcer")).to_have_text("Every document on this page has your grade.")
+    page.wait_for_function("!document.documentElement.matches(':has(.htmx-settling)')")
+    covered = page.evaluate(
+        "(() => { const el = document.activeElement, b = el.getBoundingClientRect();"
+        " const points = [[b.left + 4, b.top + b.height / 2], [b.left + b.width / 2, b.top + b.height / 2],"
+        " [b.right - 4, b.bottom - 3]];"
+        " return points.filter(([x, y]) => { const hit = document.elementFromPoint(x, y);"
+        " return !hit || !el.contains(hit); }).length; })()"
+    )
+    assert covered == 0, f"{covered} of 3 points of the focused button are under another element"

@@ -94,7 +94,7 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
         f"/sets/{project.grading_sets.order_by('pk').first().pk}/",
         f"/comparisons/{comparison.pk}/", f"/comparisons/{comparison.pk}/query/",
     ]
-    too_wide, squeezed = {}, {}
+    too_wide, squeezed, unreachable = {}, {}, {}
     # A cell holding a name or an ID (a link, code) keeps room for a few words: long IDs may wrap
     # anywhere, which once squeezed such columns to one character per line (QA at 390 px).
     narrowest_named_cell = (
@@ -108,8 +108,15 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
             too_wide[path] = width
         if (cell := page.evaluate(narrowest_named_cell)) < 100:
             squeezed[path] = cell
+        # A table that scrolls in its box takes the keyboard focus, or keyboard users cannot
+        # scroll it (axe: scrollable-region-focusable, QA).
+        if stuck := page.evaluate(
+            "[...document.querySelectorAll('.table')].filter(t => t.scrollWidth > t.clientWidth + 1 && t.tabIndex < 0).length"
+        ):
+            unreachable[path] = stuck
     assert not too_wide, too_wide
     assert not squeezed, squeezed
+    assert not unreachable, unreachable
     # ...and a breakdown table keeps a readable document column, in Chinese too, where six number
     # columns squeezed it to one character per line (QA report).
     page.get_by_label("Language").select_option("zh-hans")
