@@ -24,6 +24,9 @@ Three different questions, three different tools:
   scipy's stream, so it differs from scipy's interval by Monte-Carlo noise only.
 * **Paired t-test** (`scipy.stats.ttest_rel`): the parametric counterpart, for readers used to it.
 
+Both resampling statistics take the paired queries sorted by query ID, so that they depend on the
+pool's content and the seed only, never on the order of a file.
+
 Degenerate cases never produce NaN: with no paired query every statistic is None; with one, the
 t-test and the CI are None; when every delta is equal the t statistic is undefined (None) and the
 CI is that single value.
@@ -303,7 +306,11 @@ def compare_results(
     paired_mask = ~a.excluded & ~b.excluded
     delta = np.where(paired_mask, b.ndcg - a.ndcg, np.nan)
     delta.flags.writeable = False
-    deltas = delta[paired_mask]
+    # The resampling statistics draw queries by position, so they take the paired queries in one
+    # canonical order, sorted by ID: the same pool gives the same p and interval whatever the
+    # order of its file (QA: the CLI kept file order, the app a sorted one, and their CIs differed).
+    paired_ids = np.flatnonzero(paired_mask).tolist()
+    deltas = delta[sorted(paired_ids, key=a.query_ids.__getitem__)] if paired_ids else delta[paired_mask]
     n = len(deltas)
     seed = a.settings.seed
     pool = _thread_pool()

@@ -66,6 +66,20 @@ def test_the_same_seed_gives_the_same_p_value_to_the_last_digit() -> None:
     assert first.seed == 7
 
 
+def test_the_statistics_do_not_depend_on_the_order_of_the_pools_queries() -> None:
+    """QA: the CLI kept a qrels file's order and the app a sorted one; the same pool and seed gave
+    two different intervals and sampled p values."""
+    pool, run_a, run_b = random_systems(40, seed=3)
+    backwards = dict(reversed(list(pool.items())))
+    assert list(backwards) != list(pool)
+    first = compare_runs(pool, run_a, run_b, SETTINGS)
+    second = compare_runs(backwards, run_a, run_b, SETTINGS)
+    assert not first.randomization_exact
+    assert first.randomization_p == second.randomization_p
+    assert first.delta_ci95 == second.delta_ci95
+    assert first.t_test_p == second.t_test_p
+
+
 def test_a_sampled_p_value_uses_the_plus_one_correction() -> None:
     deltas = np.linspace(-0.2, 0.3, 40)
     result = sign_flip_test(deltas, n_permutations=999, seed=3)
