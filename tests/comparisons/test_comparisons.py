@@ -227,6 +227,19 @@ def test_with_no_paired_query_every_statistic_says_not_defined(cast: Cast, clien
     assert "not defined for fewer than two paired queries" in page
 
 
+def test_an_interval_of_equal_deltas_is_not_called_bca(cast: Cast, client: Client) -> None:
+    """QA: with every paired delta equal the page said "[+0.0000, +0.0000] (BCa, ...)", but no
+    BCa interval is computed then: every resample mean is that delta."""
+    version = make_pool(cast.alpha, {"q1": {"A": 3, "B": 1}, "q2": {"A": 2, "B": 0}}, by=cast.owner)
+    run_a = make_run(cast.alpha, "a", {"q1": "AB", "q2": "AB"}, by=cast.reviewer)
+    run_b = make_run(cast.alpha, "b", {"q1": "AB", "q2": "AB"}, by=cast.reviewer)
+    comparison = make_comparison(cast.alpha, version, run_a, run_b, by=cast.reviewer, k=2)
+    assert comparison.results["comparison"]["delta_ci95"] == [0.0, 0.0]
+    client.force_login(cast.reviewer)
+    page = client.get(comparison.get_absolute_url()).content.decode()
+    assert "every paired delta is" in page and "BCa" not in page
+
+
 def test_a_run_compared_with_itself_is_refused(cast: Cast) -> None:
     version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
     run = make_run(cast.alpha, "a", {"q1": "AB"}, by=cast.reviewer)
