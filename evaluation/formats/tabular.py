@@ -47,6 +47,13 @@ from evaluation.formats.common import (
 from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.policies import EvaluationError, gettext_noop, is_integer
 
+# One limit for every CSV this process reads (the csv module's is process-wide): runs, pools and
+# the app's document imports alike, so a file one path accepts is not refused by another (QA:
+# `evaluate` refused a run the app had accepted, because only the app had raised the limit).
+# Document bodies are long; the default (128 KiB) would reject them.
+CSV_FIELD_LIMIT = 16 * 1024 * 1024
+csv.field_size_limit(CSV_FIELD_LIMIT)
+
 QRELS_COLUMNS = ("query_id", "doc_id", "grade")
 RUN_COLUMNS = ("query_id", "doc_id", "rank", "score", "system")
 

@@ -228,3 +228,16 @@ def test_csv_breakdown_has_one_row_per_term() -> None:
     assert [last[(q["query"], "ranking")] for q in document["queries"]] == [
         q["a"]["dcg"] for q in document["queries"]
     ]
+
+
+def test_a_csv_with_a_field_over_128_kib_reads_as_in_the_app(tmp_path: Path) -> None:
+    """QA: the csv module's field limit is process-wide and only the app raised it, so `evaluate`
+    refused a run file the app had accepted (a fresh process here, as from the shell)."""
+    note = "x" * 200_000
+    pool = tmp_path / "pool.csv"
+    pool.write_text(f"query_id,doc_id,grade,note\nq1,A,3,{note}\nq1,B,1,\n")
+    run = tmp_path / "run.csv"
+    run.write_text(f"query_id,doc_id,rank,note\nq1,B,1,{note}\nq1,A,2,\n")
+    done = manage(str(pool), str(run), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["systems"]["a"]["mean"] < 1.0
