@@ -12,6 +12,8 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from evaluation.formats.common import ZIP_MAGIC
+
 
 class UploadForm(forms.Form):
     """A form with file fields. After any error the page comes back without the chosen files (no
@@ -32,8 +34,6 @@ class UploadForm(forms.Form):
             if isinstance(field, forms.FileField) and sent and name not in errors:
                 self.add_error(name, self.CHOOSE_AGAIN)
 
-# Every zip starts with a local file header; no UTF-8 text file can ("PK" + two control bytes).
-ZIP_MAGIC = b"PK\x03\x04"
 
 
 class UploadTextError(ValueError):

@@ -169,9 +169,20 @@ def with_source[T](
     return read(lambda: iter(lines), name)
 
 
+# Every zip starts with a local file header; no UTF-8 text file can ("PK" + two control bytes).
+ZIP_MAGIC = b"PK\x03\x04"
+
+
 def _utf8_error(path: Path, name: str) -> EvaluationError:
     # Text mode does not say where decoding failed: find the line in the raw bytes.
     with open(path, "rb") as raw:
+        if raw.read(len(ZIP_MAGIC)) == ZIP_MAGIC:  # e.g. the app's export: say so, not "byte 0xfc"
+            return EvaluationError(
+                gettext_noop("the file is a zip archive: unzip it and give the text file inside it"),
+                source=name,
+                line=1,
+            )
+        raw.seek(0)
         for number, line in enumerate(raw, start=1):
             try:
                 line.decode("utf-8")

@@ -241,3 +241,16 @@ def test_a_csv_with_a_field_over_128_kib_reads_as_in_the_app(tmp_path: Path) -> 
     done = manage(str(pool), str(run), "--format", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["systems"]["a"]["mean"] < 1.0
+
+
+def test_a_zip_is_named_as_a_zip_not_as_bad_utf8(tmp_path: Path) -> None:
+    """QA: the app's export zip fed to `evaluate` was "not valid UTF-8: byte 0xfc at column 15"."""
+    import zipfile
+
+    archive = tmp_path / "pool-v1-qrels.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("pool-v1.qrels", "q1 0 A 3\n")
+    done = manage(str(archive), str(archive))
+    assert done.returncode == 2
+    assert "zip archive" in done.stderr and "UTF-8" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
