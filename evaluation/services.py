@@ -138,8 +138,9 @@ class _Quoted(str):
 # ---- Runs: parsing uploads ----------------------------------------------------------------------
 
 # Query ID, a colon, then document IDs in rank order. Full-width punctuation is accepted because
-# Chinese keyboards produce it by default.
-_COMMA = re.compile(r"[,，]")
+# Chinese keyboards produce it by default, the enumeration comma 、 too: Chinese lists are written
+# with it ("文档甲、文档乙"), and read as one ID it scored 0 without a word (QA).
+_COMMA = re.compile(r"[,，、]")
 
 
 def detect_run_format(file_name: str, explicit: str = "auto") -> str:

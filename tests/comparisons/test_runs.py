@@ -123,6 +123,10 @@ def test_pasted_lines_are_counted_as_editors_count_them_and_a_query_may_hold_a_c
     run = parse_ranked_lists("http://x/q?id=1: A, B\nq2:C\n问题三：甲，乙\n", source="p", name="p")
     assert run.query_ids == ("http://x/q?id=1", "q2", "问题三")
     assert run.ranking("http://x/q?id=1") == ("A", "B") and run.ranking("q2") == ("C",)
+    # The enumeration comma separates IDs too (QA: "文档甲、文档乙" was one ID, scoring 0 silently).
+    assert parse_ranked_lists("查询一: 文档甲、文档乙，文档丙\n", source="p", name="p").ranking("查询一") == (
+        "文档甲", "文档乙", "文档丙"
+    )
 
 
 @pytest.mark.parametrize(
