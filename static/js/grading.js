@@ -155,6 +155,19 @@
       }, RETRY_DELAYS[tries]);
     }
   }
+  // Signed out meanwhile: the server answers a save with a full-page redirect to the login page
+  // (HX-Redirect) instead of the row. Nothing was saved. The row says so before htmx leaves the
+  // page; if the editor chooses to stay (the leave prompt), it is not left "saving" forever (QA).
+  document.body.addEventListener("htmx:beforeOnLoad", (event) => {
+    const row = event.detail.elt.closest && event.detail.elt.closest("article.candidate");
+    if (!row || !event.detail.xhr.getResponseHeader("HX-Redirect")) return;
+    waiting.delete(row.dataset.candidate);
+    row.classList.remove("saving");
+    row.classList.add("state-failed");
+    row.dataset.state = "failed";
+    setStatus(row, msg("msgSignedOut"), true);
+    announce(msg("msgSignedOut"));
+  });
   document.body.addEventListener("htmx:responseError", failed);
   document.body.addEventListener("htmx:sendError", failed);
   document.body.addEventListener("htmx:timeout", failed);

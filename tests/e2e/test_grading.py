@@ -147,6 +147,29 @@ def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(page: Page, liv
     assert Grade.objects.get(editor__username="editor-b").grade == 2
 
 
+def test_a_save_answered_by_the_login_page_says_so_when_the_editor_stays(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    """QA: signed out in another tab, a grade key left the row "Saving…" for good once the editor
+    chose to stay in the leave prompt."""
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    row_id = page.locator("article.candidate:focus").get_attribute("id")
+    page.context.clear_cookies()  # signed out (and no CSRF cookie): the server sends the login page
+    prompts: list[str] = []
+    page.on("dialog", lambda dialog: (prompts.append(dialog.type), dialog.dismiss()))
+    page.keyboard.press("2")
+    row = page.locator(f"#{row_id}")
+    expect(row).to_have_attribute("data-state", "failed")
+    expect(row.locator(".row-status")).to_contain_text("you were signed out")
+    expect(row.get_by_role("button", name="Retry")).to_be_visible()
+    page.wait_for_timeout(500)  # the navigation htmx started was refused by staying
+    assert prompts == ["beforeunload"]
+    assert "/grade/" in page.url
+    assert not Grade.objects.filter(editor__username="editor-b").exists()
+
+
 def _type_a_reason_without_saving(page: Page, live_server: Any) -> Locator:
     log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
