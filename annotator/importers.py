@@ -34,6 +34,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.utils.translation import gettext as _
 
+from annotator.text import enumeration
 from annotator.uploads import UploadTextError, upload_text
 from evaluation.formats.common import (
     MAX_DIGITS,
@@ -376,7 +377,7 @@ def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
                 ok = False
         unit = row.get("unit", "").strip().lower() or "document"
         if unit not in UNITS:
-            errors.add(line, "unit", row.get("unit", ""), _("must be one of: %(units)s.") % {"units": ", ".join(UNITS)})
+            errors.add(line, "unit", row.get("unit", ""), _("must be one of: %(units)s.") % {"units": enumeration(UNITS)})
             ok = False
         if ok:
             records.append(DocumentRecord(line=line, external_id=doc_id, body=body, title=title, url=url, unit=unit))
