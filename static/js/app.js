@@ -30,7 +30,10 @@ const focusIn = (target) => {
         targetId: target.id,
         id: active.id,
         rel: active.getAttribute("rel"),
-        // Controls without an id (filter links, toggle buttons) are found again by what they do.
+        // Controls without an id (filter links, toggle buttons) are found again by what they do,
+        // or by data-focus-key: a toggle whose address flips (an id would make htmx settle the
+        // old attributes onto the new link, and its next press was a full page load).
+        key: active.dataset.focusKey,
         href: active.getAttribute("href"),
         name: active.getAttribute("name"),
         value: active.getAttribute("value"),
@@ -39,6 +42,7 @@ const focusIn = (target) => {
 };
 const sameControl = (scope, before) => {
   const css = (value) => (window.CSS && CSS.escape ? CSS.escape(value) : value);
+  if (before.key) return scope.querySelector(`[data-focus-key="${css(before.key)}"]`);
   if (before.href) return scope.querySelector(`a[href="${css(before.href)}"]`);
   if (!before.name) return null;
   return (

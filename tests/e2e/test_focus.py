@@ -90,3 +90,21 @@ def test_a_filter_link_keeps_the_focus_after_its_table_is_replaced(
     page.keyboard.press("Enter")
     expect(page).to_have_url(f"{live_server.url}/p/{DEMO_SLUG}/disputes/?status=settled")
     expect(page.locator(":focus")).to_have_attribute("href", "?status=settled")
+
+
+def test_the_names_toggle_keeps_the_focus_so_enter_toggles_back(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    """QA: after the toggle's swap the focus sat on the whole review, so Enter did nothing."""
+    from annotator.models import Dispute
+
+    build_demo()
+    dispute = Dispute.objects.filter(status=DisputeStatus.IN_REVIEW).order_by("pk").first()
+    assert dispute is not None
+    log_in(page, live_server.url, "owner", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{DEMO_SLUG}/disputes/{dispute.pk}/review/")
+    page.get_by_role("link", name="Hide names (Editor 1, Editor 2…)").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(":focus")).to_have_text("Show editors' names")
+    page.keyboard.press("Enter")
+    expect(page.locator(":focus")).to_have_text("Hide names (Editor 1, Editor 2…)")
