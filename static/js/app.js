@@ -99,3 +99,17 @@ window.addEventListener("resize", () => {
 });
 document.addEventListener("DOMContentLoaded", markScrollable);
 document.addEventListener("htmx:afterSettle", markScrollable);
+
+// A page that comes back with an error (a form sent without htmx, a refused action) puts the
+// focus on the field in error, else on the error message: otherwise it starts at the top and
+// keyboard and screen-reader users must search for it (QA: Members, "add nobody").
+document.addEventListener("DOMContentLoaded", () => {
+  if (document.activeElement && document.activeElement !== document.body) return;
+  if (document.querySelector("[autofocus]")) return;
+  const place =
+    document.querySelector('main [aria-invalid="true"]') ||
+    document.querySelector("#messages .message-error, main .message-error, main .errorlist");
+  if (!place) return;
+  if (!place.matches("a[href], button, input, select, textarea, [tabindex]")) place.setAttribute("tabindex", "-1");
+  place.focus();
+});

@@ -108,3 +108,16 @@ def test_the_names_toggle_keeps_the_focus_so_enter_toggles_back(
     expect(page.locator(":focus")).to_have_text("Show editors' names")
     page.keyboard.press("Enter")
     expect(page.locator(":focus")).to_have_text("Hide names (Editor 1, Editor 2…)")
+
+
+def test_a_form_sent_without_htmx_comes_back_with_the_focus_on_its_error(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    """QA: Members, "add nobody" (a plain post): the page came back with the focus at the top."""
+    build_demo()
+    log_in(page, live_server.url, "owner", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{DEMO_SLUG}/members/")
+    field = page.get_by_label("Username")
+    field.fill("nobody-at-all")
+    field.press("Enter")
+    expect(page.locator(":focus")).to_have_attribute("aria-invalid", "true")
