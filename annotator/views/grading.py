@@ -402,6 +402,11 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
             done = _("Saved grade %(grade)d for %(document)s.") % {
                 "grade": grade.grade, "document": candidate.document.external_id
             }
+            # Said aloud too when this grade completed the pair (settled, or a dispute opened):
+            # the row shows it, and the announcement is all a screen-reader user hears (QA).
+            fresh = Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk)
+            if locked := _lock_message(fresh, grade, candidate.grading_set):
+                done = f"{done} {locked}"
     else:
         error = " ".join(str(e) for errors in form.errors.values() for e in errors)
         # A grade that comes without a usable version of the text it judges was not sent by this
