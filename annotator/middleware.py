@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django.utils.translation import gettext as _
 
@@ -55,3 +57,37 @@ class PrivatePagesMiddleware:
         if request.user.is_authenticated and not response.has_header("Cache-Control"):
             add_never_cache_headers(response)
         return response
+
+
+TIME_ZONE_COOKIE = "tz"
+
+
+class BrowserTimeZoneMiddleware:
+    """Show times in the reader's time zone, as their browser names it (app.js sets the cookie).
+
+    Times are stored in UTC; shown in UTC, an editor in Beijing read every time 8 hours off (QA).
+    An unknown or malformed name is ignored (UTC, as before), never an error. The page footer
+    says which zone the times are in.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        name = request.COOKIES.get(TIME_ZONE_COOKIE, "")
+        zone = _zone(name) if 0 < len(name) <= 64 else None
+        if zone is None:
+            timezone.deactivate()
+        else:
+            timezone.activate(zone)
+        try:
+            return self.get_response(request)
+        finally:
+            timezone.deactivate()
+
+
+def _zone(name: str) -> ZoneInfo | None:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # e.g. "../x", "", a directory
+        return None

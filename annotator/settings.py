@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "annotator.middleware.PrivatePagesMiddleware",
+    "annotator.middleware.BrowserTimeZoneMiddleware",
 ]
 
 ROOT_URLCONF = "annotator.urls"

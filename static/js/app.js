@@ -1,4 +1,16 @@
 // Small progressive enhancements; every page works without this file.
+
+// The browser's time zone, for the server to show times in it (BrowserTimeZoneMiddleware); the
+// footer says which zone a page used. Set again only when it changed (travel, a new machine).
+// IANA names ("Asia/Shanghai") are valid cookie values as they are.
+try {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (zone && !document.cookie.split("; ").includes(`tz=${zone}`)) {
+    document.cookie = `tz=${zone}; path=/; max-age=31536000; SameSite=Lax`;
+  }
+} catch (error) {
+  // No Intl: times stay in UTC, as the footer says.
+}
 // An error answer (responseError) or no answer at all (sendError: offline, server down): say so in
 // the page's language (base.html puts the sentence on <body>), instead of failing silently.
 const reportFailure = () => {

@@ -6,7 +6,7 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
-from annotator.management.commands.demo import DEMO_PASSWORD, build_demo
+from annotator.management.commands.demo import DEMO_PASSWORD, DEMO_SLUG, build_demo
 from tests.e2e.conftest import log_in
 
 
@@ -141,3 +141,16 @@ def test_the_language_switch_changes_nothing_until_it_is_pressed(
     page.keyboard.press("Enter")
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
     expect(page.get_by_role("button", name="English")).to_be_visible()
+
+
+def test_times_are_shown_in_the_browsers_time_zone(browser: Any, live_server: Any, transactional_db: None) -> None:
+    """QA: every time was UTC, unlabelled; an editor in Beijing read them 8 hours off."""
+    build_demo()
+    context = browser.new_context(locale="en-US", timezone_id="Asia/Shanghai")
+    try:
+        page = context.new_page()
+        log_in(page, live_server.url, "editor-a", DEMO_PASSWORD)
+        page.goto(f"{live_server.url}/p/{DEMO_SLUG}/criteria/")  # the cookie is set from the first page on
+        expect(page.locator("footer")).to_contain_text("Asia/Shanghai")
+    finally:
+        context.close()
