@@ -275,3 +275,29 @@ def test_the_sticky_announcer_never_covers_the_focused_button(
         " return !hit || !el.contains(hit); }).length; })()"
     )
     assert covered == 0, f"{covered} of 3 points of the focused button are under another element"
+
+
+def test_a_touch_phone_gets_the_documents_without_the_keyboard_shortcut_list(
+    browser: Any, live_server: Any, grading_demo: None
+) -> None:
+    """QA at 390 px: the criteria, then eight rows of keyboard shortcuts, came before the first
+    document, 1,380 px down; a phone without a keyboard has no use for the shortcuts."""
+    phone = browser.new_context(locale="en-US", viewport={"width": 390, "height": 800}, is_mobile=True, has_touch=True)
+    try:
+        page = phone.new_page()
+        log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
+        page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+        page.get_by_role("button", name="Start grading").click()
+        expect(page.locator(".criteria-panel")).to_be_visible()  # the criteria stay first
+        expect(page.get_by_role("heading", name="Keyboard")).to_be_hidden()
+    finally:
+        phone.close()
+    desktop = browser.new_context(locale="en-US", viewport={"width": 390, "height": 800})
+    try:
+        page = desktop.new_page()
+        log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
+        page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+        page.get_by_role("button", name="Start grading").click()
+        expect(page.get_by_role("heading", name="Keyboard")).to_be_visible()  # a narrow window keeps them
+    finally:
+        desktop.close()
