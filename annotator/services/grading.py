@@ -28,6 +28,7 @@ from annotator.models import (
     CriteriaVersion,
     Document,
     DocumentVersion,
+    FinalGrade,
     Grade,
     GradeHistory,
     GradingSet,
@@ -569,12 +570,21 @@ def candidates_add_by_hand(
 
 @transaction.atomic
 def candidate_remove(*, candidate: Candidate) -> None:
-    """Remove a pair nobody has graded yet (a grade, its history or a settlement keeps it)."""
+    """Remove a pair nobody has graded yet (a grade, its history or a settlement keeps it).
+
+    A pair copied from the frozen version a set continues is removed with its copied final grade:
+    that grade was decided there, and stays there (the version is immutable); here it only means
+    "keep this judgment in the next version". Removing it drops the pair from the next version, or,
+    added again, has it graded anew (QA: after its document changed, a copied pair could be neither
+    graded nor removed, though the version page said to grade the new content in a new version).
+    """
     candidate = Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=candidate.pk)
     _refuse_closed(candidate.grading_set)
     if candidate.grade_history.exists() or candidate.grades.exists():
         raise GradingError(_("This pair has been graded, so it stays: grades are never thrown away."))
-    if pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk)):
+    if candidate.source == CandidateSource.COPIED:  # never graded here (checked above): no dispute either
+        FinalGrade.objects.filter(candidate=candidate).delete()
+    elif pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk)):
         raise GradingError(_("This pair is settled or in dispute, so it stays."))
     candidate.delete()
 

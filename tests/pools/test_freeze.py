@@ -241,3 +241,31 @@ def test_a_document_changed_after_freezing_shows_as_an_evidence_gap_without_touc
     assert [(j.doc_id, j.document_version.version, j.document_version.document.version) for j in gap] == [("C", 1, 2)]
     version.refresh_from_db()
     assert (version.sha256, version.canonical) == before
+
+
+def test_a_copied_pair_can_be_removed_and_added_again_to_be_graded_anew(cast: Cast) -> None:
+    """QA: after its document changed, a copied pair could be neither graded (409) nor removed
+    ("settled"), nor added again ("already in the set"), though the version page said to grade the
+    new content in a new version."""
+    from annotator.services.grading import candidate_remove, candidates_add_by_hand, grade_submit
+
+    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+    next_set = grading_set_create_from_version(version=v1, by=cast.reviewer)
+    copied = Candidate.objects.select_related("query", "document").get(grading_set=next_set, document__external_id="B")
+    candidate_remove(candidate=copied)
+    assert not Candidate.objects.filter(pk=copied.pk).exists()
+    assert not FinalGrade.objects.filter(candidate_id=copied.pk).exists()
+    assert v1.judgments.get(doc_id="B").grade == 2  # the frozen version keeps its judgment
+    added = candidates_add_by_hand(grading_set=next_set, query=copied.query, documents=[copied.document], by=cast.owner)
+    assert added.added == 1
+    fresh = Candidate.objects.get(grading_set=next_set, document__external_id="B")
+    assert fresh.source == CandidateSource.MANUAL and not FinalGrade.objects.filter(candidate=fresh).exists()
+    for editor in editors(cast):
+        grade_submit(candidate=fresh, editor=editor, value=1)
+    v2 = pool_freeze(grading_set=next_set, by=cast.reviewer)
+    assert v2.judgments.get(doc_id="B").grade == 1 and v2.judgments.count() == 5
+    # A copied pair that was removed and not added again is simply not in the next version.
+    v3_set = grading_set_create_from_version(version=v2, by=cast.reviewer)
+    candidate_remove(candidate=Candidate.objects.get(grading_set=v3_set, document__external_id="E"))
+    v3 = pool_freeze(grading_set=v3_set, by=cast.reviewer)
+    assert sorted(v3.judgments.values_list("doc_id", flat=True)) == ["A", "B", "C", "D"]
