@@ -114,6 +114,17 @@ def pool_detail(request: ProjectRequest, slug: str, pool_id: int) -> HttpRespons
 def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
     version = _version_or_404(request, pool_id, version_id)
     problems = version.integrity_problems()
+    # The text and its hash rewritten together agree with each other; comparisons computed on
+    # this version pinned the hash they were computed on, so they still tell (QA).
+    pinned = sorted(
+        set(version.comparisons.exclude(pool_sha256=version.sha256).values_list("pool_sha256", flat=True))  # type: ignore[attr-defined]
+    )
+    if pinned:
+        problems.append(
+            _("Comparisons computed on this version recorded its SHA-256 as %(pinned)s, not %(now)s…: the "
+              "version changed after they were computed.")
+            % {"pinned": ", ".join(f"{sha[:12]}…" for sha in pinned[:3]), "now": version.sha256[:12]}
+        )
     context: dict[str, object] = {"version": version, "pool": version.pool, "problems": problems}
     if sha256_hex(version.canonical) == version.sha256:
         # Even when stored rows disagree, the hashed text is intact: the counts come from it.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import pytest
@@ -210,3 +211,29 @@ def test_loaddata_cannot_rewrite_a_frozen_judgment(version: PoolVersion, tmp_pat
     with pytest.raises(PoolImmutableError, match="frozen"):
         call_command("loaddata", str(fixture), verbosity=0)
     assert_unchanged(version)
+
+
+def test_a_consistent_rewrite_of_text_and_hash_shows_against_the_hash_comparisons_pinned(
+    version: PoolVersion, cast: Cast, client: Client
+) -> None:
+    """QA: rewriting both the canonical text and its SHA-256 left the version page saying the
+    integrity check passed; the comparisons computed on it recorded the hash they saw."""
+    from annotator.models.pools import canonical_serialisation
+    from tests.comparisons.helpers import make_comparison, make_run
+
+    a = make_run(cast.alpha, "a", {"q1": "AB", "q2": "C"}, by=cast.reviewer)
+    b = make_run(cast.alpha, "b", {"q1": "BA", "q2": "C"}, by=cast.reviewer)
+    make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=2)
+    # Text, hash and row rewritten together: each agrees with the others.
+    forged = canonical_serialisation([(q, d, 0 if d == "A" else g) for q, d, g, _source in JUDGMENTS])
+    tamper(
+        "UPDATE annotator_poolversion SET canonical = %s, sha256 = %s WHERE id = %s",
+        [forged, hashlib.sha256(forged.encode()).hexdigest(), version.pk],
+    )
+    tamper("UPDATE annotator_pooljudgment SET grade = 0 WHERE version_id = %s AND doc_id = 'A'", [version.pk])
+    assert PoolVersion.objects.get(pk=version.pk).integrity_problems() == []
+    client.force_login(cast.reviewer)
+    kwargs = {"slug": cast.alpha.slug, "pool_id": version.pool_id, "version_id": version.pk}
+    html = client.get(reverse("pool_version_detail", kwargs=kwargs)).content.decode()
+    assert "Integrity check failed" in html
+    assert f"recorded its SHA-256 as {version.sha256[:12]}…" in html
