@@ -11,6 +11,7 @@ urlpatterns = [
     path("disputes/<id:dispute_id>/reason/", disputes.dispute_reason, name="dispute_reason"),
     path("disputes/<id:dispute_id>/revision/", disputes.dispute_revision, name="dispute_revision"),
     path("disputes/<id:dispute_id>/review/", disputes.dispute_review, name="dispute_review"),
+    path("disputes/<id:dispute_id>/hand-over/", disputes.dispute_hand_over, name="dispute_hand_over"),
     path("disputes/pairs/<id:candidate_id>/timeline/", disputes.pair_history, name="pair_timeline"),
     path("disputes/agreement/", disputes.agreement_index, name="agreement_index"),
     path("disputes/agreement/<id:set_id>/", disputes.agreement_detail, name="agreement_detail"),

@@ -277,6 +277,47 @@ def dispute_revise(*, dispute: Dispute, editor: User, grade: int, note: str = ""
     return dispute
 
 
+def departed_editors(dispute: Dispute) -> list[User]:
+    """Editors whose step the dispute waits for (a reason, a response to the reveal) and who can
+    no longer take it: no longer members of the project, or deactivated accounts."""
+    if dispute.status == DisputeStatus.AWAITING_REASONS:
+        pending = [s for s in dispute.statements.all() if not s.reason_given_at]
+    elif dispute.status == DisputeStatus.REVEALED:
+        pending = [s for s in dispute.statements.all() if not s.revised_at]
+    else:
+        return []
+    active = set(
+        Membership.objects.filter(
+            project_id=dispute.candidate.grading_set.project_id,
+            user_id__in=[s.editor_id for s in pending],
+            user__is_active=True,
+        ).values_list("user_id", flat=True)
+    )
+    return [s.editor for s in pending if s.editor_id not in active]
+
+
+@transaction.atomic
+def dispute_hand_to_review(*, dispute: Dispute, by: User) -> Dispute:
+    """A reviewer sends a dispute to review when it waits for an editor who is gone.
+
+    Removing a member does this by itself (membership_remove); this covers accounts deactivated
+    instead, and disputes left waiting before that rule existed.
+    """
+    dispute = _lock(dispute)
+    _refuse_if_settled(dispute)
+    if closed := closed_refusal(dispute):
+        raise DisputeError(closed)
+    membership = Membership.objects.filter(project=dispute.candidate.grading_set.project, user=by).first()
+    if membership is None or not membership.can(Role.REVIEWER):
+        raise DisputeError(_("Only a reviewer or an owner of the project can send a dispute to review."))
+    if graded_pair(candidate_id=dispute.candidate_id, user=by):  # it would reveal the others' grades to them
+        raise DisputeError(_("You graded this pair, so you cannot settle it: another reviewer must."))
+    if not departed_editors(dispute):
+        raise DisputeError(_("Every editor this dispute waits for can still take their step: it stays with them."))
+    dispute.hand_to_review(at=timezone.now())
+    return dispute
+
+
 def may_settle(*, dispute: Dispute, user: User) -> bool:
     """Reviewer or owner of the project who did not grade the pair."""
     membership = Membership.objects.filter(

@@ -18,7 +18,7 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import agreement
 from annotator.access import ProjectRequest, project_role
@@ -40,7 +40,9 @@ from annotator.services.disputes import (
     AlreadySettled,
     DisputeError,
     closed_refusal,
+    departed_editors,
     dispute_give_reason,
+    dispute_hand_to_review,
     dispute_revise,
     dispute_settle,
     graded_pair,
@@ -310,6 +312,7 @@ def _review_context(
     is_grader = graded_pair(candidate_id=dispute.candidate_id, user=request.user)
     closed = closed_refusal(dispute)
     can_settle = dispute.status == DisputeStatus.IN_REVIEW and not is_grader and not closed
+    departed = [] if is_grader or closed else departed_editors(dispute)
     next_in_queue = (
         Dispute.objects.in_project(request.project)
         .review_queue()
@@ -324,6 +327,7 @@ def _review_context(
         "anonymous": anonymous,
         "is_grader": is_grader,
         "closed": closed,
+        "departed": departed,
         "form": (form or SettleForm(on_record=dispute.grades_on_record())) if can_settle else None,
         "on_record": sorted(dispute.grades_on_record()),
         "final_grade": getattr(dispute.candidate, "final_grade", None),
@@ -373,6 +377,20 @@ def dispute_review(request: ProjectRequest, slug: str, dispute_id: int) -> HttpR
     return render(
         request, template, _review_context(request, dispute, None, flash=message, flash_level="success")
     )
+
+
+@project_role(Role.REVIEWER)
+@require_POST
+def dispute_hand_over(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
+    """Send to review a dispute that waits for an editor who left (see dispute_hand_to_review)."""
+    dispute = _dispute_or_404(request, dispute_id)
+    try:
+        dispute_hand_to_review(dispute=dispute, by=request.user)
+    except DisputeError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, _("Sent to review: settle it with the grades and reasons on record."))
+    return redirect("dispute_review", slug=slug, dispute_id=dispute.pk)
 
 
 # Timeline ----------------------------------------------------------------------------------------

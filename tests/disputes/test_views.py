@@ -382,3 +382,31 @@ def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(cas
     client.force_login(cast.editor)
     detail = client.get(url("dispute_detail", dispute_id=revealed_one.pk)).content.decode()
     assert "frozen without this pair" in detail and 'name="grade"' not in detail
+
+
+def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: Cast, client: Client) -> None:
+    """Removing a member hands their disputes over by itself; a deactivated account (or a removal
+    from before that rule) left a dispute waiting forever: a reviewer can now send it on."""
+    waiting = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3))
+    dispute_give_reason(dispute=waiting, editor=cast.editor, reason="The deadline is missing.")
+    hand_over = url("dispute_hand_over", dispute_id=waiting.pk)
+
+    client.force_login(cast.reviewer)
+    page = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
+    assert "Waiting for someone who left" not in page  # both editors can still act
+    refused = client.post(hand_over, follow=True).content.decode()
+    assert "can still take their step" in refused
+    assert Dispute.objects.get(pk=waiting.pk).status == DisputeStatus.AWAITING_REASONS
+
+    cast.editor2.is_active = False
+    cast.editor2.save(update_fields=["is_active"])
+    page = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
+    assert "Waiting for someone who left" in page and cast.editor2.get_username() in page
+    client.force_login(cast.editor)  # an editor of the dispute cannot send it on
+    assert client.post(hand_over).status_code == 403
+    client.force_login(cast.reviewer)
+    done = client.post(hand_over, follow=True).content.decode()
+    assert "Sent to review" in done and 'name="grade"' in done  # the settle form is there now
+    assert Dispute.objects.get(pk=waiting.pk).status == DisputeStatus.IN_REVIEW
+    dispute_settle(dispute=waiting, by=cast.reviewer, grade=1)
+    assert FinalGrade.objects.get(candidate=waiting.candidate).grade == 1
