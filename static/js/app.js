@@ -11,6 +11,20 @@ try {
 } catch (error) {
   // No Intl: times stay in UTC, as the footer says.
 }
+// The CSRF token as it is now, not as the page was rendered: signing in again (in another tab,
+// after a session ended) issues a new one, and every htmx request from the old page, a Retry
+// included, was refused (QA). The cookie is Django's csrftoken (readable: not HttpOnly).
+document.addEventListener("htmx:configRequest", (event) => {
+  const cookie = document.cookie.split("; ").find((c) => c.startsWith("csrftoken="));
+  if (!cookie) return;
+  const token = cookie.slice("csrftoken=".length);
+  event.detail.headers["x-csrftoken"] = token;
+  // A form's own hidden field is read before the header: it must carry the same token.
+  if (event.detail.parameters && event.detail.parameters.csrfmiddlewaretoken !== undefined) {
+    event.detail.parameters.csrfmiddlewaretoken = token;
+  }
+});
+
 // An error answer (responseError) or no answer at all (sendError: offline, server down): say so in
 // the page's language (base.html puts the sentence on <body>), instead of failing silently.
 const reportFailure = () => {

@@ -168,6 +168,14 @@ def test_a_save_answered_by_the_login_page_says_so_when_the_editor_stays(
     assert prompts == ["beforeunload"]
     assert "/grade/" in page.url
     assert not Grade.objects.filter(editor__username="editor-b").exists()
+    # As the row says: sign in again in a new tab, then Retry. The new sign-in has a new CSRF
+    # token, which the page's requests now carry (QA: Retry was refused with 403).
+    other = page.context.new_page()
+    log_in(other, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    other.close()
+    row.get_by_role("button", name="Retry").click()
+    expect(row).to_have_attribute("data-state", "saved")
+    assert Grade.objects.get(editor__username="editor-b").grade == 2
 
 
 def _type_a_reason_without_saving(page: Page, live_server: Any) -> Locator:
