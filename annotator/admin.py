@@ -3,6 +3,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.options import ActionLocation
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
 from annotator.models import (
@@ -50,8 +51,13 @@ class MembershipAdminForm(forms.ModelForm):
 
     def clean_role(self) -> str:
         role = self.cleaned_data["role"]
-        if self.instance.pk and role != Role.OWNER and Membership.objects.get(pk=self.instance.pk).is_last_owner:
-            raise forms.ValidationError(str(LastOwnerError()))
+        if self.instance.pk and role != Role.OWNER:
+            # The admin validates and saves in one transaction: the project's row stays locked
+            # until the save, as in membership_set_role, so two owners demoting each other at the
+            # same moment cannot both pass this check (review).
+            Project.objects.select_for_update().filter(pk=self.instance.project_id).first()
+            if Membership.objects.get(pk=self.instance.pk).is_last_owner:
+                raise forms.ValidationError(str(LastOwnerError()))
         return role
 
 
@@ -99,7 +105,10 @@ class MembershipAdmin(admin.ModelAdmin):
         return super().has_delete_permission(request, obj) and not (obj and obj.is_last_owner)
 
     def delete_model(self, request: HttpRequest, obj: Membership) -> None:
-        membership_remove(membership=obj, by=request.user)  # type: ignore[arg-type]
+        try:
+            membership_remove(membership=obj, by=request.user)  # type: ignore[arg-type]
+        except LastOwnerError as refusal:  # another owner left at the same moment
+            raise PermissionDenied(str(refusal)) from None
 
 
 # Content, grading and disputes: inspection only (see ReadOnlyAdmin), with useful lists.
@@ -136,7 +145,10 @@ class GradingSetAdmin(admin.ModelAdmin):
 
     list_display = ["name", "project", "required_grades", "is_open", "created_at"]
     list_filter = ["project", "is_open"]
-    readonly_fields = ["project", "required_grades", "is_open"]
+    fields = ["name", "description", "project", "required_grades", "pool", "based_on", "is_open", "created_by"]
+    # Everything but the words: the pool and the version a set continues decide where its grades
+    # are frozen (review: a set moved into another project's pool showed its judgments there).
+    readonly_fields = ["project", "required_grades", "pool", "based_on", "is_open", "created_by"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -100,14 +100,20 @@ def test_a_pool_keeps_its_project_and_a_set_its_open_state(root: Client) -> None
 
     frozen = GradingSet.objects.filter(is_open=False).order_by("pk").first()
     assert frozen is not None
+    elsewhere = Pool.objects.create(project=other, name="Other pool")
+    before = (frozen.required_grades, frozen.pool_id, frozen.based_on_id, frozen.created_by_id)
     response = root.post(
         _admin_url(GradingSet, "change", frozen.pk),
-        {"name": frozen.name, "is_open": "on", "required_grades": frozen.required_grades + 1},
+        {
+            "name": "Renamed set", "is_open": "on", "required_grades": frozen.required_grades + 1,
+            "pool": elsewhere.pk, "based_on": "", "created_by": "", "project": other.pk,
+        },
     )
     assert response.status_code == 302
     frozen.refresh_from_db()
-    assert not frozen.is_open
-    assert GradingSet.objects.get(pk=frozen.pk).required_grades == frozen.required_grades
+    assert frozen.name == "Renamed set" and not frozen.is_open
+    assert (frozen.required_grades, frozen.pool_id, frozen.based_on_id, frozen.created_by_id) == before
+    assert frozen.project_id != other.pk
 
 
 def test_memberships_keep_an_owner_and_removal_follows_the_members_page(root: Client) -> None:

@@ -65,3 +65,37 @@ def test_removing_an_editor_while_they_recheck_a_grade_neither_deadlocks_nor_los
     # The re-check went first, so there was nothing left to withdraw.
     assert Grade.objects.get(pk=grade.pk).stale is False
     assert not GradeHistory.objects.filter(kind=GradeHistory.Kind.WITHDRAWN).exists()
+
+
+def test_two_owners_demoted_in_the_admin_at_once_leave_one_owner(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: the admin checked "last owner" without the project's lock; both posts passed."""
+    import time
+
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.conftest import make_user
+
+    Membership.objects.filter(project=cast.alpha, user=cast.reviewer).update(role=Role.OWNER)
+    owners = list(Membership.objects.filter(project=cast.alpha, role=Role.OWNER))
+    root = make_user("root", is_staff=True, is_superuser=True)
+    real_save = Membership.save
+
+    def slow_save(self: Membership, *args: object, **kwargs: object) -> None:
+        time.sleep(0.3)  # between the check and the commit: the other post arrives meanwhile
+        real_save(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Membership, "save", slow_save)
+
+    def demote(membership: Membership) -> int:
+        client = Client()
+        client.force_login(root)
+        url = reverse("admin:annotator_membership_change", args=[membership.pk])
+        return client.post(url, {"role": Role.EDITOR}).status_code
+
+    results = at_once(*(lambda m=m: demote(m) for m in owners))
+
+    assert sorted(results) == [200, 302], results  # one saved (redirect), one form error
+    assert Membership.objects.filter(project=cast.alpha, role=Role.OWNER).count() == 1
