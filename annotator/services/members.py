@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotator.models import Candidate, Dispute, DisputeStatus, Grade, GradeHistory, Membership, Project, Role
+from annotator.services.disputes import departed_editors
 
 
 class LastOwnerError(Exception):
@@ -71,10 +72,20 @@ def membership_remove(*, membership: Membership, by: User) -> Removal:
                 statements__editor_id=current.user_id,
             )
         )
-        disputes = list(Dispute.objects.select_for_update().filter(pk__in=waiting.values("pk")).order_by("pk"))
+        locked = (
+            Dispute.objects.select_for_update(of=("self",))
+            .filter(pk__in=waiting.values("pk"))
+            .select_related("candidate__grading_set")
+            .order_by("pk")
+        )
         now = timezone.now()
-        for dispute in disputes:
-            dispute.hand_to_review(at=now)
+        disputes = []
+        for dispute in locked:
+            # Asked again under the lock: the editor may have taken their step while this waited
+            # for it (the dispute is then settled or in review, and stays so; review: a 500).
+            if departed_editors(dispute):
+                dispute.hand_to_review(at=now)
+                disputes.append(dispute)
         # A pair waits while one of its grades awaits a re-check (pair_settle_if_complete); left
         # in place, a departed editor's stale grade would hold its pair forever.
         stale = Grade.objects.to_recheck().filter(

@@ -99,3 +99,36 @@ def test_two_owners_demoted_in_the_admin_at_once_leave_one_owner(
 
     assert sorted(results) == [200, 302], results  # one saved (redirect), one form error
     assert Membership.objects.filter(project=cast.alpha, role=Role.OWNER).count() == 1
+
+
+def test_removing_an_editor_while_they_answer_the_reveal_keeps_their_answer(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: the disputes to hand over were chosen before their locks; one settled meanwhile
+    was then handed over anyway: ValueError, a 500."""
+    import time
+
+    from annotator.models import Dispute, DisputeStatus
+    from annotator.services import disputes as dispute_service
+    from annotator.services.disputes import dispute_give_reason, dispute_revise
+    from tests.disputes.factories import disputed_pair
+
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (2, 3))
+    dispute_give_reason(dispute=dispute, editor=cast.editor, reason="The deadline is missing.")
+    dispute_give_reason(dispute=dispute, editor=cast.editor2, reason="Complete enough.")
+    dispute_revise(dispute=dispute, editor=cast.editor, grade=2)  # keeps 2: waits for editor2's answer
+    real = dispute_service.criteria_of_grades
+
+    def slow(candidate_id: int) -> object:
+        time.sleep(0.4)  # the revision holds the dispute's lock while the removal arrives
+        return real(candidate_id)
+
+    monkeypatch.setattr(dispute_service, "criteria_of_grades", slow)
+    membership = Membership.objects.get(project=cast.alpha, user=cast.editor2)
+    results = at_once(
+        lambda: dispute_revise(dispute=dispute, editor=cast.editor2, grade=2),  # agrees: settled
+        lambda: (time.sleep(0.1), membership_remove(membership=membership, by=cast.owner))[1],
+    )
+    assert not any(isinstance(r, Exception) for r in results), results
+    assert Dispute.objects.get(pk=dispute.pk).status == DisputeStatus.SETTLED
+    assert results[1].disputes_to_review == 0
