@@ -319,12 +319,23 @@ class PoolVersion(ImmutableModel):
         ]
 
     def integrity_problems(self, limit: int = 20) -> list[str]:
-        """Everything that disagrees with the hash: the canonical text, then the judgment rows.
+        """Everything that disagrees with the hash: the canonical text, then the judgment rows,
+        then the hash the comparisons computed on this version pinned.
 
         Empty when the version is intact. Scores load from `canonical` (checked by `verify`); the
-        rows feed the pages and exports, so they are compared against it too.
+        rows feed the pages and exports, so they are compared against it too. Text, hash and rows
+        rewritten together agree with each other; a comparison's pinned hash still tells (review).
         """
         problems: list[str] = []
+        pinned = sorted(
+            set(self.comparisons.exclude(pool_sha256=self.sha256).values_list("pool_sha256", flat=True))  # type: ignore[attr-defined]
+        )
+        if pinned:
+            problems.append(
+                gettext("Comparisons computed on this version recorded its SHA-256 as %(pinned)s, not %(now)s…: the "
+                        "version changed after they were computed.")
+                % {"pinned": ", ".join(f"{sha[:12]}…" for sha in pinned[:3]), "now": self.sha256[:12]}
+            )
         if sha256_hex(self.canonical) != self.sha256:
             problems.append(
                 gettext("The stored canonical text hashes to %(actual)s…, not the recorded SHA-256 %(recorded)s….")

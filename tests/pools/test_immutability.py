@@ -231,9 +231,17 @@ def test_a_consistent_rewrite_of_text_and_hash_shows_against_the_hash_comparison
         [forged, hashlib.sha256(forged.encode()).hexdigest(), version.pk],
     )
     tamper("UPDATE annotator_pooljudgment SET grade = 0 WHERE version_id = %s AND doc_id = 'A'", [version.pk])
-    assert PoolVersion.objects.get(pk=version.pk).integrity_problems() == []
+    assert PoolVersion.objects.get(pk=version.pk).integrity_problems() == [
+        f"Comparisons computed on this version recorded its SHA-256 as {version.sha256[:12]}…, not "
+        f"{hashlib.sha256(forged.encode()).hexdigest()[:12]}…: the version changed after they were computed."
+    ]
     client.force_login(cast.reviewer)
     kwargs = {"slug": cast.alpha.slug, "pool_id": version.pool_id, "version_id": version.pk}
     html = client.get(reverse("pool_version_detail", kwargs=kwargs)).content.decode()
     assert "Integrity check failed" in html
     assert f"recorded its SHA-256 as {version.sha256[:12]}…" in html
+    # ...and, as the page says, it is not exported (nor its manifest called intact).
+    export = client.get(reverse("pool_version_export", kwargs=kwargs), {"format": "csv"})
+    assert export.status_code == 302
+    manifest = client.get(reverse("pool_version_manifest", kwargs=kwargs)).json()
+    assert manifest["integrity"] != "ok"

@@ -120,7 +120,7 @@ def test_the_per_query_table_pages_through_htmx_and_costs_constant_queries(
     rows = [(f"q{i:03}", f"d{j}", (i + j) % 4, "") for i in range(120) for j in range(5)]
     version = pool_version_create(pool=pool, judgments=rows, source=PoolVersionSource.FROZEN, by=cast.owner)
     login(client, cast.reviewer)
-    # session, user, membership, version, judgments (integrity), query texts
+    # session, user, membership, version, query texts (the integrity checks are the full page's)
     with django_assert_max_num_queries(6):
         response = client.get(version_url("pool_version_detail", version), {"page": 3}, **HTMX)
     html = response.content.decode()
