@@ -286,14 +286,17 @@ def departed_editors(dispute: Dispute) -> list[User]:
         pending = [s for s in dispute.statements.all() if not s.revised_at]
     else:
         return []
-    active = set(
-        Membership.objects.filter(
-            project_id=dispute.candidate.grading_set.project_id,
-            user_id__in=[s.editor_id for s in pending],
-            user__is_active=True,
-        ).values_list("user_id", flat=True)
-    )
-    return [s.editor for s in pending if s.editor_id not in active]
+    gone = gone_editor_ids(dispute)
+    return [s.editor for s in pending if s.editor_id in gone]
+
+
+def gone_editor_ids(dispute: Dispute) -> set[int]:
+    """The dispute's editors who are no longer active members of its project."""
+    editors = {s.editor_id for s in dispute.statements.all()}
+    active = Membership.objects.filter(
+        project_id=dispute.candidate.grading_set.project_id, user_id__in=editors, user__is_active=True
+    ).values_list("user_id", flat=True)
+    return editors - set(active)
 
 
 @transaction.atomic

@@ -233,3 +233,10 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     ).content.decode()
     assert "left the project before their step" in timeline
     assert "Every reason was in" not in timeline  # it was not: the reveal did not happen that way
+    # "left the project" names the one who left, never an editor still here (review).
+    client.force_login(cast.reviewer)
+    handed = client.get(reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": no_response.pk}))
+    assert handed.content.decode().count("left the project") == 0  # editor2 had given a reason there
+    waiting = client.get(reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": their_part_done.pk}))
+    assert "left the project" not in waiting.content.decode()
+    assert "No reason yet." in waiting.content.decode()  # editor, still a member, has not written one
