@@ -93,7 +93,10 @@ def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
     # Open disputes first, then the oldest. Not by severity: before the reveal an editor's own
     # disputes hide it, and an order by it would tell them how far off the other grades are (the
     # reviewers' queue, of revealed disputes only, is the list ordered by severity).
-    settled_last = Case(When(status=DisputeStatus.SETTLED, then=1), default=0)
+    # A dispute whose set was frozen without its pair can no longer move: it sorts with the settled.
+    settled_last = Case(
+        When(status=DisputeStatus.SETTLED, then=1), When(candidate__grading_set__is_open=False, then=1), default=0
+    )
     page = _page(request, disputes.order_by(settled_last, "opened_at", "pk"))
     rows = [{"dispute": d, "mine": d.statement_for(request.user)} for d in page]
     context = {

@@ -374,6 +374,8 @@ def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(cas
     assert not Dispute.objects.in_project(cast.alpha).open().exists()
 
     client.force_login(cast.reviewer)
+    listing = client.get(url("dispute_list")).content.decode()
+    assert listing.count("left out when its set was frozen") == 2
     review = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
     assert "frozen without this pair" in review and 'name="grade"' not in review
     assert "frozen without this pair" in client.post(
