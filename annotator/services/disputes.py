@@ -122,7 +122,7 @@ def criteria_of_grades(candidate_id: int) -> CriteriaVersion:
     Not the project's current version: criteria published while the dispute ran were not what the
     editors graded by (their grades are then flagged for re-check, and the decision says so).
     """
-    grades = Grade.objects.filter(candidate_id=candidate_id).select_related("criteria_version", "candidate__grading_set")
+    grades = Grade.objects.filter(candidate_id=candidate_id).select_related("criteria_version")
     versions = [g.criteria_version for g in grades]
     if not versions:  # every grade withdrawn (its editor left): the project's criteria now
         candidate = Candidate.objects.select_related("grading_set__project").get(pk=candidate_id)
