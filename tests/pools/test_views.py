@@ -179,6 +179,18 @@ def test_the_diff_page_lists_added_removed_and_changed_pairs(cast: Cast, client:
     assert "grade changed" in only_changed and "added" not in only_changed
 
 
+def test_the_version_pages_compare_links_run_from_the_older_version_to_the_newer(cast: Cast, client: Client) -> None:
+    """QA: on version 2's page, "compare with version 1" showed v2 -> v1, so v2's addition read "removed"."""
+    pool = Pool.objects.create(project=cast.alpha, name="Lineage")
+    v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, "")], source="frozen", by=cast.owner)
+    v2 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, ""), ("q1", "B", 1, "")], source="frozen", by=cast.owner)
+    login(client, cast.reviewer)
+    forward = version_url("pool_version_diff", v1, other_id=v2.pk)
+    for page in (v1, v2):
+        assert f'href="{forward}"' in client.get(version_url("pool_version_detail", page)).content.decode()
+    assert "Added pairs (1)" in client.get(forward).content.decode()
+
+
 def test_a_diff_between_two_pools_names_each_pool_in_its_column(cast: Cast, client: Client) -> None:
     # Both versions are v1: "Grade in v1" twice could not be told apart.
     left = pool_version_create(
