@@ -387,6 +387,25 @@ def _unique_set_name(project: Project, wanted: str) -> str:
     return name
 
 
+def continue_refusal(version: PoolVersion) -> str:
+    """Why `version` cannot be continued now, or "": versions form a line (see pool_version_create),
+    so only the newest can be continued, by one open set at a time."""
+    latest = version.pool.latest_version()
+    if latest is not None and latest.pk != version.pk:
+        return _("Version %(v)d is not the newest version of %(pool)s: start from version %(latest)d, so that its "
+                 "changes are kept.") % {"v": version.number, "pool": version.pool.name, "latest": latest.number}
+    started = (
+        GradingSet.objects.filter(based_on=version)
+        .exclude(Exists(PoolVersion.objects.filter(grading_set=OuterRef("pk"))))
+        .first()
+    )
+    if started is not None:
+        return _("Grading set “%(set)s” already continues %(pool)s from version %(v)d: add to it, or freeze it first.") % {
+            "set": started.name, "pool": version.pool.name, "v": version.number
+        }
+    return ""
+
+
 @transaction.atomic
 def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str = "") -> GradingSet:
     """Copy frozen `version` into a new open grading set of the same pool (reviewer+).
@@ -399,23 +418,8 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     problems = version.integrity_problems()
     if problems:
         raise PoolIntegrityError(" ".join(problems))
-    # Versions form a line (see pool_version_create): only the newest can be continued, by one set at a time.
-    latest = version.pool.latest_version()
-    if latest is not None and latest.pk != version.pk:
-        raise CopyError(
-            _("Version %(v)d is not the newest version of %(pool)s: start from version %(latest)d, so that its "
-              "changes are kept.") % {"v": version.number, "pool": version.pool.name, "latest": latest.number}
-        )
-    started = (
-        GradingSet.objects.filter(based_on=version)
-        .exclude(Exists(PoolVersion.objects.filter(grading_set=OuterRef("pk"))))
-        .first()
-    )
-    if started is not None:
-        raise CopyError(
-            _("Grading set “%(set)s” already continues %(pool)s from version %(v)d: add to it, or freeze it first.")
-            % {"set": started.name, "pool": version.pool.name, "v": version.number}
-        )
+    if refusal := continue_refusal(version):
+        raise CopyError(refusal)
     rows = list(version.judgments.order_by("query_id", "doc_id"))
     queries = {q.external_id: q for q in Query.objects.filter(project=project, external_id__in={r.query_id for r in rows})}
     documents = {

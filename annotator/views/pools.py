@@ -30,6 +30,7 @@ from annotator.services.pools import (
     FreezeError,
     PoolExportError,
     PoolImportError,
+    continue_refusal,
     export_data,
     export_zip,
     freeze_preview,
@@ -234,7 +235,9 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
             )
             # The grading area's set page is where queries and documents are added next.
             return redirect_after_post(request, reverse("grading_set_detail", kwargs={"slug": slug, "set_id": grading_set.pk}))
-    context = {"version": version, "pool": version.pool, "form": form}
+    # Said before the form is filled in, not only after it is sent (QA).
+    refusal = continue_refusal(version) if request.method == "GET" else ""
+    context = {"version": version, "pool": version.pool, "form": form, "refusal": refusal}
     template = "annotator/pools/continue.html" + ("#continue-form" if request.htmx else "")
     return render(request, template, context)
 

@@ -459,3 +459,18 @@ def test_the_version_page_leads_on_to_a_comparison_and_its_shares_add_up(cast: C
         assert share in html, share
     assert 'style="width: 12.5%"' in html
     assert f"{reverse('comparison_create', kwargs={'slug': 'alpha'})}?pool_version={version.pk}" in html
+
+
+def test_the_new_version_page_of_an_older_version_says_why_instead_of_offering_the_form(
+    cast: Cast, client: Client
+) -> None:
+    """QA: the form showed on version 1 after version 2 existed, and was refused only once sent."""
+    pool = Pool.objects.create(project=cast.alpha, name="Lineage")
+    v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, "")], source="frozen", by=cast.owner)
+    v2 = pool_version_create(pool=pool, judgments=[("q1", "A", 2, "")], source="frozen", by=cast.owner)
+    login(client, cast.reviewer)
+    old = client.get(version_url("pool_version_continue", v1)).content.decode()
+    assert "is not the newest version of Lineage: start from version 2" in old
+    assert 'name="confirm"' not in old
+    newest = client.get(version_url("pool_version_continue", v2)).content.decode()
+    assert 'name="confirm"' in newest and "not the newest" not in newest
