@@ -131,6 +131,14 @@ class Dispute(models.Model):
                 grades.add(s.revised_grade)
         return grades
 
+    @property
+    def was_handed_over(self) -> bool:
+        """Sent to review with an editor's step missing, because they could no longer take it
+        (`hand_to_review`); a dispute reaches review otherwise only once every editor responded."""
+        return self.escalated_at is not None and any(
+            not s.reason_given_at or not s.revised_at for s in self.statements.all()
+        )
+
     def agreed_grade(self) -> int | None:
         current = set(self.current_grades())
         return current.pop() if len(current) == 1 else None

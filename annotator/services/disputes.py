@@ -571,7 +571,7 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
                 )
         # A dispute handed to review because an editor left (membership_remove) has a step missing:
         # it was never revealed by the last reason, nor did every editor respond.
-        handed = any(not s.reason_given_at or not s.revised_at for s in dispute.statements.all())
+        handed = dispute.was_handed_over
         if dispute.revealed_at and not (handed and dispute.revealed_at == dispute.escalated_at):
             events.append(TimelineEvent(at=dispute.revealed_at, kind="revealed"))
         if dispute.escalated_at:

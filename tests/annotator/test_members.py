@@ -231,12 +231,20 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     timeline = client.get(
         reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": no_reason.candidate_id})
     ).content.decode()
-    assert "left the project before their step" in timeline
+    assert "could no longer take their step" in timeline
     assert "Every reason was in" not in timeline  # it was not: the reveal did not happen that way
-    # "left the project" names the one who left, never an editor still here (review).
+    # The dispute page says why it is with a reviewer: not "the grades still differ after the reveal".
+    client.force_login(cast.editor)
+    in_review = client.get(reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": no_response.pk}))
+    assert "can no longer take their step" in in_review.content.decode()
+    assert "after the reveal: a reviewer" not in in_review.content.decode()
+    # "no longer active" names the one who left, never an editor still here (review).
+    detail = client.get(reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": no_reason.pk})).content.decode()
+    assert "No reason given (the editor is no longer active in the project)." in detail  # editor2's
+    assert detail.count("no longer active in the project") == 1
     client.force_login(cast.reviewer)
     handed = client.get(reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": no_response.pk}))
-    assert handed.content.decode().count("left the project") == 0  # editor2 had given a reason there
+    assert handed.content.decode().count("no longer active") == 0  # editor2 had given a reason there
     waiting = client.get(reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": their_part_done.pk}))
-    assert "left the project" not in waiting.content.decode()
+    assert "no longer active" not in waiting.content.decode()
     assert "No reason yet." in waiting.content.decode()  # editor, still a member, has not written one
