@@ -3,8 +3,12 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.options import ActionLocation
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import UserChangeForm
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 
 from annotator.models import (
     Candidate,
@@ -27,6 +31,7 @@ from annotator.models import (
     Role,
 )
 from annotator.services.members import LastOwnerError, membership_remove
+from annotator.text import enumeration
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -246,3 +251,30 @@ class PoolVersionAdmin(ReadOnlyAdmin):
 class PoolJudgmentAdmin(ReadOnlyAdmin):
     list_display = ["version", "query_id", "doc_id", "grade", "source"]
     list_filter = ["version"]
+
+
+class AccountChangeForm(UserChangeForm):
+    def clean_is_active(self) -> bool:
+        active = bool(self.cleaned_data["is_active"])
+        if self.instance.pk and self.instance.is_active and not active:
+            owned = Membership.objects.filter(user=self.instance, role=Role.OWNER).select_related("project")
+            # Lock the projects first, as membership_set_role does: no other owner leaves meanwhile.
+            list(Project.objects.select_for_update().filter(pk__in=owned.values("project_id")).order_by("pk"))
+            stranded = sorted(m.project.display_name for m in owned if m.is_last_owner)
+            if stranded:
+                raise forms.ValidationError(
+                    _("%(user)s is the only active owner of %(projects)s: make someone else owner there first "
+                      "(a deactivated account cannot manage a project).")
+                    % {"user": self.instance.get_username(), "projects": enumeration(stranded)}
+                )
+        return active
+
+
+# Django's user admin, except that an account stays active while it is a project's only owner
+# (QA: deactivating it left the project with nobody who could manage it).
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class AccountAdmin(UserAdmin):
+    form = AccountChangeForm

@@ -141,3 +141,21 @@ def test_runs_and_comparisons_are_not_deleted_from_the_admin(root: Client) -> No
         assert row is not None
         assert root.post(_admin_url(model, "delete", row.pk), {"post": "yes"}).status_code == 403
         assert model.objects.filter(pk=row.pk).exists()
+
+
+def test_the_only_active_owner_cannot_be_deactivated_in_the_admin(root: Client) -> None:
+    """QA: unticking "active" on the demo's owner left the project with nobody to manage it."""
+    from django.contrib.auth import get_user_model
+
+    user_model = get_user_model()
+    owner = user_model.objects.get(username="owner")
+    url = reverse("admin:auth_user_change", args=[owner.pk])
+    form = {"username": "owner", "date_joined_0": "2026-01-01", "date_joined_1": "00:00:00"}
+    response = root.post(url, form)  # "is_active" left out: unticked
+    assert response.status_code == 200
+    assert "is the only active owner of" in response.content.decode()
+    assert user_model.objects.get(pk=owner.pk).is_active
+    editor = user_model.objects.get(username="editor-b")
+    response = root.post(reverse("admin:auth_user_change", args=[editor.pk]), {**form, "username": "editor-b"})
+    assert response.status_code == 302
+    assert not user_model.objects.get(pk=editor.pk).is_active  # anyone else can be deactivated
