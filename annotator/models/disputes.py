@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.documents import CriteriaVersion
@@ -52,6 +52,25 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
     def open(self) -> DisputeQuerySet:
         """Not settled and still able to move: a set frozen without the pair ends its dispute."""
         return self.exclude(status=DisputeStatus.SETTLED).filter(candidate__grading_set__is_open=True)
+
+    def waiting_for_departed(self) -> DisputeQuerySet:
+        """Open disputes waiting for the step of an editor who is no longer an active member (a
+        deactivated account; a removal hands its disputes over by itself): a reviewer sends them
+        on from their review page (`dispute_hand_to_review`)."""
+        active = Membership.objects.filter(
+            project_id=OuterRef("dispute__candidate__grading_set__project_id"),
+            user_id=OuterRef("editor_id"),
+            user__is_active=True,
+        )
+        pending = (
+            DisputeStatement.objects.filter(dispute=OuterRef("pk"))
+            .filter(
+                Q(dispute__status=DisputeStatus.AWAITING_REASONS, reason_given_at__isnull=True)
+                | Q(dispute__status=DisputeStatus.REVEALED, revised_at__isnull=True)
+            )
+            .exclude(Exists(active))
+        )
+        return self.open().filter(Exists(pending))
 
     def review_queue(self) -> DisputeQuerySet:
         """Disputes a reviewer must decide: the widest disagreements first, then the oldest."""

@@ -120,7 +120,9 @@ def dispute_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     page = _page(request, queue)
     rows = [{"dispute": d, "graded_by_me": d.has_participant(request.user)} for d in page]
     template = "annotator/disputes/queue.html" + ("#queue-table" if request.htmx else "")
-    return render(request, template, {"page": page, "rows": rows})
+    # Not in the queue yet, and never would be by themselves (QA: shown only on their own page).
+    stuck = Dispute.objects.in_project(request.project).waiting_for_departed().with_pair().order_by("opened_at", "pk")
+    return render(request, template, {"page": page, "rows": rows, "stuck": stuck[:50]})
 
 
 # One dispute, as its editor sees it --------------------------------------------------------------

@@ -62,7 +62,9 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
     if membership.can(Role.OWNER):
         context["setup_steps"] = _setup_steps(project)
     if membership.can(Role.REVIEWER):
-        context["review_count"] = Dispute.objects.in_project(project).review_queue().count()
+        disputes = Dispute.objects.in_project(project)
+        # Those waiting for someone who left need a reviewer too (the queue page lists them).
+        context["review_count"] = disputes.review_queue().count() + disputes.waiting_for_departed().count()
         context["pool_versions"] = (
             PoolVersion.objects.in_project(project)
             .select_related("pool")

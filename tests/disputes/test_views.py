@@ -400,8 +400,12 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     assert "can still take their step" in refused
     assert Dispute.objects.get(pk=waiting.pk).status == DisputeStatus.AWAITING_REASONS
 
+    assert "Waiting for someone who left" not in client.get(url("dispute_queue")).content.decode()
     cast.editor2.is_active = False
     cast.editor2.save(update_fields=["is_active"])
+    # The review queue lists it (it is not in the queue yet, and would never get there by itself).
+    queue = client.get(url("dispute_queue")).content.decode()
+    assert "Waiting for someone who left" in queue and url("dispute_review", dispute_id=waiting.pk) in queue
     page = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
     assert "Waiting for someone who left" in page and cast.editor2.get_username() in page
     client.force_login(cast.editor)  # an editor of the dispute cannot send it on
@@ -410,5 +414,6 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     done = client.post(hand_over, follow=True).content.decode()
     assert "Sent to review" in done and 'name="grade"' in done  # the settle form is there now
     assert Dispute.objects.get(pk=waiting.pk).status == DisputeStatus.IN_REVIEW
+    assert "Waiting for someone who left" not in client.get(url("dispute_queue")).content.decode()
     dispute_settle(dispute=waiting, by=cast.reviewer, grade=1)
     assert FinalGrade.objects.get(candidate=waiting.candidate).grade == 1
