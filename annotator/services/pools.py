@@ -253,10 +253,12 @@ def freeze_preview(grading_set: GradingSet) -> FreezePreview:
 
 
 def _provenance(preview: FreezePreview, included: list[Candidate], excluded: int) -> dict[str, Any]:
-    """How the set was built: which runs and depths were pooled, manual additions, imports, copies."""
+    """Where the frozen pairs came from: which runs and depths were pooled, manual additions,
+    imports, copies. Pairs left out are only counted (`excluded_pairs`): the sources add up to the
+    version's judgments (QA: a left-out pair was counted among them)."""
     by_source: dict[str, Counter[str]] = defaultdict(Counter)
     added_by: dict[str, Counter[str]] = defaultdict(Counter)
-    for c in preview.candidates:
+    for c in included:
         by_source[c.source][c.source_detail or ""] += 1
         if c.added_by is not None:
             added_by[c.source][c.added_by.get_username()] += 1

@@ -98,6 +98,8 @@ def test_unsettled_pairs_can_be_left_out_only_with_a_reason_that_is_recorded(cas
          "detail": "open dispute (Waiting for every editor's reason)", "reason": "B is ambiguous"}
     ]
     assert version.provenance["excluded_pairs"] == 1
+    # Where the frozen pairs came from adds up to the judgments: the left-out pair is not among them.
+    assert sum(entry["pairs"] for entry in version.provenance["candidates"].values()) == 4
     # The stored code and values let the version page say why in its reader's language.
     with translation.override("zh-hans"):
         detail = version.exclusion_rows[0]["detail"]
