@@ -150,6 +150,15 @@ class Dispute(models.Model):
                 grades.add(s.revised_grade)
         return grades
 
+    def pending_statements(self) -> list[DisputeStatement]:
+        """The statements whose editor's step the dispute waits for: a reason before the reveal,
+        a response to it after (the same rule as `waiting_for_departed`, on loaded rows)."""
+        if self.status == DisputeStatus.AWAITING_REASONS:
+            return [s for s in self.statements.all() if not s.reason_given_at]
+        if self.status == DisputeStatus.REVEALED:
+            return [s for s in self.statements.all() if not s.revised_at]
+        return []
+
     @property
     def was_handed_over(self) -> bool:
         """Sent to review with an editor's step missing, because they could no longer take it

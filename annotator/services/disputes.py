@@ -277,16 +277,14 @@ def dispute_revise(*, dispute: Dispute, editor: User, grade: int, note: str = ""
     return dispute
 
 
-def departed_editors(dispute: Dispute) -> list[User]:
+def departed_editors(dispute: Dispute, gone: set[int] | None = None) -> list[User]:
     """Editors whose step the dispute waits for (a reason, a response to the reveal) and who can
-    no longer take it: no longer members of the project, or deactivated accounts."""
-    if dispute.status == DisputeStatus.AWAITING_REASONS:
-        pending = [s for s in dispute.statements.all() if not s.reason_given_at]
-    elif dispute.status == DisputeStatus.REVEALED:
-        pending = [s for s in dispute.statements.all() if not s.revised_at]
-    else:
+    no longer take it: no longer members of the project, or deactivated accounts. `gone`: the
+    caller's `gone_editor_ids(dispute)`, when it has it already."""
+    pending = dispute.pending_statements()
+    if not pending:
         return []
-    gone = gone_editor_ids(dispute)
+    gone = gone_editor_ids(dispute) if gone is None else gone
     return [s.editor for s in pending if s.editor_id in gone]
 
 

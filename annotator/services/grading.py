@@ -110,8 +110,9 @@ def grade_submit(
     Raises GradingError for a value outside 0..3, a closed set, a non-member, a document that
     changed since the editor read it (`document_version` = the version shown, when given),
     UnknownDocumentVersion for a version the document never had, and PairLocked once the pair is
-    settled or in dispute, or has all its grades from other editors. The grading page always sends `document_version` (its form requires
-    it); code that grades without a page, like the demo, may leave it out. Submitting the same
+    settled or in dispute, or has all its grades from other editors. The grading page always sends
+    `document_version` (its form requires it); code that grades without a page, like the demo, may
+    leave it out. Submitting the same
     grade twice stores one grade and one history entry; a new reason for the same grade is logged
     as REASON_EDITED, never as a change of grade. The candidate row is locked, so concurrent saves
     of one pair (by the same or different editors) are serialised and none is lost.

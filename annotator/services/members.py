@@ -19,11 +19,10 @@ from typing import NamedTuple
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotator.models import Candidate, Dispute, DisputeStatus, Grade, GradeHistory, Membership, Project, Role
+from annotator.models import Candidate, Dispute, Grade, GradeHistory, Membership, Project, Role
 from annotator.services.disputes import departed_editors
 
 
@@ -62,15 +61,10 @@ def membership_remove(*, membership: Membership, by: User) -> Removal:
         if current.is_last_owner:
             raise LastOwnerError
         current.delete()
-        # Disputes first: a dispute action locks its dispute before it touches the pair.
+        # Disputes first: a dispute action locks its dispute before it touches the pair. With the
+        # membership gone, theirs are among those waiting for someone who left.
         waiting = (
-            Dispute.objects.in_project(current.project)
-            .filter(candidate__grading_set__is_open=True)
-            .filter(
-                Q(status=DisputeStatus.AWAITING_REASONS, statements__reason_given_at__isnull=True)
-                | Q(status=DisputeStatus.REVEALED, statements__revised_at__isnull=True),
-                statements__editor_id=current.user_id,
-            )
+            Dispute.objects.in_project(current.project).waiting_for_departed().filter(statements__editor_id=current.user_id)
         )
         locked = (
             Dispute.objects.select_for_update(of=("self",))

@@ -319,7 +319,8 @@ def _review_context(
     is_grader = graded_pair(candidate_id=dispute.candidate_id, user=request.user)
     closed = closed_refusal(dispute)
     can_settle = dispute.status == DisputeStatus.IN_REVIEW and not is_grader and not closed
-    departed = [] if is_grader or closed else departed_editors(dispute)
+    gone = gone_editor_ids(dispute)
+    departed = [] if is_grader or closed else departed_editors(dispute, gone)
     next_in_queue = (
         Dispute.objects.in_project(request.project)
         .review_queue()
@@ -335,7 +336,7 @@ def _review_context(
         "is_grader": is_grader,
         "closed": closed,
         "departed": departed,
-        "gone_ids": gone_editor_ids(dispute),
+        "gone_ids": gone,
         "form": (form or SettleForm(on_record=dispute.grades_on_record())) if can_settle else None,
         "on_record": sorted(dispute.grades_on_record()),
         "final_grade": getattr(dispute.candidate, "final_grade", None),

@@ -114,10 +114,7 @@ def pool_detail(request: ProjectRequest, slug: str, pool_id: int) -> HttpRespons
 @require_GET
 def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
     version = _version_or_404(request, pool_id, version_id)
-    # The full page runs every integrity check; a page of the per-query table (htmx) only needs
-    # the hashed text intact, which it checks itself.
-    problems = [] if request.htmx else version.integrity_problems()
-    context: dict[str, object] = {"version": version, "pool": version.pool, "problems": problems}
+    context: dict[str, object] = {"version": version, "pool": version.pool}
     if sha256_hex(version.canonical) == version.sha256:
         # Even when stored rows disagree, the hashed text is intact: the counts come from it.
         per_query = version.per_query_counts()
@@ -131,8 +128,9 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
         context["page"] = page
     if request.htmx and "page" in context:
         return render(request, "annotator/pools/version.html#query-table", context)
-    if request.htmx:  # the text fails its hash: the whole page, with every problem listed
-        context["problems"] = version.integrity_problems()
+    # The full page runs every integrity check; a page of the per-query table (above) only needs
+    # the hashed text intact.
+    context["problems"] = version.integrity_problems()
 
     total = version.counts.get("judgments", 0) or 0
     context["distribution"] = [
