@@ -49,8 +49,19 @@ def page(browser: Browser) -> Iterator[Page]:
     context.close()
 
 
-def log_in(page: Page, base_url: str, username: str, password: str) -> None:
+def log_in(page: Page, base_url: str, username: str, password: str, *, succeeds: bool = True) -> None:
+    """Sign in through the login form and wait for the page it leads to to load.
+
+    The click returns before the redirect's page commits. A test that then closed the page (or
+    navigated) raced that commit, and Chromium can drop a close that lands mid-commit: page.close()
+    then waits for good (crbug.com/536385539, microsoft/playwright#42068). CI hung there once.
+    """
     page.goto(f"{base_url}/accounts/login/")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
+    with page.expect_response(lambda r: r.request.method == "POST" and "/accounts/login/" in r.url):
+        page.get_by_role("button", name="Log in").click()
+    if succeeds:
+        page.wait_for_url(lambda url: "/accounts/login/" not in url, wait_until="load")
+    else:
+        page.wait_for_load_state("load")

@@ -35,7 +35,7 @@ def test_editor_logs_in_sees_the_demo_switches_to_chinese_and_logs_out(
 
 def test_wrong_password_shows_a_clear_error(page: Page, live_server: Any, transactional_db: None) -> None:
     build_demo()
-    log_in(page, live_server.url, "editor-a", "not-the-password")
+    log_in(page, live_server.url, "editor-a", "not-the-password", succeeds=False)
     expect(page.get_by_role("alert")).to_contain_text("didn't match")
 
 
