@@ -254,6 +254,15 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
         yield line, dict(zip(columns, row, strict=True))
 
 
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in the words of the person who wrote the file (not Python's bool/list/dict)."""
+    if isinstance(value, bool):
+        return _("true or false")
+    if isinstance(value, list):
+        return _("a list [...]")
+    return _("an object {...}")
+
+
 def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector) -> Iterator[
     tuple[int, dict[str, str]]
 ]:
@@ -289,7 +298,7 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
                 row[key] = ""
             elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
                 errors.add(number, key, json.dumps(value, ensure_ascii=False),
-                           _("must be text or a number, not %(type)s.") % {"type": type(value).__name__})
+                           _("must be text or a number, not %(kind)s.") % {"kind": _json_kind(value)})
                 ok = False
             elif key in ID_KEYS and isinstance(value, float):
                 # 1.5 or 1e2 would be stored as "1.5" and "100.0": IDs are text or whole JSON numbers,

@@ -24,7 +24,6 @@ from evaluation.metrics.policies import (
     MIN_GRADE,
     EvaluationError,
     gettext_noop,
-    grade_error,
     is_integer,
 )
 
@@ -342,17 +341,31 @@ class GradeReader:
     def from_value(self, value: object, query: str, doc: str, line: int) -> int:
         """A JSON value: only a JSON integer is a grade (not true, 2.0 or "2")."""
         if not is_integer(value):
-            error = grade_error(value, query=query, doc_id=doc, source=self.source, line=line)
-            assert error is not None
-            raise error
+            raise EvaluationError(
+                gettext_noop(
+                    "query %(query)r, document %(doc)r: grade must be a JSON integer %(low)s..%(high)s, got %(value)s"
+                ),
+                {"query": query, "doc": doc, "low": MIN_GRADE, "high": MAX_GRADE, "value": as_json(value)},
+                query=query,
+                doc_id=doc,
+                source=self.source,
+                line=line,
+            )
         return self._range(int(value), query, doc, line, repr(value))  # type: ignore[call-overload]
+
+
+def as_json(value: object, limit: int = 60) -> str:
+    """A value read from JSON, shown as the file wrote it (true, null, "2"), not as Python would
+    print it (True, None, '2'): the person reading the error wrote JSON. Long values are cut."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def check_query_id(value: object, *, source: str, line: int) -> str:
     if not isinstance(value, str) or not value or value != value.strip():
         raise EvaluationError(
-            gettext_noop("query_id must be a non-empty string without surrounding spaces, got %(value)r"),
-            {"value": value},
+            gettext_noop("query_id must be a non-empty string without surrounding spaces, got %(value)s"),
+            {"value": as_json(value)},
             source=source,
             line=line,
         )
@@ -363,9 +376,9 @@ def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
     if not isinstance(value, str) or not value or value != value.strip():
         raise EvaluationError(
             gettext_noop(
-                "query %(query)r: doc_id must be a non-empty string without surrounding spaces, got %(value)r"
+                "query %(query)r: doc_id must be a non-empty string without surrounding spaces, got %(value)s"
             ),
-            {"query": query, "value": value},
+            {"query": query, "value": as_json(value)},
             query=query,
             source=source,
             line=line,

@@ -35,6 +35,7 @@ from evaluation.formats.common import (
     QrelsBuilder,
     RunBuilder,
     Source,
+    as_json,
     check_doc_id,
     check_query_id,
     load_json_line,
@@ -208,8 +209,8 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
             ) from None
         if not isinstance(value, dict):
             raise EvaluationError(
-                gettext_noop("expected a JSON object, found %(type)s"),
-                {"type": type(value).__name__},
+                gettext_noop("expected a JSON object, found %(value)s"),
+                {"value": as_json(value)},
                 source=name,
                 line=number,
             )
@@ -256,9 +257,9 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
                 if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
                     raise EvaluationError(
                         gettext_noop(
-                            "query %(query)r, document %(doc)r: score must be a finite number, got %(score)r"
+                            "query %(query)r, document %(doc)r: score must be a finite number, got %(score)s"
                         ),
-                        {"query": query, "doc": doc, "score": score},
+                        {"query": query, "doc": doc, "score": as_json(score)},
                         query=query,
                         doc_id=doc,
                         source=label,
@@ -270,9 +271,9 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
                 if not is_integer(rank) or rank < 1:
                     raise EvaluationError(
                         gettext_noop(
-                            "query %(query)r, document %(doc)r: rank must be a positive integer, got %(rank)r"
+                            "query %(query)r, document %(doc)r: rank must be a positive integer, got %(rank)s"
                         ),
-                        {"query": query, "doc": doc, "rank": rank},
+                        {"query": query, "doc": doc, "rank": as_json(rank)},
                         query=query,
                         doc_id=doc,
                         source=label,

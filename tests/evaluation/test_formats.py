@@ -134,9 +134,15 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
             2,
             r"doc_id must be a non-empty string without surrounding spaces",
         ),
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": "2"}\n', 1, r"got '2' \(str\)"),
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": true}\n', 1, r"got True \(bool\)"),
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2.0}\n', 1, r"got 2\.0 \(float\)"),
+        # Values are quoted as the JSON file wrote them, not as Python prints them (True, None, '2').
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": "2"}\n', 1, r'grade must be a JSON integer 0\.\.3, got "2"$'),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": true}\n', 1, r"got true$"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": null}\n', 1, r"got null$"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2.0}\n', 1, r"got 2\.0$"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": [2]}\n', 1, r"got \[2\]$"),
+        ("q.jsonl", '{"query_id": null, "doc_id": "A", "grade": 2}\n', 1, r"query_id must be a non-empty string .*, got null$"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": false, "grade": 2}\n', 1, r"doc_id must be a non-empty string .*, got false$"),
+        ("q.jsonl", '["q1", "A", 2]\n', 1, r'expected a JSON object, found \["q1", "A", 2\]$'),
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2}\n{"query_id": "q1"\n', 2, r"invalid JSON"),
         ("q.jsonl", '{"query_id": "q1", "grade": 2}\n', 1, r"no 'doc_id' key"),
         # json.loads would keep the last value silently (grade 1 here, or a judgment of B).
@@ -213,8 +219,10 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             "r.jsonl",
             '{"query_id": "q1", "doc_id": "A", "score": "1"}\n',
             1,
-            r"score must be a finite number, got '1'",
+            r'score must be a finite number, got "1"$',
         ),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": null}\n', 1, r"score must be a finite number, got null$"),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": true}\n', 1, r"rank must be a positive integer, got true$"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A"}\n', 1, r"neither 'score' nor 'rank'"),
         # A quote never closed would otherwise swallow the rest of the file into one field.
         (
