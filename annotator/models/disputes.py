@@ -85,6 +85,7 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
             "candidate__document",
             "candidate__grading_set",
             "candidate__final_grade__decided_by",
+            "escalated_by",
         )
 
 
@@ -98,6 +99,17 @@ class Dispute(models.Model):
     opened_at = models.DateTimeField(_("opened at"), auto_now_add=True)
     revealed_at = models.DateTimeField(_("revealed at"), null=True, blank=True)
     escalated_at = models.DateTimeField(_("sent to review at"), null=True, blank=True)
+    # Who sent it on when an editor could no longer take their step (hand_to_review): the reviewer
+    # who pressed "Send to review", or the owner whose removal of the editor did it. Empty when it
+    # went to review by itself, once every editor had responded.
+    escalated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        verbose_name=_("sent to review by"),
+    )
     settled_at = models.DateTimeField(_("settled at"), null=True, blank=True)
 
     objects = DisputeQuerySet.as_manager()
@@ -187,16 +199,17 @@ class Dispute(models.Model):
         self.status, self.escalated_at = DisputeStatus.IN_REVIEW, at
         self.save(update_fields=["status", "escalated_at"])
 
-    def hand_to_review(self, *, at: datetime) -> None:
+    def hand_to_review(self, *, at: datetime, by: AbstractBaseUser) -> None:
         """An editor of the dispute left before their step: a reviewer decides on what is on record.
 
         Grades and reasons count as revealed from now on (the reviewer's page shows them all).
+        `by` is recorded: the reviewer who sent it, or the owner who removed the editor.
         """
         if self.status not in (DisputeStatus.AWAITING_REASONS, DisputeStatus.REVEALED):
             raise ValueError(f"Only a dispute still with its editors goes to review, not one {self.status}.")
         self.revealed_at = self.revealed_at or at
-        self.status, self.escalated_at = DisputeStatus.IN_REVIEW, at
-        self.save(update_fields=["status", "revealed_at", "escalated_at"])
+        self.status, self.escalated_at, self.escalated_by = DisputeStatus.IN_REVIEW, at, by
+        self.save(update_fields=["status", "revealed_at", "escalated_at", "escalated_by"])
 
     def mark_settled(self, *, at: datetime) -> None:
         if self.status == DisputeStatus.SETTLED:

@@ -315,7 +315,7 @@ def dispute_hand_to_review(*, dispute: Dispute, by: User) -> Dispute:
         raise DisputeError(_("You graded this pair, so you cannot settle it: another reviewer must."))
     if not departed_editors(dispute):
         raise DisputeError(_("Every editor this dispute waits for can still take their step: it stays with them."))
-    dispute.hand_to_review(at=timezone.now())
+    dispute.hand_to_review(at=timezone.now(), by=by)
     return dispute
 
 
@@ -485,7 +485,12 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
     graded the pair sees only their own entries, and nobody sees grades of a pair still being graded.
     An editor who did not grade the pair sees none of its grades, ever.
     """
-    dispute = Dispute.objects.filter(candidate=candidate).prefetch_related("statements__editor").first()
+    dispute = (
+        Dispute.objects.filter(candidate=candidate)
+        .select_related("escalated_by")
+        .prefetch_related("statements__editor")
+        .first()
+    )
     final = (
         FinalGrade.objects.select_related("decided_by", "criteria_version")
         .filter(candidate=candidate)
@@ -573,7 +578,13 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
         if dispute.revealed_at and not (handed and dispute.revealed_at == dispute.escalated_at):
             events.append(TimelineEvent(at=dispute.revealed_at, kind="revealed"))
         if dispute.escalated_at:
-            events.append(TimelineEvent(at=dispute.escalated_at, kind="handed" if handed else "in_review"))
+            events.append(
+                TimelineEvent(
+                    at=dispute.escalated_at,
+                    kind="handed" if handed else "in_review",
+                    actor=dispute.escalated_by if handed else None,
+                )
+            )
     if final is not None and not hidden:  # a final grade of 3 from a unanimous pair is both grades
         events.append(
             TimelineEvent(

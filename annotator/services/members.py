@@ -78,7 +78,7 @@ def membership_remove(*, membership: Membership, by: User) -> Removal:
             # Asked again under the lock: the editor may have taken their step while this waited
             # for it (the dispute is then settled or in review, and stays so; review: a 500).
             if departed_editors(dispute):
-                dispute.hand_to_review(at=now)
+                dispute.hand_to_review(at=now, by=by)
                 disputes.append(dispute)
         # A pair waits while one of its grades awaits a re-check (pair_settle_if_complete); left
         # in place, a departed editor's stale grade would hold its pair forever.

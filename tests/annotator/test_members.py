@@ -231,7 +231,10 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     timeline = client.get(
         reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": no_reason.candidate_id})
     ).content.decode()
-    assert "could no longer take their step" in timeline
+    # Who sent it on is on record: the owner whose removal of the editor did it.
+    assert f"{cast.owner.get_username()} sent it to the review queue" in timeline
+    assert Dispute.objects.get(pk=no_response.pk).escalated_by == cast.owner
+    assert Dispute.objects.get(pk=their_part_done.pk).escalated_by is None
     assert "Every reason was in" not in timeline  # it was not: the reveal did not happen that way
     # The dispute page says why it is with a reviewer: not "the grades still differ after the reveal".
     client.force_login(cast.editor)

@@ -414,6 +414,13 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     done = client.post(hand_over, follow=True).content.decode()
     assert "Sent to review" in done and 'name="grade"' in done  # the settle form is there now
     assert Dispute.objects.get(pk=waiting.pk).status == DisputeStatus.IN_REVIEW
+    assert Dispute.objects.get(pk=waiting.pk).escalated_by == cast.reviewer
     assert "Waiting for someone who left" not in client.get(url("dispute_queue")).content.decode()
+    # Who pressed it is on record, on the pair's timeline and on the dispute's page.
+    timeline = client.get(url("pair_timeline", candidate_id=waiting.candidate_id)).content.decode()
+    assert f"{cast.reviewer.get_username()} sent it to the review queue" in timeline
+    client.force_login(cast.editor)
+    detail = client.get(url("dispute_detail", dispute_id=waiting.pk)).content.decode()
+    assert f"Sent to review by {cast.reviewer.get_username()}." in detail
     dispute_settle(dispute=waiting, by=cast.reviewer, grade=1)
     assert FinalGrade.objects.get(candidate=waiting.candidate).grade == 1
