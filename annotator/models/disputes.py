@@ -18,7 +18,7 @@ from annotator.models.grading import Candidate
 from annotator.models.projects import Membership, Project, Role
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 
 
 class DisputeStatus(models.TextChoices):
@@ -199,7 +199,7 @@ class Dispute(models.Model):
         self.status, self.escalated_at = DisputeStatus.IN_REVIEW, at
         self.save(update_fields=["status", "escalated_at"])
 
-    def hand_to_review(self, *, at: datetime, by: AbstractBaseUser) -> None:
+    def hand_to_review(self, *, at: datetime, by: User) -> None:
         """An editor of the dispute left before their step: a reviewer decides on what is on record.
 
         Grades and reasons count as revealed from now on (the reviewer's page shows them all).
