@@ -12,7 +12,7 @@ from django.utils.translation import ngettext
 from annotator.models import PoolVersion, Project
 from annotator.uploads import UploadForm
 from evaluation import metrics
-from evaluation.metrics.policies import MAX_BREAKDOWN_K
+from evaluation.metrics.policies import MAX_BREAKDOWN_K, MAX_SEED
 from evaluation.models import (
     Comparison,
     ExtraQueriesPolicy,
@@ -27,7 +27,6 @@ from evaluation.models import (
 
 MAX_RUN_BYTES = 200 * 1024 * 1024
 MAX_K = MAX_BREAKDOWN_K  # every comparison's query page shows the breakdown, K rows per table
-MAX_SEED = 2**63 - 1
 PASTED_FILE_NAME = "pasted.txt"
 
 

@@ -28,6 +28,9 @@ EXTRA_QUERIES: tuple[ExtraQueries, ...] = get_args(ExtraQueries)
 
 MIN_GRADE = 0
 MAX_GRADE = 3
+# The largest seed a comparison can store (a signed 64-bit column), so a result from the command
+# line can always be recorded and rerun in the app with the same seed.
+MAX_SEED = 2**63 - 1
 
 
 def gettext_noop(message: str) -> str:
@@ -194,9 +197,9 @@ class Settings:
         _check_choice("ties", self.ties, TIES)
         _check_choice("missing_queries", self.missing_queries, MISSING_QUERIES)
         _check_choice("extra_queries", self.extra_queries, EXTRA_QUERIES)
-        if not is_integer(self.seed) or int(self.seed) < 0:
+        if not is_integer(self.seed) or not 0 <= int(self.seed) <= MAX_SEED:
             raise EvaluationError(
-                gettext_noop("seed must be a non-negative integer, got %(seed)r"), {"seed": self.seed}
+                gettext_noop("seed must be an integer 0..%(max)s, got %(seed)r"), {"seed": self.seed, "max": MAX_SEED}
             )
         object.__setattr__(self, "seed", int(self.seed))
 

@@ -191,6 +191,9 @@ def test_json_output_ends_with_a_newline() -> None:
         ((QRELS, RESULTS, "--k", "\uff13"), "'\uff13' is not a whole number written with the digits 0-9"),
         ((QRELS, RESULTS, "--k", "+3"), "'+3' is not a whole number"),
         ((QRELS, RESULTS, "--seed", "1e3"), "argument --seed: '1e3' is not a whole number"),
+        # The bound the app's comparisons store (the web form refuses the same): a seed from here
+        # can always be rerun there.
+        ((QRELS, RESULTS, "--seed", str(2**63)), f"seed must be an integer 0..{2**63 - 1}, got {2**63}"),
         ((QRELS, RESULTS, "--gain", "cubic"), "invalid choice: 'cubic'"),
         ((QRELS, "does-not-exist.txt"), "does-not-exist.txt: cannot read the file"),
         ((QRELS, RESULTS, "--k", "20"), "share the score"),  # the defaults refuse ties in the top K...
