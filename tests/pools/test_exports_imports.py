@@ -175,7 +175,7 @@ def test_qrels_rel_level_imports_with_a_documented_grade_map(cast: Cast) -> None
         ("csv", "query_id,doc_id\nq1,A\n", "lacks grade"),
         ("csv", "query_id,doc_id,grade\nq1,A,1\nq1,,2\n", "line 3: query “q1”: doc_id must be a non-empty string"),
         ("jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 1}\n{"query_id": "q1", "doc_id": "B", "grade": "2"}\n', "line 2"),
-        ("jsonl", '{"query_id": "q1", "doc_id": "A", "grade": true}\n', "grade must be an integer"),
+        ("jsonl", '{"query_id": "q1", "doc_id": "A", "grade": true}\n', "grade must be a JSON integer 0..3, got true"),
         ("qrels", "", "no judgments"),
     ],
 )
