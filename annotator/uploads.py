@@ -12,7 +12,7 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from evaluation.formats.common import ZIP_MAGIC
+from evaluation.formats.common import GZIP_MAGIC, ZIP_MAGIC
 
 
 class UploadForm(forms.Form):
@@ -48,6 +48,8 @@ def upload_text(data: bytes | str) -> str:
     if isinstance(data, bytes):
         if data.startswith(ZIP_MAGIC):  # e.g. an export of this app: say so, not "not UTF-8"
             raise UploadTextError(1, _("the file is a zip archive; upload the text file inside it instead."))
+        if data.startswith(GZIP_MAGIC):
+            raise UploadTextError(1, _("the file is gzip-compressed; decompress it and upload the text file instead."))
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

@@ -170,14 +170,22 @@ def with_source[T](
 
 # Every zip starts with a local file header; no UTF-8 text file can ("PK" + two control bytes).
 ZIP_MAGIC = b"PK\x03\x04"
+GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952; 0x8b cannot start a UTF-8 character
 
 
 def _utf8_error(path: Path, name: str) -> EvaluationError:
     # Text mode does not say where decoding failed: find the line in the raw bytes.
     with open(path, "rb") as raw:
-        if raw.read(len(ZIP_MAGIC)) == ZIP_MAGIC:  # e.g. the app's export: say so, not "byte 0xfc"
+        head = raw.read(len(ZIP_MAGIC))
+        if head == ZIP_MAGIC:  # e.g. the app's export: say so, not "byte 0xfc"
             return EvaluationError(
                 gettext_noop("the file is a zip archive: unzip it and give the text file inside it"),
+                source=name,
+                line=1,
+            )
+        if head.startswith(GZIP_MAGIC):
+            return EvaluationError(
+                gettext_noop("the file is gzip-compressed: decompress it (gunzip) and give the text file"),
                 source=name,
                 line=1,
             )
@@ -361,10 +369,17 @@ def as_json(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _id_text(value: object) -> object:
+    """A JSON integer ID is its decimal text (the README: JSONL IDs may be JSON integers, as the
+    app's imports take them); anything else is left for the checks to refuse."""
+    return str(value) if is_integer(value) else value
+
+
 def check_query_id(value: object, *, source: str, line: int) -> str:
+    value = _id_text(value)
     if not isinstance(value, str) or not value or value != value.strip():
         raise EvaluationError(
-            gettext_noop("query_id must be a non-empty string without surrounding spaces, got %(value)s"),
+            gettext_noop("query_id must be non-empty text or a whole number, without surrounding spaces, got %(value)s"),
             {"value": as_json(value)},
             source=source,
             line=line,
@@ -373,10 +388,12 @@ def check_query_id(value: object, *, source: str, line: int) -> str:
 
 
 def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
+    value = _id_text(value)
     if not isinstance(value, str) or not value or value != value.strip():
         raise EvaluationError(
             gettext_noop(
-                "query %(query)r: doc_id must be a non-empty string without surrounding spaces, got %(value)s"
+                "query %(query)r: doc_id must be non-empty text or a whole number, without surrounding spaces, "
+                "got %(value)s"
             ),
             {"query": query, "value": as_json(value)},
             query=query,
@@ -384,6 +401,46 @@ def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
             line=line,
         )
     return value
+
+
+# Control characters (tab and line breaks included) and a byte-order mark cannot be part of an ID:
+# a tab or a line break breaks the TAB-separated pool serialisation and the text table, and a BOM
+# in mid-file (files joined with cat) made a query 'q2' the pool could not find, invisibly (QA).
+_BAD_ID_CHAR = re.compile("[\x00-\x1f\x7f\ufeff]")
+
+
+def bad_id_chars(text: str) -> bool:
+    """Whether `text` (an ID, or many joined) holds a character no ID may hold."""
+    return _BAD_ID_CHAR.search(text) is not None
+
+
+def check_id_chars(value: str, *, source: str, line: int, query: str | None = None) -> str:
+    """`value` (a query ID when `query` is None, else a document ID of `query`), refused if it
+    holds a control character or a byte-order mark, naming the character."""
+    found = _BAD_ID_CHAR.search(value)
+    if found is None:
+        return value
+    char = f"U+{ord(found.group()):04X}"
+    if query is None:
+        raise EvaluationError(
+            gettext_noop(
+                "query ID %(value)r contains the character %(char)s; IDs cannot hold control characters, "
+                "tabs, line breaks or a byte-order mark (U+FEFF, often left by joining files)"
+            ),
+            {"value": value, "char": char},
+            source=source,
+            line=line,
+        )
+    raise EvaluationError(
+        gettext_noop(
+            "query %(query)r: document ID %(value)r contains the character %(char)s; IDs cannot hold control "
+            "characters, tabs, line breaks or a byte-order mark (U+FEFF, often left by joining files)"
+        ),
+        {"query": query, "value": value, "char": char},
+        query=query,
+        source=source,
+        line=line,
+    )
 
 
 class QrelsBuilder:
@@ -396,7 +453,9 @@ class QrelsBuilder:
 
     def add(self, query: str, doc: str, grade: int, line: int) -> None:
         docs = self.grades.get(query)
+        check_id_chars(doc, source=self.source, line=line, query=query)
         if docs is None:
+            check_id_chars(query, source=self.source, line=line)
             docs = self.grades[query] = {}
             self.lines[query] = {}
         if doc in docs:
@@ -473,7 +532,11 @@ class RunBuilder:
                 source=self.source,
                 line=line,
             )
-        seen = self.seen.setdefault(query, {})
+        seen = self.seen.get(query)
+        if seen is None:
+            check_id_chars(query, source=self.source, line=line)
+            seen = self.seen[query] = {}
+        check_id_chars(doc, source=self.source, line=line, query=query)
         if doc in seen:
             raise EvaluationError(
                 gettext_noop(

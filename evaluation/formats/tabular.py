@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -76,6 +77,14 @@ def _csv_rows(
     except csv.Error as error:
         raise _malformed(error, name, reader.line_num) from None
     columns = {column.strip(): i for i, column in enumerate(header)}
+    if len(columns) != len(header):  # the last copy won silently (QA: grade,grade read the second)
+        twice = next(column for column, n in Counter(c.strip() for c in header).items() if n > 1)
+        raise EvaluationError(
+            gettext_noop("the header %(header)r names the column %(column)r twice; keep one"),
+            {"header": ",".join(header), "column": twice},
+            source=name,
+            line=reader.line_num,
+        )
     missing = [column for column in required if column not in columns]
     # "score|rank": one of them; written with symbols, so the sentence around it can be translated.
     alternatives = "|".join(one_of)
@@ -97,7 +106,9 @@ def _csv_rows(
         ended = reader.line_num  # the last line of the previous record: errors point at the next one
         try:
             for row in reader:
-                ended = reader.line_num
+                # A quoted field may span lines: a record is named by the line it starts on
+                # (QA: a duplicate was reported at the last line of a three-line record).
+                start, ended = ended + 1, reader.line_num
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
                 if len(row) != len(header):
@@ -107,9 +118,9 @@ def _csv_rows(
                         ),
                         {"expected": len(header), "found": len(row), "row": row},
                         source=name,
-                        line=reader.line_num,
+                        line=start,
                     )
-                yield reader.line_num, row
+                yield start, row
         except csv.Error as error:
             raise _malformed(error, name, ended + 1) from None
 
@@ -189,7 +200,7 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
         if not line.strip():
             continue
         try:
-            value = load_json_line(line)
+            value = load_json_line(line.rstrip("\r\n"))  # else an error at the end is "column 1" of the next line
         except json.JSONDecodeError as error:
             raise EvaluationError(
                 gettext_noop("invalid JSON: %(error)s (column %(column)s)"),

@@ -13,6 +13,7 @@ merely unusual (blank lines, non-canonical grade tokens such as "+1"), returns t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -22,6 +23,7 @@ from evaluation.formats.common import (
     QrelsBuilder,
     RunBuilder,
     Source,
+    bad_id_chars,
     open_target,
     parse_score,
     run_name,
@@ -29,6 +31,19 @@ from evaluation.formats.common import (
 )
 from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.policies import EvaluationError, gettext_noop
+
+# Fields are separated by ASCII whitespace, as trec_eval's C parser reads them. str.split() also
+# splits at Unicode spaces (NBSP, U+3000): an ID holding one became two fields and the rest of the
+# line shifted, a rank read as the score, with exit 0 (QA). Such lines are split here instead.
+_ASCII_SPACE = re.compile(r"[ \t\n\r\v\f]+")
+_ASCII_STRIP = " \t\n\r\v\f"
+
+
+def _fields(line: str, maxsplit: int = -1) -> list[str]:
+    if line.isascii():
+        return line.split(None, maxsplit)
+    stripped = line.strip(_ASCII_STRIP)
+    return _ASCII_SPACE.split(stripped, max(maxsplit, 0)) if stripped else []
 
 
 def read_trec_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -> Pool:
@@ -49,7 +64,7 @@ def _fast_qrels(lines: Iterator[str], tokens: dict[str, int]) -> dict[str, dict[
     count = 0
     try:
         for count, line in enumerate(lines, start=1):  # noqa: B007 - count is the line total
-            query, _iteration, doc, grade = line.split()
+            query, _iteration, doc, grade = line.split() if line.isascii() else _fields(line)
             if query != previous:
                 found = pool.get(query)
                 docs = found if found is not None else pool.setdefault(query, {})
@@ -59,13 +74,15 @@ def _fast_qrels(lines: Iterator[str], tokens: dict[str, int]) -> dict[str, dict[
         return None
     if sum(map(len, pool.values())) != count:  # some (query, document) was judged twice
         return None
+    if bad_id_chars("".join(pool)) or any(bad_id_chars("".join(docs)) for docs in pool.values()):
+        return None  # the careful pass names the line and the character
     return pool
 
 
 def _careful_qrels(lines: Iterator[str], grades: GradeReader, name: str) -> Pool:
     builder = QrelsBuilder(name)
     for number, line in enumerate(lines, start=1):
-        fields = line.split()
+        fields = _fields(line)
         if not fields:
             continue
         if len(fields) != 4:
@@ -103,7 +120,7 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
     try:
         for line in lines:
             # maxsplit=5: the tag keeps whatever trails it, which trec_eval also ignores.
-            query, _q0, doc, _rank, score, _tag = line.split(None, 5)
+            query, _q0, doc, _rank, score, _tag = line.split(None, 5) if line.isascii() else _fields(line, 5)
             if query != previous:
                 block_starts.append(len(docs))
                 block_queries.append(query)
@@ -145,6 +162,8 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
     bounds = offsets.tolist()
     if any(len(set(docs[a:b])) != b - a for a, b in zip(bounds, bounds[1:], strict=False)):
         return None  # a duplicate document: the careful pass names both lines
+    if bad_id_chars("".join(query_ids)) or bad_id_chars("".join(docs)):
+        return None  # the careful pass names the line and the character
     return Run._trusted(
         query_ids, docs, offsets, scores=scores, lines=lines_of_rows, name=system, source=source
     )
@@ -153,7 +172,7 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
 def _careful_run(lines: Iterator[str], system: str, name: str) -> Run:
     builder = RunBuilder(name)
     for number, line in enumerate(lines, start=1):
-        fields = line.split()
+        fields = _fields(line)
         if not fields:
             continue
         if len(fields) < 6:

@@ -352,7 +352,7 @@ def test_a_run_never_changes_after_upload(cast: Cast) -> None:
 
 def test_ids_with_a_tab_cannot_be_stored_because_no_pool_can_hold_them() -> None:
     data = b'{"query_id": "q1", "doc_id": "A\\tB", "score": 1}\n'
-    with pytest.raises(RunUploadError, match="tab or line break"):
+    with pytest.raises(RunUploadError, match=r"contains the character U\+0009; IDs cannot hold control characters, tabs"):
         run_parse(data=data, fmt="jsonl", file_name="r.jsonl")
 
 

@@ -156,7 +156,7 @@ def test_an_id_the_canonical_serialisation_cannot_hold_is_refused_in_chinese(cas
     with translation.override("zh-hans"), pytest.raises(PoolImportError) as refused:
         import_text(cast, text, "jsonl")
     message = str(refused.value)
-    assert "'A\\tB'" in message and "制表符" in message and "tab" not in message
+    assert "“A\\tB”" in message and "U+0009" in message and "制表符" in message and "tab" not in message
 
 
 def test_a_message_quotes_at_most_a_few_hundred_characters_of_a_value() -> None:
@@ -188,7 +188,7 @@ def test_a_query_id_with_a_tab_is_refused_on_its_line() -> None:
     from evaluation.services import RunUploadError, run_parse
 
     data = b'{"query_id": "q1", "doc_id": "A", "score": 1}\n{"query_id": "q\\t2", "doc_id": "B", "score": 1}\n'
-    with pytest.raises(RunUploadError, match=r"run\.jsonl, line 2: query ID 'q\\t2' contains a tab"):
+    with pytest.raises(RunUploadError, match=r"run\.jsonl, line 2: query ID “q\\t2” contains the character U\+0009"):
         run_parse(data=data, fmt="jsonl", file_name="run.jsonl")
 
 

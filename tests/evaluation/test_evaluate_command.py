@@ -246,6 +246,24 @@ def test_a_csv_with_a_field_over_128_kib_reads_as_in_the_app(tmp_path: Path) -> 
     assert json.loads(done.stdout)["systems"]["a"]["mean"] < 1.0
 
 
+def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> None:
+    """QA: `evaluate ... > /dev/full` printed a traceback ending in OSError."""
+
+    class Full(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(CommandError, match="cannot write the report: No space left on device") as caught:
+        call_command("evaluate", QRELS, RESULTS, *TREC_EVAL, stdout=Full())
+    assert caught.value.returncode == 2
+    done = subprocess.run(
+        f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc > /dev/full',
+        shell=True, cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr == "CommandError: cannot write the report: No space left on device\n"
+
+
 def test_a_zip_is_named_as_a_zip_not_as_bad_utf8(tmp_path: Path) -> None:
     """QA: the app's export zip fed to `evaluate` was "not valid UTF-8: byte 0xfc at column 15"."""
     import zipfile

@@ -132,7 +132,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
             "q.csv",
             "query_id,doc_id,grade\nq1, A,2\n",
             2,
-            r"doc_id must be a non-empty string without surrounding spaces",
+            r"doc_id must be non-empty text or a whole number, without surrounding spaces",
         ),
         # Values are quoted as the JSON file wrote them, not as Python prints them (True, None, '2').
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": "2"}\n', 1, r'grade must be a JSON integer 0\.\.3, got "2"$'),
@@ -140,8 +140,8 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": null}\n', 1, r"got null$"),
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2.0}\n', 1, r"got 2\.0$"),
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": [2]}\n', 1, r"got \[2\]$"),
-        ("q.jsonl", '{"query_id": null, "doc_id": "A", "grade": 2}\n', 1, r"query_id must be a non-empty string .*, got null$"),
-        ("q.jsonl", '{"query_id": "q1", "doc_id": false, "grade": 2}\n', 1, r"doc_id must be a non-empty string .*, got false$"),
+        ("q.jsonl", '{"query_id": null, "doc_id": "A", "grade": 2}\n', 1, r"query_id must be non-empty text or a whole number, .*, got null$"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": false, "grade": 2}\n', 1, r"doc_id must be non-empty text or a whole number, .*, got false$"),
         ("q.jsonl", '["q1", "A", 2]\n', 1, r'expected a JSON object, found \["q1", "A", 2\]$'),
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2}\n{"query_id": "q1"\n', 2, r"invalid JSON"),
         ("q.jsonl", '{"query_id": "q1", "grade": 2}\n', 1, r"no 'doc_id' key"),
@@ -328,3 +328,88 @@ def test_runs_built_in_memory_are_validated_like_files() -> None:
         Run(["q"], ["A"], [0, 2])
     with pytest.raises(EvaluationError, match="score must be a number"):
         Run.from_scores({"q": {"A": True}})  # type: ignore[dict-item]
+
+
+# QA round of session 7: readers that read a wrong value silently, or named the wrong place.
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u3000", "\u2003"])
+def test_trec_fields_are_split_at_ascii_whitespace_only(tmp_path: Path, space: str) -> None:
+    """str.split() also split at Unicode spaces: 'B<NBSP>x 2 0.9' was read as document B with
+    score 2 (the rank), exit 0. trec_eval's parser splits at ASCII whitespace."""
+    pool = read_qrels(write(tmp_path, "q.txt", f"q1 0 A 3\nq1 0 B{space}x 1\nq1 0 B 2\n"))
+    assert dict(pool["q1"]) == {"A": 3, f"B{space}x": 1, "B": 2}
+    run = read_run(write(tmp_path, "r.txt", f"q1 Q0 A 1 0.5 t\nq1 Q0 B{space}x 2 0.9 t\n"))
+    scores = run.scores_of("q1")
+    assert scores is not None
+    assert dict(zip(run.ranking("q1"), scores, strict=True)) == {"A": 0.5, f"B{space}x": 0.9}
+    # A line with a field missing is refused, not read with the space as a separator.
+    with pytest.raises(EvaluationError, match="expected 4 fields") as caught:
+        read_qrels(write(tmp_path, "short.txt", f"q1 0 A 3\nq1 文档{space}甲 2\n"))
+    assert caught.value.line == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "message"),
+    [
+        # A byte-order mark in mid-file: two files joined with cat.
+        ("q.txt", "q1 0 A 3\n\ufeffq2 0 B 2\n", 2, r"query ID '\\ufeffq2' contains the character U\+FEFF"),
+        ("q.txt", "q1 0 A\x01B 3\n", 1, r"document ID 'A\\x01B' contains the character U\+0001"),
+        ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B\x7f 2 1.0 t\n", 2, r"document ID 'B\\x7f' contains the character U\+007F"),
+        ("q.csv", 'query_id,doc_id,grade\nq1,"B\nX",3\n', 2, r"document ID 'B\\nX' contains the character U\+000A"),
+        ("r.csv", 'query_id,doc_id,rank\n"q\t1",A,1\n', 2, r"query ID 'q\\t1' contains the character U\+0009"),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A\\u0001B", "score": 1}\n', 1, r"contains the character U\+0001"),
+    ],
+)
+def test_ids_with_control_characters_or_a_bom_are_refused(
+    tmp_path: Path, name: str, text: str, line: int, message: str
+) -> None:
+    """They broke the TAB-separated text table and pool serialisation, or hid a query (QA)."""
+    path = write(tmp_path, name, text)
+    reader = read_qrels if name.startswith("q") else read_run
+    with pytest.raises(EvaluationError, match=message) as caught:
+        reader(path)
+    assert caught.value.line == line
+
+
+def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
+    """The last copy won silently: grade,grade read the second grade (QA)."""
+    path = write(tmp_path, "q.csv", "query_id,doc_id,grade,grade\nq1,A,3,1\n")
+    with pytest.raises(EvaluationError, match=r"line 1: the header .* names the column 'grade' twice"):
+        read_qrels(path)
+    with pytest.raises(EvaluationError, match="names the column 'rank' twice"):
+        read_run(write(tmp_path, "r.csv", "query_id,doc_id,rank, rank\nq1,A,1,2\n"))
+
+
+def test_a_csv_record_spanning_lines_is_named_by_its_first_line(tmp_path: Path) -> None:
+    text = 'query_id,doc_id,score,note\nq1,A,1,"multi\nline\nnote"\nq1,B,2,x\nq1,A,3,y\n'
+    with pytest.raises(EvaluationError, match=r"appears twice in the run \(lines 2 and 6\)") as caught:
+        read_run(write(tmp_path, "r.csv", text))
+    assert caught.value.line == 6
+    run = read_run(write(tmp_path, "ok.csv", text.replace("q1,A,3,y\n", "")))
+    assert run.lines_of("q1") == (2, 5)
+
+
+def test_jsonl_ids_may_be_json_integers_as_the_imports_take_them(tmp_path: Path) -> None:
+    pool = read_qrels(write(tmp_path, "q.jsonl", '{"query_id": 1, "doc_id": 20, "grade": 3}\n'))
+    assert dict(pool["1"]) == {"20": 3}
+    run = read_run(write(tmp_path, "r.jsonl", '{"query_id": 1, "doc_id": 20, "rank": 1}\n'))
+    assert run.ranking("1") == ("20",)
+    for value in ("true", "1.5", "null"):
+        with pytest.raises(EvaluationError, match=f"non-empty text or a whole number.*, got {value}$"):
+            read_qrels(write(tmp_path, "bad.jsonl", f'{{"query_id": {value}, "doc_id": "A", "grade": 3}}\n'))
+
+
+def test_a_jsonl_syntax_error_names_its_column_on_its_line(tmp_path: Path) -> None:
+    """The newline was parsed too: an error at the end of the line said "column 1" (QA)."""
+    with pytest.raises(EvaluationError, match=r"line 1: invalid JSON: .* \(column 18\)"):
+        read_qrels(write(tmp_path, "q.jsonl", '{"query_id":"q1",\n'))
+
+
+def test_a_gzip_file_is_named_as_such(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "q.txt.gz"
+    path.write_bytes(gzip.compress(b"q1 0 A 3\n"))
+    with pytest.raises(EvaluationError, match="line 1: the file is gzip-compressed: decompress it"):
+        read_qrels(path, format="trec")

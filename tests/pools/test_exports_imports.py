@@ -173,7 +173,7 @@ def test_qrels_rel_level_imports_with_a_documented_grade_map(cast: Cast) -> None
         ("qrels", "q1 0 A\n", "line 1: expected 4 fields"),
         ("qrels", "q1 0 A 2.5\n", "grade “2.5” is not an integer"),
         ("csv", "query_id,doc_id\nq1,A\n", "lacks grade"),
-        ("csv", "query_id,doc_id,grade\nq1,A,1\nq1,,2\n", "line 3: query “q1”: doc_id must be a non-empty string"),
+        ("csv", "query_id,doc_id,grade\nq1,A,1\nq1,,2\n", "line 3: query “q1”: doc_id must be non-empty text or a whole number"),
         ("jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 1}\n{"query_id": "q1", "doc_id": "B", "grade": "2"}\n', "line 2"),
         ("jsonl", '{"query_id": "q1", "doc_id": "A", "grade": true}\n', "grade must be a JSON integer 0..3, got true"),
         ("qrels", "", "no judgments"),
@@ -256,7 +256,7 @@ def test_an_id_too_long_or_with_a_tab_is_refused_with_its_line(cast: Cast, tmp_p
     long_id = "D" * 300
     cases = {
         "long.qrels": (f"q1 0 A 1\nq1 0 {long_id} 2\n", f"line 2: ID '{'D' * 39}…' has 300 characters; at most 255"),
-        "tab.csv": ('query_id,doc_id,grade\nq1,A,1\nq1,"C\tD",2\n', "line 3: ID 'C\\tD' starts or ends with spaces, or"),
+        "tab.csv": ('query_id,doc_id,grade\nq1,A,1\nq1,"C\tD",2\n', "line 3: query “q1”: document ID “C\\tD” contains the character U+0009"),
     }
     for name, (text, message) in cases.items():
         target = tmp_path / name
@@ -356,6 +356,10 @@ def test_a_zip_given_to_a_text_import_says_what_it_is() -> None:
 
     with pytest.raises(ImportFileError, match="the file is a zip archive; upload the text file inside it instead"):
         read_documents(_zip({"docs.csv": b"doc_id,body\nA,x\n"}), "csv")
+    import gzip
+
+    with pytest.raises(ImportFileError, match="the file is gzip-compressed; decompress it and upload the text file"):
+        read_documents(gzip.compress(b"doc_id,body\nA,x\n"), "csv")
 
 
 def test_importing_the_same_judgments_again_warns_that_nothing_changed(cast: Cast, client: Client) -> None:

@@ -108,16 +108,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--breakdown",
             action="store_true",
-            help="add every per-position term (ranking and ideal) of every query and system",
+            help="add every per-position term (ranking and ideal) of every query and system; K at most 10000",
         )
         parser.add_argument(
-            "--seed", type=whole_number, default=0, help="seed of the randomization test and bootstrap (default 0)"
+            "--seed",
+            type=whole_number,
+            default=0,
+            help="seed of the randomization test and bootstrap, 0 to 2^63-1 (default 0)",
         )
         parser.add_argument(
             "--grade-map",
             default=None,
             metavar="FROM:TO,...",
-            help="map grades outside 0..3 when reading QRELS, e.g. --grade-map=-1:0,4:3 (use '=' before a leading minus)",
+            help="map grades when reading QRELS (needed for grades outside 0..3), e.g. --grade-map=-1:0,4:3 "
+            "(use '=' before a leading minus)",
         )
         parser.add_argument(
             "--qrels-format",
@@ -126,7 +130,10 @@ class Command(BaseCommand):
             help="QRELS format (default: by extension)",
         )
         parser.add_argument(
-            "--run-format", choices=INPUT_FORMATS, default="auto", help="RUN format (default: by extension)"
+            "--run-format",
+            choices=INPUT_FORMATS,
+            default="auto",
+            help="format of both runs (default: each by its extension)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -146,11 +153,22 @@ class Command(BaseCommand):
             )
         except EvaluationError as error:
             raise CommandError(str(error), returncode=2) from error
-        self.stdout.write(report, ending="")
-        if getattr(self, "_called_from_command_line", False):
+        from_command_line = getattr(self, "_called_from_command_line", False)
+        try:
+            self.stdout.write(report, ending="")
+            self.stdout.flush()
+        except BrokenPipeError:
+            # The reader stopped reading (`| head`): nothing to report, as for other shell tools.
+            if from_command_line:
+                os._exit(1)
+            raise
+        except OSError as error:  # a full disk, a closed or read-only target: one line, not a traceback
+            raise CommandError(
+                f"cannot write the report: {error.strerror or error}", returncode=2
+            ) from error
+        if from_command_line:
             # The report is out and this command opened no database connection: skip the
             # interpreter's teardown, which would spend ~0.1 s freeing millions of parsed IDs
             # (mypy's --fast-exit does the same). call_command() callers keep a normal return.
-            self.stdout.flush()
             sys.stderr.flush()
             os._exit(0)
