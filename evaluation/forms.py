@@ -145,8 +145,8 @@ class RunUploadForm(UploadForm):
         self.project = project
         versions = pool_versions_of(project)
         cast(PoolVersionChoiceField, self.fields["check_against"]).queryset = versions
-        if not self.is_bound:
-            latest = versions.order_by("-frozen_at").first()
+        if not self.is_bound and not self.initial.get("check_against"):
+            latest = versions.order_by("-frozen_at", "-pk").first()
             self.fields["check_against"].initial = latest.pk if latest else None
         _policy_fields(self, with_scoring=False)
 

@@ -332,7 +332,11 @@ def run_upload(
         try:
             run_check(run=parsed, pool_version=pool_version, settings=settings)
         except metrics.EvaluationError as error:
-            raise RunUploadError(describe_error(error)) from None
+            # Which version refused it: the check's default is a choice the uploader may not have made.
+            raise RunUploadError(
+                _("Checked against %(version)s: %(problem)s")
+                % {"version": pool_version, "problem": describe_error(error)}
+            ) from None
     try:
         with transaction.atomic():
             run = Run.objects.create(
@@ -595,6 +599,15 @@ def comparison_create(
             % {"version": str(pool_version), "problem": str(error)},
             field="pool_version",
         ) from None
+    # The hashed text is intact, but a stored row or an earlier comparison's record of the hash may
+    # disagree: the version page says "do not use this version", so no new result is stored on it
+    # (QA: one was). Scores already stored stay, and their pages say so.
+    if problems := pool_version.integrity_problems():
+        raise ComparisonInputError(
+            _("Pool version %(version)s failed its integrity check and cannot be scored: %(problem)s")
+            % {"version": str(pool_version), "problem": " ".join(problems)},
+            field="pool_version",
+        )
     engine_comparison = _compute(pool, run_a, run_b, settings)
     results = results_of(engine_comparison)
     try:
@@ -807,6 +820,14 @@ class Breakdown:
     error: str | None
     only_in_a: frozenset[str]
     only_in_b: frozenset[str]
+    # The pool's own side (an empty ranking scored): its ideal rows and IDCG, shown even when
+    # neither run can be scored under what-if settings (QA: "No judged document for this query").
+    pool_side: metrics.QueryResult | None = None
+
+    @property
+    def errors(self) -> list[str]:
+        """Each run's refusal on its own line (they ran together in one sentence)."""
+        return self.error.split("\n") if self.error else []
 
 
 def comparison_breakdown(
@@ -861,9 +882,10 @@ def comparison_breakdown(
         what_if=settings != saved,
         a=results[0],
         b=results[1],
-        error=" ".join(errors) or None,
+        error="\n".join(errors) or None,
         only_in_a=top[0] - top[1],
         only_in_b=top[1] - top[0],
+        pool_side=metrics.score_query((), grades, settings, query_id=query_id),
     )
 
 

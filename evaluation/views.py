@@ -70,7 +70,11 @@ def run_list(request: ProjectRequest, slug: str) -> HttpResponse:
 @project_role(Role.REVIEWER)
 @require_http_methods(["GET", "POST"])
 def run_upload_page(request: ProjectRequest, slug: str) -> HttpResponse:
-    form = RunUploadForm(request.POST or None, request.FILES or None, project=request.project)
+    # ?check_against=<version>: the version page's link preselects that version, not the newest
+    # frozen one of the project (QA: a run that fitted the version it came from was refused).
+    chosen = request.GET.get("check_against") if request.method == "GET" else None
+    initial = {"check_against": chosen} if chosen else {}
+    form = RunUploadForm(request.POST or None, request.FILES or None, project=request.project, initial=initial)
     if request.method == "POST" and form.is_valid():
         file_name, data, fmt = form.payload()
         try:
@@ -373,7 +377,7 @@ def _breakdown_context(
     doc_ids = {row.doc_id for r in results for row in (*r.positions, *r.ideal) if row.doc_id}
     docs = _document_links(request, doc_ids) if doc_ids else {}
     scale = max((row.contribution for r in results for row in (*r.positions, *r.ideal)), default=0.0)
-    ideal = results[0].ideal if results else ()
+    ideal = results[0].ideal if results else breakdown.pool_side.ideal if breakdown.pool_side else ()
     return {
         "breakdown": breakdown,
         "a": _side(breakdown.a, breakdown.only_in_a, docs, scale),
@@ -381,7 +385,7 @@ def _breakdown_context(
         "ideal_rows": [{"row": row, "document": docs.get(row.doc_id or "")} for row in ideal],
         "ideal_bars": _contribution_bars(ideal, scale),
         "ideal_bars_height": len(ideal) * BAR_ROW,
-        "idcg": results[0].idcg if results else None,
+        "idcg": results[0].idcg if results else breakdown.pool_side.idcg if breakdown.pool_side else None,
     }
 
 

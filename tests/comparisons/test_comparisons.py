@@ -178,6 +178,12 @@ def test_a_what_if_that_reaches_an_unjudged_id_shows_the_engines_error(cast: Cas
     both = make_comparison(cast.alpha, version, a, c, by=cast.reviewer, k=2)
     page = html.unescape(client.get(url("comparison_query", both, query="q1", k="3")).content.decode())
     assert "run “a”" in page and "“X”" in page and "run “c”" in page and "“Y”" in page
+    # Each on its own line, and the pool's ideal rows still shown (QA: "No judged document for
+    # this query", for a pool with two judged documents).
+    assert page.count("This query cannot be scored under these settings") == 2
+    assert "No judged document for this query" not in page
+    idcg = 3 / 1 + 2 / math.log2(3)
+    assert f'data-testid="idcg"><span class="num" title="{idcg!r}">{idcg:.4f}</span>' in page
 
 
 def test_the_breakdown_without_a_query_opens_the_worst_one(cast: Cast, client: Client) -> None:

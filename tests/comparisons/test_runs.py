@@ -4,6 +4,7 @@ with the line and the value when wrong, and only for reviewers and owners."""
 from __future__ import annotations
 
 import hashlib
+import html as html_module
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -181,7 +182,26 @@ def test_tied_scores_are_refused_at_upload_under_the_error_policy_with_their_lin
     }
     html = client.post(reverse("run_upload", kwargs={"slug": "alpha"}), data).content.decode()
     assert "share the score 2.0" in html and "lines 1, 2" in html
+    # The refusal names the version it checked against (QA: a preselected version, never named).
+    assert html_module.unescape(html).count(f"Checked against {version}: ") == 1
     assert not Run.objects.exists()
+
+
+def test_the_version_pages_upload_link_checks_against_that_version(cast: Cast, client: Client) -> None:
+    """QA: the upload form preselected the project's newest frozen version, whichever version's
+    page the person came from, and refused a run that fitted the one they meant."""
+    older = make_pool(cast.alpha, E9_POOL, by=cast.owner)
+    newest = make_pool(cast.alpha, {"q1": {"A": 1}}, by=cast.owner)
+    client.force_login(cast.reviewer)
+    page = client.get(
+        reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": older.pool_id, "version_id": older.pk})
+    ).content.decode()
+    link = f'{reverse("run_upload", kwargs={"slug": "alpha"})}?check_against={older.pk}'
+    assert f'href="{link}"' in page
+    form = client.get(link).content.decode()
+    assert f'<option value="{older.pk}" selected>' in form
+    plain = client.get(reverse("run_upload", kwargs={"slug": "alpha"})).content.decode()
+    assert f'<option value="{newest.pk}" selected>' in plain  # without it: the newest, as before
 
 
 def test_the_same_tied_run_is_accepted_under_trec_evals_tie_rule(cast: Cast, client: Client) -> None:

@@ -87,7 +87,7 @@ def _in(language: str, error: EvaluationError) -> str:
 @pytest.mark.parametrize(
     ("make_error", "values"),
     [
-        (lambda: metrics.score_query(["A", "B"], {"A": 1}, query_id="问题一"), ["“问题一”", "“B”", "未判断"]),
+        (lambda: metrics.score_query(["A", "B"], {"A": 1}, query_id="问题一"), ["“问题一”", "“B”", "未评分"]),
         (lambda: metrics.Settings(k=0), ["K", "0", "正整数"]),
         (
             lambda: formats.read_run(_stream("q1 Q0 A 1 2.0 s\nq1 Q0 A 2 1.0 s\n", "dup.trec")),

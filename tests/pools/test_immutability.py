@@ -192,6 +192,20 @@ def test_the_version_page_reports_tampering_loudly_and_refuses_exports(version: 
     response = client.get(reverse("pool_version_export", kwargs=kwargs), {"format": "csv"})
     assert response.status_code == 302
     assert "cannot be exported" in client.get(response["Location"]).content.decode()
+    # Nor scored, as the page says (QA: a new comparison was computed and stored on it).
+    from evaluation.metrics import Settings
+    from evaluation.models import Comparison
+    from evaluation.services import ComparisonInputError, comparison_create
+    from tests.comparisons.helpers import make_run
+
+    a = make_run(cast.alpha, "a", {"q1": "AB"}, by=cast.reviewer)
+    b = make_run(cast.alpha, "b", {"q1": "BA"}, by=cast.reviewer)
+    with pytest.raises(ComparisonInputError, match="failed its integrity check and cannot be scored: Stored row"):
+        comparison_create(
+            project=cast.alpha, pool_version=version, run_a=a, run_b=b,
+            settings=Settings(k=2, missing_queries="zero"), by=cast.reviewer,
+        )
+    assert not Comparison.objects.exists()
 
 
 

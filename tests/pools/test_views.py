@@ -189,6 +189,10 @@ def test_the_version_pages_compare_links_run_from_the_older_version_to_the_newer
     for page in (v1, v2):
         assert f'href="{forward}"' in client.get(version_url("pool_version_detail", page)).content.decode()
     assert "Added pairs (1)" in client.get(forward).content.decode()
+    # QA: the empty "Removed pairs (0)" filter said the two versions held the same judgments.
+    removed = client.get(forward, {"kind": "removed"}).content.decode()
+    assert "No removed pairs: the other changes are under “All changes”." in removed
+    assert "both versions hold the same judgments" not in removed
 
 
 def test_a_diff_between_two_pools_names_each_pool_in_its_column(cast: Cast, client: Client) -> None:
