@@ -24,6 +24,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Exists, OuterRef
+from django.template.defaultfilters import filesizeformat
 from django.utils.text import Truncator, slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
@@ -555,8 +556,8 @@ def _exported_data(archive: bytes, zip_name: str, limit: int | None) -> tuple[st
                 with bundle.open(name) as member:
                     data = member.read() if limit is None else member.read(limit + 1)
                 if limit is not None and len(data) > limit:
-                    raise refuse(_("%(member)s is larger than %(limit)d bytes once unpacked.")
-                                 % {"member": name, "limit": limit})
+                    raise refuse(_("%(member)s is larger than %(limit)s once unpacked.")
+                                 % {"member": name, "limit": filesizeformat(limit)})
                 return data
 
             try:

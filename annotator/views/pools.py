@@ -15,6 +15,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.access import ProjectRequest, project_role
@@ -308,7 +309,11 @@ def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                _("Imported %(file)s as %(pool)s version %(n)d: %(count)d judgments, SHA-256 %(hash)s….")
+                ngettext(
+                    "Imported %(file)s as %(pool)s version %(n)d: %(count)d judgment, SHA-256 %(hash)s….",
+                    "Imported %(file)s as %(pool)s version %(n)d: %(count)d judgments, SHA-256 %(hash)s….",
+                    version.counts["judgments"],
+                )
                 % {"file": upload.name, "pool": version.pool.name, "n": version.number,
                    "count": version.counts["judgments"], "hash": version.hash_prefix},
             )

@@ -279,7 +279,7 @@ def test_a_file_and_pasted_text_together_are_refused(cast: Cast, client: Client)
             "extra_queries": "error",
         },
     )
-    assert b"not both" in response.content
+    assert response.content.count(b"not both") == 1  # QA: it was shown twice
     assert not Run.objects.exists()
 
 

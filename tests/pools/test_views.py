@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from typing import Any
 
@@ -163,6 +164,12 @@ def test_a_format_that_cannot_hold_the_ids_goes_back_with_the_reason(cast: Cast,
     html = response.content.decode()
     assert "This version cannot be written as qrels:" in html and "contains whitespace" in html
     assert client.get(version_url("pool_version_export", version), {"format": "csv"}).status_code == 200
+    # The links are plain links (the server sends files as attachments): with a download attribute
+    # the browser saved this refusal page as download.html and the reason was never seen (QA).
+    page = client.get(version_url("pool_version_detail", version)).content.decode()
+    export = version_url("pool_version_export", version)
+    assert page.count(f'href="{export}?format=') == 6
+    assert re.search(r"<a [^>]*\bdownload\b", page) is None
 
 
 def test_the_diff_page_lists_added_removed_and_changed_pairs(cast: Cast, client: Client) -> None:
