@@ -265,6 +265,12 @@ def parse_grade_map(text: str | None) -> dict[int, int]:
                 gettext_noop("grade map entry %(entry)r is not FROM:TO with integers (example: '-1:0,4:3')"),
                 {"entry": part.strip()},
             )
+        if any(_too_many_digits(piece.strip()) for piece in pieces):
+            # whole() would stand in 10**MAX_DIGITS, and the recorded map would differ from the one typed (QA).
+            raise EvaluationError(
+                gettext_noop("grade map entry %(entry)r has a number with more than %(digits)s digits"),
+                {"entry": part.strip(), "digits": MAX_DIGITS},
+            )
         source_grade, target = (whole(piece.strip()) for piece in pieces)
         if source_grade in mapping:
             raise EvaluationError(gettext_noop("grade map maps %(grade)s twice"), {"grade": source_grade})

@@ -312,6 +312,8 @@ def test_a_grade_map_maps_grades_before_validation() -> None:
         ("a:1", "not FROM:TO"),
         ("4:5", r"target 5 \(for 4\) is outside 0\.\.3"),
         ("4:3,4:2", "maps 4 twice"),
+        # Was recorded as 10**100:3, not the number typed (QA).
+        ("9" * 101 + ":3", "has a number with more than 100 digits"),
     ],
 )
 def test_a_bad_grade_map_is_refused(text: str, message: str) -> None:
