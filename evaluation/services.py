@@ -817,17 +817,13 @@ class Breakdown:
     what_if: bool
     a: metrics.QueryResult | None
     b: metrics.QueryResult | None
-    error: str | None
+    # Each run's refusal, named by run (both columns may say "not scored"); shown one per line.
+    errors: tuple[str, ...]
     only_in_a: frozenset[str]
     only_in_b: frozenset[str]
-    # The pool's own side (an empty ranking scored): its ideal rows and IDCG, shown even when
-    # neither run can be scored under what-if settings (QA: "No judged document for this query").
-    pool_side: metrics.QueryResult | None = None
-
-    @property
-    def errors(self) -> list[str]:
-        """Each run's refusal on its own line (they ran together in one sentence)."""
-        return self.error.split("\n") if self.error else []
+    # The pool's own side (an empty ranking scored): the ideal rows and IDCG, which depend on the
+    # pool, K and gain only; shown even when neither run can be scored (QA: "No judged document").
+    pool_side: metrics.QueryResult
 
 
 def comparison_breakdown(
@@ -882,7 +878,7 @@ def comparison_breakdown(
         what_if=settings != saved,
         a=results[0],
         b=results[1],
-        error="\n".join(errors) or None,
+        errors=tuple(errors),
         only_in_a=top[0] - top[1],
         only_in_b=top[1] - top[0],
         pool_side=metrics.score_query((), grades, settings, query_id=query_id),

@@ -373,11 +373,11 @@ def _side(
 def _breakdown_context(
     request: ProjectRequest, comparison: Comparison, breakdown: Breakdown
 ) -> dict[str, Any]:
-    results = [r for r in (breakdown.a, breakdown.b) if r is not None]
-    doc_ids = {row.doc_id for r in results for row in (*r.positions, *r.ideal) if row.doc_id}
+    ideal = breakdown.pool_side.ideal
+    rows = [row for r in (breakdown.a, breakdown.b) if r is not None for row in r.positions] + list(ideal)
+    doc_ids = {row.doc_id for row in rows if row.doc_id}
     docs = _document_links(request, doc_ids) if doc_ids else {}
-    scale = max((row.contribution for r in results for row in (*r.positions, *r.ideal)), default=0.0)
-    ideal = results[0].ideal if results else breakdown.pool_side.ideal if breakdown.pool_side else ()
+    scale = max((row.contribution for row in rows), default=0.0)
     return {
         "breakdown": breakdown,
         "a": _side(breakdown.a, breakdown.only_in_a, docs, scale),
@@ -385,7 +385,7 @@ def _breakdown_context(
         "ideal_rows": [{"row": row, "document": docs.get(row.doc_id or "")} for row in ideal],
         "ideal_bars": _contribution_bars(ideal, scale),
         "ideal_bars_height": len(ideal) * BAR_ROW,
-        "idcg": results[0].idcg if results else breakdown.pool_side.idcg if breakdown.pool_side else None,
+        "idcg": breakdown.pool_side.idcg,
     }
 
 

@@ -184,6 +184,8 @@ def test_a_what_if_that_reaches_an_unjudged_id_shows_the_engines_error(cast: Cas
     assert "No judged document for this query" not in page
     idcg = 3 / 1 + 2 / math.log2(3)
     assert f'data-testid="idcg"><span class="num" title="{idcg!r}">{idcg:.4f}</span>' in page
+    bars = client.get(url("comparison_query", both, query="q1", k="3")).context["ideal_bars"]
+    assert [bar["width"] for bar in bars] == [90.0, round(90 * (2 / math.log2(3)) / 3, 2)]  # drawn to scale
 
 
 def test_the_breakdown_without_a_query_opens_the_worst_one(cast: Cast, client: Client) -> None:
