@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -56,13 +57,13 @@ def _breakdown(detail: QueryResult) -> dict[str, Any]:
     }
 
 
-def json_report(
+def summary_report(
     results: Sequence[RunResult],
     comparison: Comparison | None = None,
     *,
-    breakdown: bool = False,
     grade_map: str | None = None,
 ) -> dict[str, Any]:
+    """The report's sections other than the queries: settings, counts, systems (and comparison)."""
     first = results[0]
     labels = LABELS[: len(results)]
     counts = first.counts
@@ -99,6 +100,19 @@ def json_report(
             "t_test_p": comparison.t_test_p,
             "delta_ci95": list(comparison.delta_ci95) if comparison.delta_ci95 is not None else None,
         }
+    return document
+
+
+def json_report(
+    results: Sequence[RunResult],
+    comparison: Comparison | None = None,
+    *,
+    breakdown: bool = False,
+    grade_map: str | None = None,
+) -> dict[str, Any]:
+    first = results[0]
+    labels = LABELS[: len(results)]
+    document = summary_report(results, comparison, grade_map=grade_map)
     columns = [(r.dcg.tolist(), r.idcg.tolist(), r.ndcg.tolist()) for r in results]
     deltas = comparison.delta.tolist() if comparison is not None else None
     queries = []
@@ -127,16 +141,37 @@ def render_json(
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
+CSV_PREAMBLE = (
+    "# ranking-lab evaluate report. Each line starting with # holds one section of the --format json "
+    "report (settings, counts, systems, comparison) as JSON; the table starts at the line after them. "
+    "No table line starts with #, and a field holding # is quoted."
+)
+
+
 def render_csv(
     results: Sequence[RunResult],
     comparison: Comparison | None = None,
     *,
     breakdown: bool = False,
-    grade_map: str | None = None,  # unused: the CSV holds per-query rows only, no settings
+    grade_map: str | None = None,
 ) -> str:
-    """Per-query rows (full precision), or with `breakdown` one row per position of every table."""
+    """The report's sections as `# name {json}` lines, then per-query rows (full precision), or
+    with `breakdown` one row per position of every table.
+
+    The contract wants every report to state its counts and policies, and a bare table cannot;
+    the sections come first so that a reader stops skipping at the first line without "#".
+    """
     out = io.StringIO()
+    out.write(CSV_PREAMBLE + "\n")
+    for section, value in summary_report(results, comparison, grade_map=grade_map).items():
+        out.write(f"# {section} {json.dumps(value, ensure_ascii=False)}\n")
     writer = csv.writer(out, lineterminator="\n")
+    # A tool told to treat # as a comment (pandas' comment="#") would cut an unquoted "page#2" short.
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def write(row: Sequence[object]) -> None:
+        (quoted if any("#" in str(value) for value in row) else writer).writerow(row)
+
     labels = LABELS[: len(results)]
     if breakdown:
         writer.writerow(("query_id", "system", "table", *POSITION_COLUMNS))
@@ -144,18 +179,18 @@ def render_csv(
             for label, result in zip(labels, results, strict=True):
                 detail = result.explain(query)
                 for table, rows in (("ranking", detail.positions), ("ideal", detail.ideal)):
-                    writer.writerows(
-                        (
-                            query,
-                            label,
-                            table,
-                            *(
-                                "" if v is None else repr(v) if isinstance(v, float) else v
-                                for v in asdict(row).values()
-                            ),
+                    for row in rows:
+                        write(
+                            (
+                                query,
+                                label,
+                                table,
+                                *(
+                                    "" if v is None else repr(v) if isinstance(v, float) else v
+                                    for v in asdict(row).values()
+                                ),
+                            )
                         )
-                        for row in rows
-                    )
         return out.getvalue()
     header = ["query_id"]
     for label in labels:
@@ -166,12 +201,12 @@ def render_csv(
     columns = [(r.dcg.tolist(), r.idcg.tolist(), r.ndcg.tolist()) for r in results]
     deltas = comparison.delta.tolist() if comparison is not None else None
     for i, query in enumerate(results[0].query_ids):
-        row: list[str] = [query]
+        values: list[str] = [query]
         for dcg, idcg, ndcg in columns:
-            row += [repr(dcg[i]), repr(idcg[i]), "" if math.isnan(ndcg[i]) else repr(ndcg[i])]
+            values += [repr(dcg[i]), repr(idcg[i]), "" if math.isnan(ndcg[i]) else repr(ndcg[i])]
         if deltas is not None:
-            row.append("" if math.isnan(deltas[i]) else repr(deltas[i]))
-        writer.writerow(row)
+            values.append("" if math.isnan(deltas[i]) else repr(deltas[i]))
+        write(values)
     return out.getvalue()
 
 
@@ -269,6 +304,21 @@ def render_text(
     return "\n".join(lines) + "\n"
 
 
+def _display_width(text: str) -> int:
+    """Terminal columns of `text`: CJK wide characters take two, combining marks none."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text
+    )
+
+
+def _left(text: str, width: int) -> str:
+    return text + " " * (width - _display_width(text))
+
+
+def _right(text: str, width: int) -> str:
+    return " " * (width - _display_width(text)) + text
+
+
 def _breakdown_text(label: str, detail: QueryResult) -> list[str]:
     ndcg = "excluded" if detail.ndcg is None else f"{detail.ndcg:.4f}"
     contrast = "n/a" if detail.candidate_only_ndcg is None else f"{detail.candidate_only_ndcg:.4f}"
@@ -276,14 +326,38 @@ def _breakdown_text(label: str, detail: QueryResult) -> list[str]:
         f"query {detail.query_id}, system {label}: DCG {detail.dcg:.4f} / IDCG {detail.idcg:.4f} = NDCG {ndcg}"
         f"  (candidate-only contrast, not NDCG: {contrast})"
     ]
-    for title, rows in (("ranking", detail.positions), ("ideal", detail.ideal)):
-        lines.append(f"  {title}: rank  doc  grade  gain / log2(i+1) = contribution  cumulative")
-        for row in rows:
-            doc = "(empty)" if row.doc_id is None else row.doc_id
-            grade = "unjudged" if row.unjudged else "-" if row.grade is None else str(row.grade)
-            tied = f"  tied x{row.tied}" if row.tied > 1 else ""
-            lines.append(
-                f"    {row.rank:>4}  {doc}  {grade}  {row.gain:g} / {row.discount:.4f} = {row.contribution:.4f}"
-                f"  {row.cumulative:.4f}{tied}"
+    header = ("rank", "doc", "grade", "gain", "log2(i+1)", "contribution", "cumulative")
+    tables = {
+        title: [
+            (
+                str(row.rank),
+                "(empty)" if row.doc_id is None else row.doc_id,
+                "unjudged" if row.unjudged else "-" if row.grade is None else str(row.grade),
+                f"{row.gain:g}",
+                f"{row.discount:.4f}",
+                f"{row.contribution:.4f}",
+                f"{row.cumulative:.4f}",
+                f"  tied x{row.tied}" if row.tied > 1 else "",
             )
+            for row in rows
+        ]
+        for title, rows in (("ranking", detail.positions), ("ideal", detail.ideal))
+    }
+    # One set of widths for both tables, so that the ranking and the ideal line up (an ID of any
+    # length, Chinese included, used to push its row's numbers out of their columns).
+    cells = [header, *(cells[:7] for rows in tables.values() for cells in rows)]
+    widths = [max(_display_width(row[column]) for row in cells) for column in range(7)]
+
+    def line(cells: Sequence[str], tied: str = "") -> str:
+        rank, doc, grade, gain, discount, contribution, cumulative = cells
+        return (
+            f"    {_right(rank, widths[0])}  {_left(doc, widths[1])}  {_left(grade, widths[2])}  "
+            f"{_right(gain, widths[3])} / {_right(discount, widths[4])} = {_right(contribution, widths[5])}  "
+            f"{_right(cumulative, widths[6])}{tied}"
+        ).rstrip()
+
+    for title, rows in tables.items():
+        lines.append(f"  {title}:")
+        lines.append(line(header))
+        lines.extend(line(cells[:7], cells[7]) for cells in rows)
     return lines

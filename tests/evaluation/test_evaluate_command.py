@@ -33,6 +33,17 @@ def evaluate_json(*args: str) -> dict[str, Any]:
     return json.loads(evaluate(*args, "--format", "json"))
 
 
+def csv_report(text: str) -> tuple[dict[str, Any], list[list[str]]]:
+    """The `# section {json}` lines and the table rows after them, as the README says to read them."""
+    lines = text.splitlines(keepends=True)
+    sections: dict[str, Any] = {}
+    while lines and lines[0].startswith("#"):
+        words = lines.pop(0).split(" ", 2)
+        if words[1] in {"settings", "counts", "systems", "comparison"}:
+            sections[words[1]] = json.loads(words[2])
+    return sections, list(csv.reader(lines))
+
+
 def manage(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "manage.py", "evaluate", *args],
@@ -143,17 +154,67 @@ def test_an_excluded_query_has_null_ndcg_and_delta(tmp_path: Path) -> None:
 
 
 def test_csv_output_has_one_full_precision_row_per_query() -> None:
-    rows = list(csv.reader(io.StringIO(evaluate(QRELS, RESULTS, TRUNC, *TREC_EVAL, "--format", "csv"))))
+    _, rows = csv_report(evaluate(QRELS, RESULTS, TRUNC, *TREC_EVAL, "--format", "csv"))
     assert rows[0] == ["query_id", "a_dcg", "a_idcg", "a_ndcg", "b_dcg", "b_idcg", "b_ndcg", "delta"]
     document = evaluate_json(QRELS, RESULTS, TRUNC, *TREC_EVAL)
     assert [float(row[3]) for row in rows[1:]] == [q["a"]["ndcg"] for q in document["queries"]]
     assert [float(row[7]) for row in rows[1:]] == [q["delta"] for q in document["queries"]]
 
 
+@pytest.mark.parametrize("breakdown", [(), ("--breakdown",)])
+def test_csv_output_states_the_settings_counts_and_means_first(breakdown: tuple[str, ...]) -> None:
+    """The contract: every report states the counts and the rules; a bare CSV table did not."""
+    args = (QRELS, RESULTS, TRUNC, "--unjudged", "zero", "--ties", "docid-desc", "--zero-idcg", "exclude")
+    sections, rows = csv_report(evaluate(*args, *breakdown, "--format", "csv"))
+    document = evaluate_json(*args)
+    assert sections == {key: document[key] for key in ("settings", "counts", "systems", "comparison")}
+    assert sections["settings"]["zero_idcg"] == "exclude"
+    assert sections["counts"]["missing_from_run"] == {"a": 0, "b": 1}
+    assert rows[0][0] == "query_id"
+
+
+def test_csv_quotes_every_field_of_a_row_holding_a_hash(tmp_path: Path) -> None:
+    """IDs like `page#2` are common; unquoted, a reader skipping `#` comments would cut them short."""
+    (tmp_path / "pool.txt").write_text("#q 0 page#2 3\n#q 0 page 1\nq2 0 x 2\n")
+    (tmp_path / "run.txt").write_text("#q Q0 page#2 1 2.0 s\n#q Q0 page 2 1.0 s\nq2 Q0 x 1 1.0 s\n")
+    args = (str(tmp_path / "pool.txt"), str(tmp_path / "run.txt"), "--format", "csv")
+    for breakdown in ((), ("--breakdown",)):
+        text = evaluate(*args, *breakdown)
+        sections, rows = csv_report(text)
+        assert sections["counts"]["queries"] == 2
+        table = text.splitlines()[len(text.splitlines()) - len(rows) :]
+        assert [line for line in table if "#" in line and not line.startswith('"')] == []
+        assert {row[0] for row in rows[1:]} == {"#q", "q2"}
+    _, rows = csv_report(evaluate(*args, "--breakdown"))
+    assert "page#2" in {row[4] for row in rows[1:]}
+
+
 def test_text_breakdown_writes_out_the_arithmetic() -> None:
     text = evaluate(QRELS, RESULTS, *TREC_EVAL, "--breakdown", "--k", "2")
     assert "query 301, system a: DCG" in text
     assert "candidate-only contrast, not NDCG" in text
+
+
+def test_text_breakdown_columns_line_up_whatever_the_id_length(tmp_path: Path) -> None:
+    """QA: every row's numbers moved with its ID's length; wide (Chinese) characters count twice."""
+    (tmp_path / "pool.txt").write_text("q 0 文档一 3\nq 0 a 1\nq 0 very-long-document-id 2\n", encoding="utf-8")
+    (tmp_path / "run.txt").write_text("q Q0 a 1 3 s\nq Q0 文档一 2 2 s\nq Q0 x 3 2 s\n", encoding="utf-8")
+    text = evaluate(
+        str(tmp_path / "pool.txt"), str(tmp_path / "run.txt"), "--breakdown", "--k", "4", "--unjudged", "zero",
+        "--ties", "expected", "--gain", "exponential",
+    )  # fmt: skip
+    table = [line for line in text.splitlines() if line.startswith("    ")]
+    assert len(table) == 2 + 4 + 3  # two header lines, K ranking rows, the pool's three ideal rows
+    assert any("文档一" in line for line in table) and any("very-long-document-id" in line for line in table)
+
+    def column(line: str, mark: str) -> int:
+        before = line[: line.index(mark)]
+        return len(before) + sum(1 for c in before if "\u4e00" <= c <= "\u9fff")  # display columns
+
+    for mark in (" / ", " = "):
+        assert len({column(line, mark) for line in table}) == 1, table
+    # The last column's right edge: "cumulative" in the header, the running totals below it.
+    assert len({column(line, " = ") + len(line.split(" = ")[1].split("  tied")[0]) for line in table}) == 1
 
 
 def test_bad_input_through_call_command_is_a_command_error_with_status_2() -> None:
@@ -219,11 +280,8 @@ def test_good_input_exits_0() -> None:
 
 
 def test_csv_breakdown_has_one_row_per_term() -> None:
-    rows = list(
-        csv.DictReader(
-            io.StringIO(evaluate(QRELS, RESULTS, *TREC_EVAL, "--format", "csv", "--breakdown", "--k", "2"))
-        )
-    )
+    _, table = csv_report(evaluate(QRELS, RESULTS, *TREC_EVAL, "--format", "csv", "--breakdown", "--k", "2"))
+    rows = [dict(zip(table[0], row, strict=True)) for row in table[1:]]
     assert list(rows[0]) == ["query_id", "system", "table", *PositionRow.__dataclass_fields__]
     assert len(rows) == 3 * (2 + 2)  # three queries, K ranking rows and K ideal rows each
     document = evaluate_json(QRELS, RESULTS, *TREC_EVAL, "--k", "2")
