@@ -82,13 +82,8 @@ def pool_version_create(
     # backstop; the lock makes the second writer wait and then take N+2).
     Pool.objects.select_for_update().filter(pk=pool.pk).first()
     latest = PoolVersion.objects.filter(pool=pool).order_by("-number").first()
-    if continues is not None and latest is not None and latest.pk != continues.pk:
-        raise FreezeError(
-            _("This set started from version %(v)d of %(pool)s, but version %(latest)d has been frozen since: "
-              "freezing it would drop the changes of version %(latest)d. Start a new set from version %(latest)d "
-              "and add this set's changes there.")
-            % {"v": continues.number, "pool": pool.name, "latest": latest.number}
-        )
+    if continues is not None and (refusal := _newer_version_refusal(pool, continues, latest)):
+        raise FreezeError(refusal)
     grades = Counter(g for _, _, g, _ in rows)
     version = PoolVersion.objects.create(
         pool=pool,
@@ -120,6 +115,18 @@ def pool_version_create(
         batch_size=5000,
     )
     return version
+
+
+def _newer_version_refusal(pool: Pool, continues: PoolVersion, latest: PoolVersion | None) -> str:
+    """Why rows started from `continues` cannot become the next version of `pool` when `latest`
+    is its newest version now, or "". Said by the freeze page before it is sent and by the writer."""
+    if latest is None or latest.pk == continues.pk:
+        return ""
+    return _(
+        "This set started from version %(v)d of %(pool)s, but version %(latest)d has been frozen since: "
+        "freezing it would drop the changes of version %(latest)d. Start a new set from version %(latest)d "
+        "and add this set's changes there."
+    ) % {"v": continues.number, "pool": pool.name, "latest": latest.number}
 
 
 def _require_role(project: Project, user: User, role: Role) -> None:
@@ -190,6 +197,9 @@ class FreezePreview:
     blockers: list[Blocker]
     ready: list[Candidate]
     frozen_as: PoolVersion | None  # set when the set was frozen already
+    # Why the set cannot be frozen at all, whatever its pairs ("" if it can): a version newer than
+    # the one it continues exists (another set froze, or a file was imported, meanwhile).
+    refusal: str = ""
 
     @property
     def criteria_versions(self) -> list[int]:
@@ -250,7 +260,14 @@ def freeze_preview(grading_set: GradingSet) -> FreezePreview:
         else:
             ready.append(c)
     frozen_as = PoolVersion.objects.filter(grading_set=grading_set).select_related("pool").first()
-    return FreezePreview(grading_set, candidates, blockers, ready, frozen_as)
+    refusal = ""
+    based_on = grading_set.based_on
+    if frozen_as is None and based_on is not None:
+        # The same check pool_version_create makes under the pool's lock, said before the form is
+        # sent (QA: a file imported as the next version meanwhile was only reported on submit).
+        pool = grading_set.pool or based_on.pool
+        refusal = _newer_version_refusal(pool, based_on, pool.latest_version())
+    return FreezePreview(grading_set, candidates, blockers, ready, frozen_as, refusal)
 
 
 def _provenance(preview: FreezePreview, included: list[Candidate], excluded: int) -> dict[str, Any]:
@@ -312,6 +329,9 @@ def pool_freeze(
             _("%(set)s was already frozen as %(pool)s version %(n)d. Start a new version from it to change anything.")
             % {"set": grading_set.name, "pool": preview.frozen_as.pool.name, "n": preview.frozen_as.number}
         )
+    if preview.refusal:
+        # Before the pairs: settling or leaving out pairs cannot make this set freezable.
+        raise FreezeError(preview.refusal)
     reason = reason.strip()
     exclusions: list[dict[str, str]] = []
     if preview.blockers:

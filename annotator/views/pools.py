@@ -267,6 +267,8 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
                 "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
             ))
     preview = freeze_preview(grading_set)
+    if error == preview.refusal:
+        error = ""  # the page states the refusal itself, in place of the form
     context = {
         "grading_set": grading_set,
         "preview": preview,

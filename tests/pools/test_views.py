@@ -39,6 +39,13 @@ def login(client: Client, user: Any) -> Client:
     return client
 
 
+def html_text(page: str) -> str:
+    """The page with its entities decoded (the messages' curly quotes and apostrophes)."""
+    import html
+
+    return html.unescape(page)
+
+
 # ---- list, pool and version pages -----------------------------------------------------------------
 
 
@@ -302,6 +309,51 @@ def test_editors_cannot_freeze_and_other_methods_are_refused(cast: Cast, client:
 def test_a_frozen_set_cannot_be_frozen_again_from_the_page(cast: Cast, client: Client, frozen: PoolVersion) -> None:
     html = login(client, cast.reviewer).get(freeze_url(frozen.grading_set)).content.decode()
     assert "This set was frozen already as Phone number change version 1." in html
+
+
+def test_the_freeze_page_refuses_before_sending_when_a_file_was_imported_as_the_next_version(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
+    """QA: the set continuing version 1 showed "version 2" and a Freeze button although an owner
+    had imported a file as version 2 meanwhile; the clash was only reported once sent."""
+    from annotator.services.pools import FreezeError, pool_import
+
+    round_2 = grading_set_create_from_version(version=frozen, by=cast.reviewer, name="Round 2")
+    login(client, cast.reviewer)
+    before = client.get(freeze_url(round_2)).content.decode()
+    assert 'name="confirm"' in before and "has been frozen since" not in before
+    imported = pool_import(
+        project=cast.alpha,
+        by=cast.owner,
+        data=b"q1 0 A 2\n",
+        file_name="late.qrels",
+        fmt="qrels",
+        pool=frozen.pool,
+    )
+    assert imported.number == 2
+    # The words the writer refuses with once the form is sent.
+    with pytest.raises(FreezeError) as refused:
+        rows = [("q1", "A", 3, "")]
+        pool_version_create(
+            pool=frozen.pool, judgments=rows, source="frozen", by=cast.reviewer, continues=frozen
+        )
+    words = str(refused.value)
+    assert words.startswith(
+        "This set started from version 1 of Phone number change, but version 2 has been frozen since"
+    )
+
+    page = client.get(freeze_url(round_2)).content.decode()
+    assert html_text(page).count(words) == 1
+    assert 'role="alert" data-testid="freeze-refusal"' in page
+    # No button that can only be refused.
+    assert 'name="confirm"' not in page and "Freeze this set" not in page
+    assert "Phone number change, version 3" not in page  # nor a version it cannot become
+    # Sent anyway (a page opened before the import): the same words, once, and nothing frozen.
+    for headers in ({}, {"HX-Request": "true"}):
+        response = client.post(freeze_url(round_2), {"confirm": "on"}, headers=headers)
+        assert response.status_code == 200
+        assert html_text(response.content.decode()).count(words) == 1
+    assert list(frozen.pool.versions.order_by("number").values_list("number", flat=True)) == [1, 2]
 
 
 # ---- a new version --------------------------------------------------------------------------------
