@@ -8,6 +8,7 @@ stored with it, so pages read them instead of recomputing the batch on every loa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -16,6 +17,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import PoolVersion, Project
@@ -262,14 +264,17 @@ class RunQuery(FrozenFieldsModel):
     def __str__(self) -> str:
         return f"{self.run} · {self.query_id}"
 
-    def ranking(self) -> QueryRanking:
-        docs = tuple(self.doc_ids.split("\n")) if self.size else ()
+    def ranking(self, limit: int | None = None) -> QueryRanking:
+        """The query's rows in input order; with `limit`, only the first that many are decoded
+        (the run page previews a few rows of rankings that may hold a million)."""
+        count = self.size if limit is None else min(limit, self.size)
+        docs = tuple(self.doc_ids.split("\n", count)[:count]) if count else ()
         scores = (
-            tuple(np.frombuffer(bytes(self.scores), dtype="<f8").tolist())
+            tuple(np.frombuffer(self.scores, dtype="<f8", count=count).tolist())
             if self.scores is not None
             else None
         )
-        return QueryRanking(docs, scores, tuple(np.frombuffer(bytes(self.lines), dtype="<i8").tolist()))
+        return QueryRanking(docs, scores, tuple(np.frombuffer(self.lines, dtype="<i8", count=count).tolist()))
 
 
 @dataclass(frozen=True)
@@ -340,8 +345,9 @@ class ComparisonQuerySet(FrozenFieldsQuerySet):
         return self.filter(project=project)
 
     def listing(self) -> ComparisonQuerySet:
+        # "project": each row links to its page, whose URL holds the project's slug.
         return self.defer("results", "pool_version__canonical", "run_a__raw", "run_b__raw").select_related(
-            "pool_version__pool", "run_a", "run_b", "created_by"
+            "pool_version__pool", "run_a", "run_b", "created_by", "project"
         )
 
     def for_pages(self) -> ComparisonQuerySet:
@@ -453,3 +459,40 @@ class Comparison(FrozenFieldsModel):
     def pool_hash_matches(self) -> bool:
         """False when the pool version's recorded hash is no longer the one this was computed on."""
         return self.pool_version.sha256 == self.pool_sha256
+
+    def pinned_hash_problem(self) -> str:
+        """Why the stored numbers no longer belong to the pool version ("" when they do): its
+        recorded SHA-256 changed since they were computed."""
+        if self.pool_hash_matches:
+            return ""
+        return gettext(
+            "%(version)s: its recorded SHA-256 %(now)s… is not the %(pinned)s… this comparison was computed on"
+        ) % {
+            "version": self.pool_version,
+            "now": self.pool_version.sha256[:12],
+            "pinned": self.pool_sha256[:12],
+        }
+
+    @staticmethod
+    def pool_integrity_refusals(comparisons: Sequence[Comparison]) -> dict[int, str]:
+        """{comparison pk: why} for those whose pages refuse to show a number (HTTP 409): the
+        same two checks as the comparison pages, for a list of them at once.
+
+        One query reads the canonical text of the pool versions still to check, one at a time
+        (a pool can hold millions of judgments); each distinct version is hashed once however many
+        comparisons share it, and its text is dropped once hashed. Not cached across requests:
+        the check exists to notice a row changed behind the app's back.
+        """
+        refusals = {c.pk: problem for c in comparisons if (problem := c.pinned_hash_problem())}
+        versions = {c.pool_version_id: c.pool_version for c in comparisons if c.pk not in refusals}
+        if not versions:
+            return refusals
+        broken: dict[int, str] = {}
+        texts = PoolVersion.objects.filter(pk__in=versions).order_by().values_list("pk", "canonical")
+        for pk, canonical in texts.iterator(chunk_size=1):
+            if problem := versions[pk].hash_problem(canonical):
+                broken[pk] = problem
+        for c in comparisons:
+            if c.pk not in refusals and c.pool_version_id in broken:
+                refusals[c.pk] = broken[c.pool_version_id]
+        return refusals

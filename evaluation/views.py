@@ -47,6 +47,9 @@ CHART_WIDTH = 600
 CHART_HEIGHT = 160
 CHART_MAX_BARS = 300
 BAR_ROW = 18  # pixels per position in the contribution bars
+# A short list's empty positions are shown one by one up to this many, the rest as one row: a
+# what-if at K=10,000 on a 100-document list made a 15 MB page of identical zero rows.
+EMPTY_ROWS_SHOWN = 3
 
 
 # Below this many paired queries the three tests are weak and can disagree (a bootstrap interval
@@ -119,13 +122,16 @@ PREVIEW_DEPTH = 10
 @project_role(Role.REVIEWER)
 @require_GET
 def run_detail(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
-    run = get_object_or_404(Run.objects.select_related("uploaded_by"), pk=run_id, project=request.project)
+    # The page never shows the uploaded bytes (a download serves them), so they are not loaded.
+    run = get_object_or_404(
+        Run.objects.select_related("uploaded_by").defer("raw"), pk=run_id, project=request.project
+    )
     preview = []
     for row in run.queries.all()[:PREVIEW_QUERIES]:
-        ranking = row.ranking()
+        ranking = row.ranking(limit=PREVIEW_DEPTH)
         rows = [
             {"doc": doc, "score": ranking.scores[i] if ranking.scores else None, "line": ranking.lines[i]}
-            for i, doc in enumerate(ranking.doc_ids[:PREVIEW_DEPTH])
+            for i, doc in enumerate(ranking.doc_ids)
         ]
         preview.append({"query": row.query_id, "size": row.size, "rows": rows})
     comparisons = Comparison.objects.in_project(request.project).listing().filter(
@@ -177,8 +183,13 @@ def run_delete(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
 def comparison_list(request: ProjectRequest, slug: str) -> HttpResponse:
     comparisons = Comparison.objects.in_project(request.project).listing()
     page = Paginator(comparisons, COMPARISONS_PER_PAGE).get_page(request.GET.get("page"))
+    # The list runs the checks the comparison's own pages run before any number (they answer 409
+    # otherwise): a stored mean of a tampered pool must not read as valid here either.
+    listed = list(page.object_list)
+    refusals = Comparison.pool_integrity_refusals(listed)
+    rows = [(c, refusals.get(c.pk, "")) for c in listed]
     template = "evaluation/comparison_list.html" + ("#comparison-table" if request.htmx else "")
-    return render(request, template, {"project": request.project, "page": page})
+    return render(request, template, {"project": request.project, "page": page, "rows": rows})
 
 
 @project_role(Role.REVIEWER)
@@ -231,11 +242,8 @@ def _integrity_failure(request: ProjectRequest, comparison: Comparison, error: E
 
 def _verified(comparison: Comparison) -> None:
     """Re-check the pool's SHA-256 (and that it is still the one computed on) before any number."""
-    if not comparison.pool_hash_matches:
-        raise PoolIntegrityError(
-            f"{comparison.pool_version}: its recorded SHA-256 {comparison.pool_version.sha256[:12]}… is not "
-            f"the {comparison.pool_sha256[:12]}… this comparison was computed on"
-        )
+    if problem := comparison.pinned_hash_problem():
+        raise PoolIntegrityError(problem)
     canonical, sha256 = (
         PoolVersion.objects.filter(pk=comparison.pool_version_id).values_list("canonical", "sha256").get()
     )
@@ -358,15 +366,26 @@ def _side(
 ) -> dict[str, Any] | None:
     if result is None:
         return None
+    # Empty positions (the list is shorter than K) only ever come after the filled ones.
+    filled = sum(1 for row in result.positions if row.doc_id is not None)
+    shown = result.positions[: filled + EMPTY_ROWS_SHOWN]
+    hidden = result.positions[len(shown) :]
     rows = [
-        {"row": row, "document": docs.get(row.doc_id or ""), "only_here": row.doc_id in only}
-        for row in result.positions
+        {"row": row, "document": docs.get(row.doc_id or ""), "only_here": row.doc_id in only} for row in shown
     ]
     return {
         "result": result,
         "rows": rows,
-        "bars": _contribution_bars(result.positions, scale),
-        "bars_height": len(result.positions) * BAR_ROW,
+        "empty_tail": {
+            "first": hidden[0].rank,
+            "last": hidden[-1].rank,
+            "count": len(hidden),
+            "cumulative": hidden[-1].cumulative,
+        }
+        if hidden
+        else None,
+        "bars": _contribution_bars(shown, scale),
+        "bars_height": len(shown) * BAR_ROW,
     }
 
 

@@ -294,11 +294,21 @@ class PoolVersion(ImmutableModel):
         super().save(*args, **kwargs)
 
     def verify(self) -> None:
-        if sha256_hex(self.canonical) != self.sha256:
-            raise PoolIntegrityError(
-                gettext("%(version)s: stored judgments do not match SHA-256 %(hash)s…; refusing to use them")
-                % {"version": self, "hash": self.sha256[:12]}
-            )
+        if problem := self.hash_problem(self.canonical):
+            raise PoolIntegrityError(problem)
+
+    def hash_problem(self, canonical: str) -> str:
+        """Why `canonical` (this version's stored text, read by the caller) must not be scored: it
+        does not hash to the recorded SHA-256. "" when it does.
+
+        The text is passed in so that a list page can read it, hash it and let it go, instead of
+        keeping every version's (possibly large) text on its instance.
+        """
+        if sha256_hex(canonical) == self.sha256:
+            return ""
+        return gettext(
+            "%(version)s: stored judgments do not match SHA-256 %(hash)s…; refusing to use them"
+        ) % {"version": self, "hash": self.sha256[:12]}
 
     def judgments_by_query(self) -> dict[str, dict[str, int]]:
         """{query_id: {doc_id: grade}} for scoring, after checking the hash (loud on mismatch)."""

@@ -3,6 +3,7 @@ shown as a summary, a per-query table and a worked breakdown, all with the engin
 
 from __future__ import annotations
 
+import hashlib
 import html
 import math
 import random
@@ -118,6 +119,34 @@ def test_a_short_list_shows_its_empty_positions_contributing_zero(cast: Cast, cl
     client.force_login(cast.reviewer)
     page = client.get(url("comparison_query", comparison, query="q1")).content.decode()
     assert page.count("empty position: the list is shorter than K") == 3
+
+
+def test_a_what_if_far_beyond_the_lists_shows_their_empty_tail_as_one_row(cast: Cast, client: Client) -> None:
+    """QA: K=10,000 on short lists made a 15 MB page of identical empty rows."""
+    version = make_pool(cast.alpha, {"q1": {"A": 3, "B": 2, "C": 1}}, by=cast.owner)
+    a = make_run(cast.alpha, "short", {"q1": ["B", "A"]}, by=cast.reviewer)
+    b = make_run(cast.alpha, "shorter", {"q1": ["C"]}, by=cast.reviewer)
+    comparison = make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=2)
+    client.force_login(cast.reviewer)
+    response = client.get(url("comparison_query", comparison, query="q1", k="10000"))
+    assert response.status_code == 200
+    page = html.unescape(response.content.decode())
+    assert len(page) < 100_000
+    # Each list: its documents, three empty positions one by one, then one row for the rest.
+    a_side, b_side = response.context["a"], response.context["b"]
+    assert [item["row"].rank for item in a_side["rows"]] == [1, 2, 3, 4, 5]
+    assert a_side["empty_tail"] == {"first": 6, "last": 10000, "count": 9995, "cumulative": a_side["result"].dcg}
+    assert b_side["empty_tail"]["first"] == 5 and b_side["empty_tail"]["count"] == 9996
+    assert len(b_side["bars"]) == 4
+    assert page.count("empty position: the list is shorter than K") == 3 + 3
+    assert "6–10000" in page and "9995 more empty positions: each contributes 0" in page
+    assert "5–10000" in page and "9996 more empty positions" in page
+    # The ideal comes from the pool (three grades), whatever K.
+    assert len(response.context["ideal_rows"]) == 3
+    # A list short by no more than three positions shows every one of them.
+    response = client.get(url("comparison_query", comparison, query="q1", k="4"))
+    assert response.context["b"]["empty_tail"] is None
+    assert len(response.context["b"]["rows"]) == 4
 
 
 def test_the_seed_000_contrast_is_labelled_and_is_not_the_ndcg(cast: Cast, client: Client) -> None:
@@ -783,6 +812,95 @@ def test_the_comparison_list_shows_headline_numbers(cast: Cast, client: Client, 
         reverse("comparison_list", kwargs={"slug": "alpha"}), headers={"HX-Request": "true"}
     )
     assert b"<html" not in fragment.content and b'id="comparison-table"' in fragment.content
+
+
+def list_rows(page: str) -> dict[str, str]:
+    """{comparison URL: its row's HTML} of the comparison list."""
+    body = page[page.index("<tbody>") : page.index("</tbody>")]
+    rows = re.findall(r"<tr[^>]*>.*?</tr>", body, flags=re.S)
+    return {re.search(r'<a href="([^"]+)">', row).group(1): row for row in rows}  # type: ignore[union-attr]
+
+
+def alter_pool_text(comparison: Comparison, *, with_hash: bool) -> None:
+    """Rewrite the comparison's pool version behind the models' back: its hashed text alone, or
+    text and SHA-256 together (then only the hash the comparison pinned still tells)."""
+    from tests.pools.test_immutability import tamper
+
+    forged = "q1\tA\t0\nq1\tB\t3\n"
+    pk = comparison.pool_version_id
+    if with_hash:
+        sha256 = hashlib.sha256(forged.encode()).hexdigest()
+        tamper(
+            "UPDATE annotator_poolversion SET canonical = %s, sha256 = %s WHERE id = %s", [forged, sha256, pk]
+        )
+    else:
+        tamper("UPDATE annotator_poolversion SET canonical = %s WHERE id = %s", [forged, pk])
+
+
+@pytest.mark.parametrize(
+    ("with_hash", "reason"),
+    [
+        (False, "stored judgments do not match SHA-256"),
+        (True, "this comparison was computed on"),
+    ],
+)
+def test_the_comparison_list_refuses_the_numbers_of_a_comparison_whose_pool_version_was_altered(
+    cast: Cast, client: Client, e9: Comparison, with_hash: bool, reason: str
+) -> None:
+    """QA: the list still showed 0.6075 / 1.0000 for a comparison whose own page answered 409."""
+    intact_pool = make_pool(cast.alpha, {"q1": {"A": 3, "B": 1}}, by=cast.owner, name="Intact")
+    intact = make_comparison(
+        cast.alpha, intact_pool, e9.run_a, e9.run_b, by=cast.reviewer, k=2, unjudged="zero"
+    )
+    alter_pool_text(e9, with_hash=with_hash)
+    client.force_login(cast.reviewer)
+    assert client.get(e9.get_absolute_url()).status_code == 409  # what the list must agree with
+    list_url = reverse("comparison_list", kwargs={"slug": "alpha"})
+    for response in (client.get(list_url), client.get(list_url, headers={"HX-Request": "true"})):
+        assert response.status_code == 200
+        rows = list_rows(response.content.decode())
+        refused = html.unescape(rows[e9.get_absolute_url()])
+        assert "Refused: pool version failed its integrity check" in refused
+        assert reason in refused
+        assert "0.6075" not in refused and "1.0000" not in refused and "1 / 0 / 0" not in refused
+        assert "Refused" not in rows[intact.get_absolute_url()]
+        assert 'title="' in rows[intact.get_absolute_url()]  # its numbers stay
+    chinese = Client(HTTP_ACCEPT_LANGUAGE="zh-hans")
+    chinese.force_login(cast.reviewer)
+    refused = list_rows(chinese.get(list_url).content.decode())[e9.get_absolute_url()]
+    assert "已拒绝：判断池版本未通过完整性检查" in refused and "Refused" not in refused
+
+
+def test_the_comparison_list_hashes_each_pool_version_once_per_request(
+    cast: Cast,
+    client: Client,
+    e9: Comparison,
+    monkeypatch: pytest.MonkeyPatch,
+    django_assert_num_queries: object,
+) -> None:
+    """Many comparisons on one big pool must not re-hash it per row."""
+    from annotator.models import pools
+
+    for n in range(3):  # three more on e9's pool, one on a second pool
+        make_comparison(cast.alpha, e9.pool_version, e9.run_b, e9.run_a, by=cast.reviewer, k=n + 1)
+    other = make_pool(cast.alpha, {"q1": {"A": 3, "B": 1}}, by=cast.owner, name="Other")
+    make_comparison(cast.alpha, other, e9.run_a, e9.run_b, by=cast.reviewer, k=2, unjudged="zero")
+    alter_pool_text(e9, with_hash=False)
+    hashed: list[int] = []
+    real = pools.sha256_hex
+
+    def counted(text: str) -> str:
+        hashed.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(pools, "sha256_hex", counted)
+    client.force_login(cast.reviewer)
+    # Session, user, membership + project, the paginator's count, the page of comparisons with
+    # their project, pool versions and runs, and one for both versions' canonical texts.
+    with django_assert_num_queries(6):  # type: ignore[operator]
+        page = client.get(reverse("comparison_list", kwargs={"slug": "alpha"})).content.decode()
+    assert len(hashed) == 2  # two distinct versions, five rows
+    assert page.count("Refused: pool version failed its integrity check") == 4
 
 
 def test_a_run_used_by_a_comparison_cannot_be_deleted_on_its_own(e9: Comparison) -> None:

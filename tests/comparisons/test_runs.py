@@ -62,6 +62,33 @@ def test_stored_columns_give_back_the_engine_reader_run_exactly(cast: Cast) -> N
     ]
 
 
+def test_the_run_page_previews_the_first_rows_without_decoding_or_loading_the_rest(
+    cast: Cast, client: Client
+) -> None:
+    """QA: a one-query run of 1.1M rows was decoded whole (and its uploaded bytes loaded) to show ten."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from evaluation.views import PREVIEW_DEPTH
+
+    text = "".join(f"q1 Q0 d{i} {i + 1} {100 - i}.5 s\n" for i in range(40))
+    run = make_run(cast.alpha, "deep", text=text, fmt="trec", by=cast.reviewer)
+    row = RunQuery.objects.get(run=run)
+    full = row.ranking()
+    assert len(full.doc_ids) == 40
+    for limit in (0, 1, PREVIEW_DEPTH, 40, 41):
+        head = row.ranking(limit=limit)
+        assert head.doc_ids == full.doc_ids[:limit]
+        assert head.scores == full.scores[:limit]  # type: ignore[index]
+        assert head.lines == full.lines[:limit]
+    client.force_login(cast.reviewer)
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(reverse("run_detail", kwargs={"slug": cast.alpha.slug, "run_id": run.pk}))
+    assert page.status_code == 200
+    assert [item["doc"] for item in page.context["preview"][0]["rows"]] == [f"d{i}" for i in range(PREVIEW_DEPTH)]
+    assert not any('"raw"' in query["sql"] for query in queries.captured_queries)
+
+
 def test_pasted_lists_keep_an_empty_ranking_and_skip_comments() -> None:
     run = parse_ranked_lists("# system X\nq1: A, B,\n\nq2:\nq3: C D，E\n", source="pasted.txt", name="x")
     assert run.query_ids == ("q1", "q2", "q3")
