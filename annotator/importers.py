@@ -40,6 +40,8 @@ from evaluation.formats.common import (
     MAX_DIGITS,
     DuplicateKeyError,
     JSONLineError,
+    as_json,
+    first_bad_id_char,
     load_json_line,
     plain_number,
     text_lines,
@@ -205,22 +207,24 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
         errors.add(1, "", "", _("the file is empty: the first line must name the columns (%(columns)s).")
                    % {"columns": ", ".join(allowed)})
         return
-    columns = [h.strip().lower() for h in header]
+    # Column names match in any case ("Doc_ID"); messages quote them as the file writes them.
+    written = [h.strip() for h in header]
+    columns = [name.lower() for name in written]
     bad_header = False
-    for name in columns:
+    for name, as_written in zip(columns, written, strict=True):
         if name not in allowed:
-            errors.add(1, _("header"), name, _("unknown column. Allowed columns: %(columns)s.")
+            errors.add(1, _("header"), as_written, _("unknown column. Allowed columns: %(columns)s.")
                        % {"columns": ", ".join(allowed)})
             bad_header = True
     for name in required:
         if name not in columns:
-            errors.add(1, _("header"), ", ".join(columns), _("the required column “%(column)s” is missing.")
+            errors.add(1, _("header"), ", ".join(written), _("the required column “%(column)s” is missing.")
                        % {"column": name})
             bad_header = True
     seen: set[str] = set()
-    for name in columns:
+    for name, as_written in zip(columns, written, strict=True):
         if name in seen:
-            errors.add(1, _("header"), name, _("this column appears twice."))
+            errors.add(1, _("header"), as_written, _("this column appears twice."))
             bad_header = True
         seen.add(name)
     if bad_header:
@@ -283,7 +287,8 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
             errors.add(number, "", "", f"{problem}.")
             continue
         except DuplicateKeyError as exc:
-            errors.add(number, exc.key, "", _("this key appears twice in the object; keep one."))
+            given = ", ".join(as_json(value) for value in exc.values)
+            errors.add(number, exc.key, given, _("this key appears twice in the object; keep one."))
             continue
         if not isinstance(obj, dict):
             errors.add(number, "", raw.strip(), _("each line must be one JSON object, like {\"key\": \"value\"}."))
@@ -305,6 +310,10 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
                 # as the evaluation readers take them.
                 errors.add(number, key, json.dumps(value), _("an ID must be text or a whole number, not %(value)s.")
                            % {"value": json.dumps(value)})
+                ok = False
+            elif key in TEXT_KEYS and not isinstance(value, str):
+                # A number would be stored as Python writes it back (1e2 as "100.0"), not as typed.
+                errors.add(number, key, json.dumps(value), _("must be text in quotes, not a number."))
                 ok = False
             else:
                 row[key] = value if isinstance(value, str) else json.dumps(value)
@@ -333,8 +342,18 @@ def _check_id(line: int, name: str, value: str, errors: _Collector) -> bool:
     if value != value.strip():
         errors.add(line, name, value, _("must not start or end with spaces."))
         return False
-    if any(c in value for c in "\t\r\n"):
-        errors.add(line, name, value, _("must not contain tabs or line breaks."))
+    # The readers' rule (evaluation.formats): an ID stored here ends up in pools and their exports.
+    if char := first_bad_id_char(value):
+        errors.add(
+            line,
+            name,
+            value,
+            _(
+                "contains the character %(char)s; IDs cannot hold control characters, tabs, line breaks "
+                "or a byte-order mark (U+FEFF, often left by joining files)."
+            )
+            % {"char": char},
+        )
         return False
     if len(value) > ID_MAX_LENGTH:
         errors.add(line, name, value, _("is longer than %(max)d characters.") % {"max": ID_MAX_LENGTH})
@@ -352,6 +371,9 @@ def _check_unique(line: int, name: str, value: str, seen: dict[str, int], errors
 
 DOCUMENT_COLUMNS = ("doc_id", "title", "body", "url", "unit")
 ID_KEYS = ("doc_id", "query_id")
+# Keys of documents and queries whose value is text (IDs may be JSON integers; a run's keys are
+# read as the comparison reader reads them).
+TEXT_KEYS = ("title", "body", "url", "unit", "text", "information_need")
 QUERY_COLUMNS = ("query_id", "text", "information_need")
 
 _url_validator = URLValidator(schemes=["http", "https"])

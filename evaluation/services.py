@@ -44,7 +44,7 @@ from annotator.models import PoolVersion, Project
 from annotator.models.pools import PoolIntegrityError, parse_canonical
 from annotator.uploads import UploadTextError, upload_text
 from evaluation import formats, metrics
-from evaluation.formats.common import text_lines
+from evaluation.formats.common import first_bad_id_char, text_lines
 from evaluation.metrics.policies import gettext_noop
 from evaluation.models import Comparison, Run, RunFormat, RunQuery
 
@@ -278,7 +278,8 @@ def run_parse(*, data: bytes, fmt: str, file_name: str) -> metrics.Run:
 
 def _refuse_unstorable_ids(run: metrics.Run, source: str) -> None:
     # A frozen pool cannot hold IDs with tabs or line breaks (its canonical form is line-based),
-    # so such an ID could never be judged; it would also break the stored columns.
+    # so such an ID could never be judged; it would also break the stored columns. The file
+    # readers refuse them already; pasted lists come through here only.
     for query in run.query_ids:
         if len(query) > MAX_ID_LENGTH:
             raise RunUploadError(
@@ -288,15 +289,17 @@ def _refuse_unstorable_ids(run: metrics.Run, source: str) -> None:
         ranking = run.ranking(query)
         lines = run.lines_of(query)
         for position, value in enumerate((query, *ranking)):
-            if any(c in value for c in "\t\n\r"):
+            if char := first_bad_id_char(value):
                 # A query ID is on the line of its first document (a run lists no empty query).
                 line = lines[max(position - 1, 0)] if lines else None
                 what = _("query ID") if position == 0 else _("document ID")
                 raise RunUploadError(
                     _(
-                        "%(file)s, line %(line)s: %(what)s %(value)s contains a tab or line break, which no pool can hold"
+                        "%(file)s, line %(line)s: %(what)s %(value)s contains the character %(char)s; IDs cannot "
+                        "hold control characters, tabs, line breaks or a byte-order mark"
                     )
                     % {
+                        "char": char,
                         "file": source,
                         "line": line if line is not None else "?",
                         "what": what,

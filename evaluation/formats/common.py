@@ -204,16 +204,19 @@ def _utf8_error(path: Path, name: str) -> EvaluationError:
 
 
 class DuplicateKeyError(ValueError):
-    def __init__(self, key: str) -> None:
+    """An object naming `key` twice; `values` are what it gave it, in order (for the message)."""
+
+    def __init__(self, key: str, values: tuple[Any, Any] = (None, None)) -> None:
         super().__init__(key)
         self.key = key
+        self.values = values
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     record: dict[str, Any] = {}
     for key, value in pairs:
         if key in record:
-            raise DuplicateKeyError(key)
+            raise DuplicateKeyError(key, (record[key], value))
         record[key] = value
     return record
 
@@ -409,10 +412,13 @@ def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
     return value
 
 
-# Control characters (tab and line breaks included) and a byte-order mark cannot be part of an ID:
-# a tab or a line break breaks the TAB-separated pool serialisation and the text table, and a BOM
-# in mid-file (files joined with cat) made a query 'q2' the pool could not find, invisibly (QA).
-_BAD_ID_CHAR = re.compile("[\x00-\x1f\x7f\ufeff]")
+# Control characters (tab and line breaks included; C1 too, with NEL), the Unicode line and
+# paragraph separators and a byte-order mark cannot be part of an ID: a tab or a line break breaks
+# the TAB-separated pool serialisation and the text table, and a BOM in mid-file (files joined with
+# cat) made a query 'q2' the pool could not find, invisibly (QA). The one rule for every ID the app
+# reads, from files and from its own imports alike (an imported document ID the pool readers
+# refused made a frozen version's own exports fail to import back: QA).
+_BAD_ID_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 
 
 def bad_id_chars(text: str) -> bool:
@@ -420,13 +426,18 @@ def bad_id_chars(text: str) -> bool:
     return _BAD_ID_CHAR.search(text) is not None
 
 
+def first_bad_id_char(text: str) -> str | None:
+    """The first character of `text` no ID may hold, as U+XXXX, or None."""
+    found = _BAD_ID_CHAR.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
+
+
 def check_id_chars(value: str, *, source: str, line: int, query: str | None = None) -> str:
     """`value` (a query ID when `query` is None, else a document ID of `query`), refused if it
     holds a control character or a byte-order mark, naming the character."""
-    found = _BAD_ID_CHAR.search(value)
-    if found is None:
+    char = first_bad_id_char(value)
+    if char is None:
         return value
-    char = f"U+{ord(found.group()):04X}"
     if query is None:
         raise EvaluationError(
             gettext_noop(

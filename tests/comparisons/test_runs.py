@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import html as html_module
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -401,6 +402,14 @@ def test_ids_with_a_tab_cannot_be_stored_because_no_pool_can_hold_them() -> None
     data = b'{"query_id": "q1", "doc_id": "A\\tB", "score": 1}\n'
     with pytest.raises(RunUploadError, match=r"contains the character U\+0009; IDs cannot hold control characters, tabs"):
         run_parse(data=data, fmt="jsonl", file_name="r.jsonl")
+
+
+@pytest.mark.parametrize(("ranked", "code"), [("A\x01B", "U+0001"), ("\ufeffA", "U+FEFF"), ("A\x9fB", "U+009F")])
+def test_pasted_lists_take_the_file_readers_rule_for_ids(cast: Cast, ranked: str, code: str) -> None:
+    """Pasted lists are split at whitespace only, so a control character or a BOM got through."""
+    with pytest.raises(RunUploadError, match=rf"pasted\.txt, line 2: document ID '.+' contains the character {re.escape(code)}"):
+        make_run(cast.alpha, "pasted", text=f"q1: A\nq2: {ranked}\n", by=cast.reviewer)
+    assert not Run.objects.filter(name="pasted").exists()
 
 
 def test_engine_run_of_a_scored_run_keeps_scores_for_the_tie_policy(cast: Cast) -> None:

@@ -361,6 +361,9 @@ def test_trec_fields_are_split_at_ascii_whitespace_only(tmp_path: Path, space: s
         ("q.csv", 'query_id,doc_id,grade\nq1,"B\nX",3\n', 2, r"document ID 'B\\nX' contains the character U\+000A"),
         ("r.csv", 'query_id,doc_id,rank\n"q\t1",A,1\n', 2, r"query ID 'q\\t1' contains the character U\+0009"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A\\u0001B", "score": 1}\n', 1, r"contains the character U\+0001"),
+        # Line breaks to Unicode, which the app's imports took in (QA): C1 controls and separators.
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A\\u0085B", "grade": 1}\n', 1, r"contains the character U\+0085"),
+        ("r.csv", 'query_id,doc_id,rank\nq1,A\u2028B,1\n', 2, r"document ID 'A\\u2028B' contains the character U\+2028"),
     ],
 )
 def test_ids_with_control_characters_or_a_bom_are_refused(

@@ -74,6 +74,10 @@ def test_a_duplicate_id_names_both_lines() -> None:
         (b"doc_id,body,body\nA,x,y\n", "this column appears twice"),
         (b"doc_id,body\nA,x,extra\n", "Line 2: this row has 3 fields but the header has 2"),
         (b"doc_id,body\n A,x\n", "Line 2, field “doc_id”, value “ A”: must not start or end with spaces"),
+        # Quoted as the file writes them, not lowercased (QA): a header line that is data.
+        (b"X1,body,t\nX2,body2,t\n", "field “header”, value “X1”: unknown column"),
+        (b"X1,body,t\nX2,body2,t\n", "value “X1, body, t”: the required column “doc_id” is missing"),
+        (b"Doc_ID,Body,Body\nA,x,y\n", "field “header”, value “Body”: this column appears twice"),
         (b"doc_id,body,url\nA,x,javascript:alert(1)\n", "field “url”, value “javascript:alert(1)”: is not an http(s) URL"),
         (b"doc_id,body,unit\nA,x,paragraph\n", "field “unit”, value “paragraph”: must be one of: document, page, chunk"),
         (b"", "Line 1: the file is empty"),
@@ -100,12 +104,34 @@ def test_csv_problems_are_named_precisely(header_and_row: bytes, expected: str) 
         ('{"doc_id": ["A"], "body": "x"}', "value “[\"A\"]”: must be text or a number, not a list [...]."),
         ('{"doc_id": {"id": "A"}, "body": "x"}', "must be text or a number, not an object {...}."),
         ('{"body": "x"}', "field “doc_id”, value “”: the required key is missing"),
-        ('{"doc_id": "A", "body": "x", "doc_id": "B"}', "Line 1, field “doc_id”, value “”: this key appears twice"),
+        ('{"doc_id": "A", "body": "x", "doc_id": "B"}', 'Line 1, field “doc_id”, value “"A", "B"”: this key appears twice'),
+        # A number would be stored as Python writes it back (1e2 as "100.0"), not as typed (QA).
+        ('{"doc_id": "A", "body": 1e2}', "field “body”, value “100.0”: must be text in quotes, not a number."),
+        ('{"doc_id": "A", "body": "x", "title": 7}', "field “title”, value “7”: must be text in quotes"),
     ],
 )
 def test_jsonl_problems_are_named_precisely(line: str, expected: str) -> None:
     messages = problems(lambda: read_documents(line.encode(), "jsonl"))
     assert any(expected in m for m in messages), messages
+
+
+@pytest.mark.parametrize("char", ["\x01", "\x7f", "\x85", "\u2028", "\u2029", "\ufeff", "\t"])
+def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
+    """QA: a document ID with NEL, U+2028 or a BOM imported, froze, and then the version's own
+    exports could not be imported back. Documents, queries and candidates take the readers' rule."""
+    from evaluation.formats.common import bad_id_chars
+
+    assert bad_id_chars(char)  # the pool readers' rule, which the imports must not be looser than
+    code = f"U+{ord(char):04X}"
+    value = json.dumps(f"C{char}X")
+    for call, field in (
+        (lambda: read_documents(f'{{"doc_id": {value}, "body": "b"}}\n'.encode(), "jsonl"), "doc_id"),
+        (lambda: read_queries(f'{{"query_id": {value}, "text": "t"}}\n'.encode(), "jsonl"), "query_id"),
+        (lambda: read_run(f'{{"query_id": "q", "doc_id": {value}, "rank": 1}}\n', "jsonl", "r"), "doc_id"),
+    ):
+        (message,) = problems(call)
+        assert message.startswith(f"Line 1, field “{field}”, value “C"), message
+        assert f"contains the character {code}; IDs cannot hold control characters" in message
 
 
 def test_text_that_is_not_utf8_names_the_line() -> None:
