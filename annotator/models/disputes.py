@@ -54,23 +54,24 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
         return self.exclude(status=DisputeStatus.SETTLED).filter(candidate__grading_set__is_open=True)
 
     def waiting_for_departed(self) -> DisputeQuerySet:
-        """Open disputes waiting for the step of an editor who is no longer an active member (a
+        """Open disputes waiting only for the step of editors who are no longer active members (a
         deactivated account; a removal hands its disputes over by itself): a reviewer sends them
-        on from their review page (`dispute_hand_to_review`)."""
+        on from their review page (`dispute_hand_to_review`). One that still waits for an editor
+        who can act is theirs first: they write their reason blind."""
         active = Membership.objects.filter(
             project_id=OuterRef("dispute__candidate__grading_set__project_id"),
             user_id=OuterRef("editor_id"),
             user__is_active=True,
         )
-        pending = (
-            DisputeStatement.objects.filter(dispute=OuterRef("pk"))
-            .filter(
-                Q(dispute__status=DisputeStatus.AWAITING_REASONS, reason_given_at__isnull=True)
-                | Q(dispute__status=DisputeStatus.REVEALED, revised_at__isnull=True)
-            )
-            .exclude(Exists(active))
+        pending = DisputeStatement.objects.filter(dispute=OuterRef("pk")).filter(
+            Q(dispute__status=DisputeStatus.AWAITING_REASONS, reason_given_at__isnull=True)
+            | Q(dispute__status=DisputeStatus.REVEALED, revised_at__isnull=True)
         )
-        return self.open().filter(Exists(pending))
+        return (
+            self.open()
+            .filter(Exists(pending.exclude(Exists(active))))
+            .exclude(Exists(pending.filter(Exists(active))))
+        )
 
     def review_queue(self) -> DisputeQuerySet:
         """Disputes a reviewer must decide: the widest disagreements first, then the oldest."""
@@ -101,7 +102,8 @@ class Dispute(models.Model):
     escalated_at = models.DateTimeField(_("sent to review at"), null=True, blank=True)
     # Who sent it on when an editor could no longer take their step (hand_to_review): the reviewer
     # who pressed "Send to review", or the owner whose removal of the editor did it. Empty when it
-    # went to review by itself, once every editor had responded.
+    # went to review by itself: once every editor had responded, or once the last editor still
+    # able to take their step took it.
     escalated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -199,11 +201,12 @@ class Dispute(models.Model):
         self.status, self.escalated_at = DisputeStatus.IN_REVIEW, at
         self.save(update_fields=["status", "escalated_at"])
 
-    def hand_to_review(self, *, at: datetime, by: User) -> None:
+    def hand_to_review(self, *, at: datetime, by: User | None) -> None:
         """An editor of the dispute left before their step: a reviewer decides on what is on record.
 
         Grades and reasons count as revealed from now on (the reviewer's page shows them all).
-        `by` is recorded: the reviewer who sent it, or the owner who removed the editor.
+        `by` is recorded: the reviewer who sent it, or the owner who removed the editor; None when
+        the last editor still able to take their step took it.
         """
         if self.status not in (DisputeStatus.AWAITING_REASONS, DisputeStatus.REVEALED):
             raise ValueError(f"Only a dispute still with its editors goes to review, not one {self.status}.")

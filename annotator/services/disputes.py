@@ -174,6 +174,8 @@ def reason_refusal(*, dispute: Dispute, editor: User) -> str:
     if dispute.status == DisputeStatus.SETTLED:
         return _("This dispute is already settled.")
     if dispute.status != DisputeStatus.AWAITING_REASONS:
+        if dispute.was_handed_over:
+            return _("This dispute was sent to a reviewer: reasons can no longer be added or changed.")
         return _("Every reason is already in and the grades are revealed: reasons can no longer change.")
     return ""
 
@@ -231,7 +233,16 @@ def dispute_give_reason(
     statement.save(update_fields=["reason", "criteria_level", "reason_given_at"])
     if not dispute.statements.filter(reason_given_at__isnull=True).exists():
         dispute.reveal(at=now)
+    _hand_over_if_only_departed_wait(dispute, now)
     return dispute
+
+
+def _hand_over_if_only_departed_wait(dispute: Dispute, now: datetime) -> None:
+    """After an editor's step: if the dispute now waits only for editors who left (deactivated
+    accounts, which no removal handed over), it goes to review by itself instead of waiting for
+    a reviewer to notice it."""
+    if departed_editors(dispute):
+        dispute.hand_to_review(at=now, by=None)
 
 
 @transaction.atomic
@@ -274,18 +285,27 @@ def dispute_revise(*, dispute: Dispute, editor: User, grade: int, note: str = ""
         dispute.mark_settled(at=now)
     elif not dispute.statements.filter(revised_at__isnull=True).exists():
         dispute.send_to_review(at=now)
+    else:
+        _hand_over_if_only_departed_wait(dispute, now)
     return dispute
 
 
 def departed_editors(dispute: Dispute, gone: set[int] | None = None) -> list[User]:
     """Editors whose step the dispute waits for (a reason, a response to the reveal) and who can
-    no longer take it: no longer members of the project, or deactivated accounts. `gone`: the
-    caller's `gone_editor_ids(dispute)`, when it has it already."""
+    no longer take it (no longer members of the project, or deactivated accounts), when it waits
+    for them alone; [] while an editor who can still take their step has not. `gone`: the
+    caller's `gone_editor_ids(dispute)`, when it has it already.
+
+    Only then may it go to review without them: sent earlier, it skipped the remaining editor's
+    reason and showed them the other grades before they wrote it (QA), which grading blind forbids.
+    """
     pending = dispute.pending_statements()
     if not pending:
         return []
     gone = gone_editor_ids(dispute) if gone is None else gone
-    return [s.editor for s in pending if s.editor_id in gone]
+    if any(s.editor_id not in gone for s in pending):
+        return []
+    return [s.editor for s in pending]
 
 
 def gone_editor_ids(dispute: Dispute) -> set[int]:
@@ -314,7 +334,12 @@ def dispute_hand_to_review(*, dispute: Dispute, by: User) -> Dispute:
     if graded_pair(candidate_id=dispute.candidate_id, user=by):  # it would reveal the others' grades to them
         raise DisputeError(_("You graded this pair, so you cannot settle it: another reviewer must."))
     if not departed_editors(dispute):
-        raise DisputeError(_("Every editor this dispute waits for can still take their step: it stays with them."))
+        raise DisputeError(
+            _(
+                "This dispute waits for an editor who can still take their step: it stays with them, and "
+                "goes to review without an editor who left only once everyone else has taken theirs."
+            )
+        )
     dispute.hand_to_review(at=timezone.now(), by=by)
     return dispute
 

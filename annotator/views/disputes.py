@@ -321,6 +321,9 @@ def _review_context(
     can_settle = dispute.status == DisputeStatus.IN_REVIEW and not is_grader and not closed
     gone = gone_editor_ids(dispute)
     departed = [] if is_grader or closed else departed_editors(dispute, gone)
+    # Named as the columns name them: with names hidden, "Editor 2", not the account (QA).
+    label_of = {column["statement"].editor_id: column["label"] for column in columns}
+    departed_labels = [label_of.get(user.pk, user.get_username()) for user in departed]
     next_in_queue = (
         Dispute.objects.in_project(request.project)
         .review_queue()
@@ -335,7 +338,7 @@ def _review_context(
         "anonymous": anonymous,
         "is_grader": is_grader,
         "closed": closed,
-        "departed": departed,
+        "departed": departed_labels,
         "gone_ids": gone,
         "form": (form or SettleForm(on_record=dispute.grades_on_record())) if can_settle else None,
         "on_record": sorted(dispute.grades_on_record()),

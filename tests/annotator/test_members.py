@@ -202,7 +202,7 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
 ) -> None:
     """QA: a dispute waiting for the reason or the response of an editor who left waited forever."""
     from annotator.models import Dispute, DisputeStatus, FinalGrade
-    from annotator.services.disputes import dispute_give_reason, dispute_settle
+    from annotator.services.disputes import dispute_give_reason, dispute_revise, dispute_settle
     from tests.disputes.factories import disputed_pair
 
     no_reason = disputed_pair(cast.alpha, cast.editor, cast.editor2, (2, 3), document="R")
@@ -218,11 +218,17 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     page = client.post(
         reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}), follow=True
     ).content.decode()
-    assert "2 disputes were waiting for them; they went to the reviewers" in page
+    assert "1 dispute was waiting for them; it went to the reviewers" in page
 
     statuses = dict(Dispute.objects.values_list("pk", "status"))
-    assert statuses[no_reason.pk] == statuses[no_response.pk] == DisputeStatus.IN_REVIEW
+    assert statuses[no_reason.pk] == DisputeStatus.IN_REVIEW
+    # Revealed, and the editor still here has not responded: it waits for them first (QA: sent to
+    # review at once, the editor who stayed lost their step).
+    assert statuses[no_response.pk] == DisputeStatus.REVEALED
     assert statuses[their_part_done.pk] == DisputeStatus.AWAITING_REASONS  # waits for the editor still here
+    # Their response was the last step anyone here could take: it goes to review by itself.
+    dispute_revise(dispute=no_response, editor=cast.editor, grade=0)
+    assert Dispute.objects.get(pk=no_response.pk).status == DisputeStatus.IN_REVIEW
     final = dispute_settle(dispute=no_reason, by=cast.reviewer, grade=2)
     assert FinalGrade.objects.get(candidate=no_reason.candidate) == final
 
@@ -233,7 +239,8 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     ).content.decode()
     # Who sent it on is on record: the owner whose removal of the editor did it.
     assert f"{cast.owner.get_username()} sent it to the review queue" in timeline
-    assert Dispute.objects.get(pk=no_response.pk).escalated_by == cast.owner
+    assert Dispute.objects.get(pk=no_reason.pk).escalated_by == cast.owner
+    assert Dispute.objects.get(pk=no_response.pk).escalated_by is None  # nobody sent it: it went
     assert Dispute.objects.get(pk=their_part_done.pk).escalated_by is None
     assert "Every reason was in" not in timeline  # it was not: the reveal did not happen that way
     # The dispute page says why it is with a reviewer: not "the grades still differ after the reveal".

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotator.models import CriteriaVersion, Dispute, DisputeStatus, FinalGrade, FinalSource
-from annotator.services.disputes import dispute_give_reason, dispute_settle
+from annotator.models import (
+    CriteriaVersion,
+    Dispute,
+    DisputeStatus,
+    FinalGrade,
+    FinalSource,
+    Membership,
+    Role,
+)
+from annotator.services.disputes import DisputeError, dispute_give_reason, dispute_settle
 from annotator.views import disputes as views
 from tests.conftest import Cast
 from tests.disputes.factories import disputed_pair, in_review
@@ -424,3 +435,58 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     assert f"Sent to review by {cast.reviewer.get_username()}." in detail
     dispute_settle(dispute=waiting, by=cast.reviewer, grade=1)
     assert FinalGrade.objects.get(candidate=waiting.candidate).grade == 1
+
+
+def test_a_dispute_goes_to_review_without_an_editor_who_left_only_after_the_others_steps(
+    cast: Cast, client: Client
+) -> None:
+    """QA: with one editor deactivated, "Send to review" skipped the other's reason: they saw the
+    departed editor's grade without having written their basis, and were then told "every reason
+    is already in"."""
+    third = get_user_model().objects.create_user("editor-3", password="x")
+    Membership.objects.create(project=cast.alpha, user=third, role=Role.EDITOR)
+    waiting = disputed_pair(cast.alpha, third, cast.editor2, (0, 2))
+    third.is_active = False
+    third.save(update_fields=["is_active"])
+    hand_over = url("dispute_hand_over", dispute_id=waiting.pk)
+
+    client.force_login(cast.reviewer)
+    page = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
+    assert "Waiting for someone who left" not in page and 'action="' + hand_over not in page
+    refused = html.unescape(client.post(hand_over, follow=True).content.decode())
+    assert "waits for an editor who can still take their step" in refused
+    assert Dispute.objects.get(pk=waiting.pk).status == DisputeStatus.AWAITING_REASONS
+    assert url("dispute_review", dispute_id=waiting.pk) not in client.get(url("dispute_queue")).content.decode()
+
+    # editor2 writes their basis blind; the dispute then waits for the departed editor alone, and
+    # goes to review by itself, nobody having to notice it.
+    client.force_login(cast.editor2)
+    detail = client.get(url("dispute_detail", dispute_id=waiting.pk)).content.decode()
+    assert 'name="reason"' in detail
+    dispute_give_reason(dispute=waiting, editor=cast.editor2, reason="Answers the question.")
+    waiting.refresh_from_db()
+    assert waiting.status == DisputeStatus.IN_REVIEW and waiting.escalated_by is None
+    assert waiting.was_handed_over
+    with pytest.raises(DisputeError, match="sent to a reviewer: reasons can no longer be added"):
+        dispute_give_reason(dispute=waiting, editor=cast.editor2, reason="later")
+    timeline = client.get(url("pair_timeline", candidate_id=waiting.candidate_id)).content.decode()
+    assert "could no longer take their step (left the project, or the account was deactivated): sent to" in (
+        html.unescape(timeline)
+    )
+
+
+def test_with_names_hidden_the_departed_editor_is_named_by_their_column(cast: Cast, client: Client) -> None:
+    """QA: "Hide names" showed "Editor 1 / Editor 2", and the notice below named the account."""
+    third = get_user_model().objects.create_user("editor-3", password="x")
+    Membership.objects.create(project=cast.alpha, user=third, role=Role.EDITOR)
+    waiting = disputed_pair(cast.alpha, cast.editor2, third, (2, 0))
+    dispute_give_reason(dispute=waiting, editor=cast.editor2, reason="Answers the question.")
+    third.is_active = False
+    third.save(update_fields=["is_active"])
+    client.force_login(cast.reviewer)
+    review = url("dispute_review", dispute_id=waiting.pk)
+    shown = client.get(review).content.decode()
+    assert "This dispute waits for editor-3, who can no longer" in shown
+    hidden = client.get(review + "?names=hide").content.decode()
+    assert "This dispute waits for Editor 2, who can no longer" in hidden
+    assert "editor-3" not in hidden
