@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
+from annotator.forms import DigitsIntegerField
 from annotator.importers import FORMATS, ID_MAX_LENGTH
 from annotator.models import (
     GRADE_VALUES,
@@ -99,7 +100,7 @@ class GradingSetForm(forms.ModelForm):
     # Declared rather than generated, so that the bounds are validated here with a readable
     # message: setting min_value on a generated field changes only the widget, and 0 then reached
     # the database constraint, whose message is its internal name.
-    required_grades = forms.IntegerField(
+    required_grades = DigitsIntegerField(
         label=capfirst(GradingSet._meta.get_field("required_grades").verbose_name),
         help_text=GradingSet._meta.get_field("required_grades").help_text,
         min_value=1,
@@ -215,7 +216,7 @@ class CandidateImportForm(UploadForm):
         label=_("Format"), required=False,
         choices=RUN_FORMAT_CHOICES,
     )
-    depth = forms.IntegerField(
+    depth = DigitsIntegerField(
         label=_("Pool depth k"), required=False, min_value=1, max_value=10000,
         help_text=_("Each run's top k per query joins the set (the union over runs). Leave empty to add every "
                     "listed pair."),

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from annotator.forms import DigitsIntegerField
 from annotator.models import PoolVersion, Project
 from annotator.uploads import UploadForm
 from evaluation import metrics
@@ -67,7 +68,7 @@ def pool_versions_of(project: Project) -> Any:
 
 def _policy_fields(form: forms.Form, *, with_scoring: bool) -> None:
     """The settings fields shared by the run check and the comparison, defaults = the contract's."""
-    form.fields["k"] = forms.IntegerField(
+    form.fields["k"] = DigitsIntegerField(
         label="K",
         min_value=1,
         max_value=MAX_K,
@@ -218,7 +219,7 @@ class ComparisonForm(forms.Form):
         cast(RunChoiceField, self.fields["run_a"]).queryset = runs
         cast(RunChoiceField, self.fields["run_b"]).queryset = runs
         _policy_fields(self, with_scoring=True)
-        self.fields["seed"] = forms.IntegerField(
+        self.fields["seed"] = DigitsIntegerField(
             label=_("Random seed"),
             min_value=0,
             max_value=MAX_SEED,
@@ -244,7 +245,7 @@ class WhatIfForm(forms.Form):
     """K and gain for the per-query breakdown: re-scores one query, never the saved comparison."""
 
     query = forms.CharField(label=_("Query ID"), max_length=255)
-    k = forms.IntegerField(label="K", min_value=1, max_value=MAX_K, required=False)
+    k = DigitsIntegerField(label="K", min_value=1, max_value=MAX_K, required=False)
     gain = forms.ChoiceField(label=_("Gain"), choices=Gain.choices, required=False)
 
     def __init__(self, *args: Any, comparison: Comparison, **kwargs: Any) -> None:

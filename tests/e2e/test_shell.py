@@ -65,7 +65,7 @@ def test_a_failed_htmx_request_is_reported_in_the_pages_language(
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
     # The server answers the filter's htmx request with an error, then not at all.
     page.route("**/disputes/?status=settled", lambda route: route.fulfill(status=500, body="boom"))
-    page.get_by_role("link", name="已裁定", exact=True).click()
+    page.get_by_role("link", name="已定级", exact=True).click()
     expect(page.get_by_role("alert")).to_have_text("服务器未能完成这个请求。本页内容没有丢失：请重试。")
     page.unroute("**/disputes/?status=settled")
     page.route("**/disputes/?status=in_review", lambda route: route.abort())

@@ -11,6 +11,7 @@ import json
 import re
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -29,7 +30,9 @@ from annotator.models import (
     Grade,
     GradeHistory,
     GradingSet,
+    Membership,
     Query,
+    Role,
 )
 from annotator.services.grading import grade_submit
 from tests.conftest import Cast
@@ -657,6 +660,23 @@ def test_a_row_locked_by_a_dispute_links_to_it(cast: Cast, client: Client) -> No
     ).content.decode()
     assert "In dispute: your grade is locked" in html
     assert reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": dispute.pk}) in html
+
+
+def test_a_row_settled_without_a_dispute_links_to_how_it_was_settled(cast: Cast, client: Client) -> None:
+    """QA: a unanimous pair said "Settled" with no way to its final grade and provenance."""
+    (pair,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=pair, editor=cast.editor, value=2)
+    grade_submit(candidate=pair, editor=cast.editor2, value=2)
+    page = url("grade_page", cast, set_id=pair.grading_set_id, query_id=pair.query_id)
+    html = as_user(client, cast.editor).get(page).content.decode()
+    assert "Settled: this pair has its final grade" in html
+    timeline = reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})
+    assert f'<a href="{timeline}">How it was settled</a>' in html
+    assert "Final grade 2" in client.get(timeline).content.decode()
+    # An editor who did not grade it is not offered the link (the row says it needs no more grades).
+    third = get_user_model().objects.create_user("editor-3", password="x")
+    Membership.objects.create(project=cast.alpha, user=third, role=Role.EDITOR)
+    assert timeline not in as_user(client, third).get(page).content.decode()
 
 
 def test_a_closed_sets_queries_are_viewed_not_graded(cast: Cast, client: Client) -> None:
