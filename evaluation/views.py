@@ -50,6 +50,10 @@ BAR_ROW = 18  # pixels per position in the contribution bars
 # A short list's empty positions are shown one by one up to this many, the rest as one row: a
 # what-if at K=10,000 on a 100-document list made a 15 MB page of identical zero rows.
 EMPTY_ROWS_SHOWN = 3
+# Positions shown one by one per table; the rest are summed in one row (what they add, where the
+# running DCG ends). K=10,000 on 100,000-row runs made a 19 MB page that took 6 s (QA); every term
+# is in `manage.py evaluate --breakdown` on the exported files.
+ROWS_SHOWN = 200
 
 
 # Below this many paired queries the three tests are weak and can disagree (a bootstrap interval
@@ -361,29 +365,40 @@ def _contribution_bars(rows: tuple[metrics.PositionRow, ...], scale: float) -> l
     ]
 
 
+def _shown(rows: tuple[metrics.PositionRow, ...]) -> tuple[tuple[metrics.PositionRow, ...], dict[str, Any] | None]:
+    """The rows a table shows one by one, and a summary of the rest (None when nothing is left):
+    at most ROWS_SHOWN, and of a short list's empty positions (which only ever come after the
+    filled ones) no more than EMPTY_ROWS_SHOWN."""
+    filled = sum(1 for row in rows if row.doc_id is not None)
+    shown = rows[: min(filled + EMPTY_ROWS_SHOWN, ROWS_SHOWN)]
+    hidden = rows[len(shown) :]
+    if not hidden:
+        return shown, None
+    before = shown[-1].cumulative if shown else 0.0
+    return shown, {
+        "first": hidden[0].rank,
+        "last": hidden[-1].rank,
+        "count": len(hidden),
+        "documents": sum(1 for row in hidden if row.doc_id is not None),
+        # The running DCG's own difference: the sum of the hidden terms, added as the page's total was.
+        "added": hidden[-1].cumulative - before,
+        "cumulative": hidden[-1].cumulative,
+    }
+
+
 def _side(
     result: metrics.QueryResult | None, only: frozenset[str], docs: dict[str, dict[str, Any]], scale: float
 ) -> dict[str, Any] | None:
     if result is None:
         return None
-    # Empty positions (the list is shorter than K) only ever come after the filled ones.
-    filled = sum(1 for row in result.positions if row.doc_id is not None)
-    shown = result.positions[: filled + EMPTY_ROWS_SHOWN]
-    hidden = result.positions[len(shown) :]
+    shown, tail = _shown(result.positions)
     rows = [
         {"row": row, "document": docs.get(row.doc_id or ""), "only_here": row.doc_id in only} for row in shown
     ]
     return {
         "result": result,
         "rows": rows,
-        "empty_tail": {
-            "first": hidden[0].rank,
-            "last": hidden[-1].rank,
-            "count": len(hidden),
-            "cumulative": hidden[-1].cumulative,
-        }
-        if hidden
-        else None,
+        "tail": tail,
         "bars": _contribution_bars(shown, scale),
         "bars_height": len(shown) * BAR_ROW,
     }
@@ -392,8 +407,9 @@ def _side(
 def _breakdown_context(
     request: ProjectRequest, comparison: Comparison, breakdown: Breakdown
 ) -> dict[str, Any]:
-    ideal = breakdown.pool_side.ideal
-    rows = [row for r in (breakdown.a, breakdown.b) if r is not None for row in r.positions] + list(ideal)
+    ideal, ideal_tail = _shown(breakdown.pool_side.ideal)
+    tables = [_shown(r.positions)[0] for r in (breakdown.a, breakdown.b) if r is not None] + [ideal]
+    rows = [row for table in tables for row in table]
     doc_ids = {row.doc_id for row in rows if row.doc_id}
     docs = _document_links(request, doc_ids) if doc_ids else {}
     scale = max((row.contribution for row in rows), default=0.0)
@@ -402,6 +418,7 @@ def _breakdown_context(
         "a": _side(breakdown.a, breakdown.only_in_a, docs, scale),
         "b": _side(breakdown.b, breakdown.only_in_b, docs, scale),
         "ideal_rows": [{"row": row, "document": docs.get(row.doc_id or "")} for row in ideal],
+        "ideal_tail": ideal_tail,
         "ideal_bars": _contribution_bars(ideal, scale),
         "ideal_bars_height": len(ideal) * BAR_ROW,
         "idcg": breakdown.pool_side.idcg,

@@ -135,8 +135,15 @@ def test_a_what_if_far_beyond_the_lists_shows_their_empty_tail_as_one_row(cast: 
     # Each list: its documents, three empty positions one by one, then one row for the rest.
     a_side, b_side = response.context["a"], response.context["b"]
     assert [item["row"].rank for item in a_side["rows"]] == [1, 2, 3, 4, 5]
-    assert a_side["empty_tail"] == {"first": 6, "last": 10000, "count": 9995, "cumulative": a_side["result"].dcg}
-    assert b_side["empty_tail"]["first"] == 5 and b_side["empty_tail"]["count"] == 9996
+    assert a_side["tail"] == {
+        "first": 6,
+        "last": 10000,
+        "count": 9995,
+        "documents": 0,
+        "added": 0.0,
+        "cumulative": a_side["result"].dcg,
+    }
+    assert b_side["tail"]["first"] == 5 and b_side["tail"]["count"] == 9996
     assert len(b_side["bars"]) == 4
     assert page.count("empty position: the list is shorter than K") == 3 + 3
     assert "6–10000" in page and "9995 more empty positions: each contributes 0" in page
@@ -145,8 +152,37 @@ def test_a_what_if_far_beyond_the_lists_shows_their_empty_tail_as_one_row(cast: 
     assert len(response.context["ideal_rows"]) == 3
     # A list short by no more than three positions shows every one of them.
     response = client.get(url("comparison_query", comparison, query="q1", k="4"))
-    assert response.context["b"]["empty_tail"] is None
+    assert response.context["b"]["tail"] is None
     assert len(response.context["b"]["rows"]) == 4
+
+
+def test_a_what_if_over_long_lists_shows_the_first_positions_and_sums_the_rest(cast: Cast, client: Client) -> None:
+    """QA: K=10,000 on 100,000-row runs made a 19 MB page that took 6 s."""
+    from evaluation.views import ROWS_SHOWN
+
+    rng = random.Random(7)
+    docs = [f"D{i}" for i in range(ROWS_SHOWN + 100)]
+    version = make_pool(cast.alpha, {"q1": {d: rng.randint(0, 3) for d in docs}}, by=cast.owner)
+    a = make_run(cast.alpha, "forward", {"q1": docs}, by=cast.reviewer)
+    b = make_run(cast.alpha, "backward", {"q1": docs[::-1]}, by=cast.reviewer)
+    comparison = make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=2)
+    client.force_login(cast.reviewer)
+    response = client.get(url("comparison_query", comparison, query="q1", k=str(len(docs))))
+    page = html.unescape(response.content.decode())
+    for side in (response.context["a"], response.context["b"]):
+        positions = side["result"].positions
+        assert [item["row"] for item in side["rows"]] == list(positions[:ROWS_SHOWN])
+        assert len(side["bars"]) == ROWS_SHOWN
+        tail = side["tail"]
+        assert (tail["first"], tail["last"], tail["count"], tail["documents"]) == (
+            ROWS_SHOWN + 1, len(docs), 100, 100
+        )  # fmt: skip
+        assert tail["cumulative"] == side["result"].dcg
+        assert math.isclose(tail["added"], math.fsum(row.contribution for row in positions[ROWS_SHOWN:]))
+    assert len(response.context["ideal_rows"]) == ROWS_SHOWN
+    assert response.context["ideal_tail"]["cumulative"] == response.context["idcg"]
+    assert page.count("100 more positions (100 with a document) add ") == 3
+    assert "manage.py evaluate --breakdown" in page
 
 
 def test_the_seed_000_contrast_is_labelled_and_is_not_the_ndcg(cast: Cast, client: Client) -> None:
