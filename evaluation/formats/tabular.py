@@ -168,7 +168,22 @@ def read_csv_run(source: Source, *, name: str | None = None) -> Run:
             if system_at is not None:
                 builder.system(row[system_at], line)
             if score_at is not None:
-                score = parse_score(row[score_at].strip(), query, doc, source=label, line=line)
+                token = row[score_at].strip()
+                if not token:
+                    # Scores order the run and the rank column is then ignored (as trec_eval
+                    # ignores it), so an empty score is refused; say what the file could mean instead.
+                    raise EvaluationError(
+                        gettext_noop(
+                            "query %(query)r, document %(doc)r: the score is empty; give every row a score, "
+                            "or leave the score column out to order the run by its rank column"
+                        ),
+                        {"query": query, "doc": doc},
+                        query=query,
+                        doc_id=doc,
+                        source=label,
+                        line=line,
+                    )
+                score = parse_score(token, query, doc, source=label, line=line)
                 builder.add(query, doc, score, None, line)
             else:
                 assert rank_at is not None

@@ -193,6 +193,13 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
         ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 1_000 t\n", 2, r"score '1_000' is not a finite number written with the digits 0-9"),
         ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 \u0661\u0662 t\n", 2, r"score '\u0661\u0662' is not a finite number"),
         ("r.csv", "query_id,doc_id,score\nq1,A,\uff11\n", 2, r"score '\uff11' is not a finite number"),
+        # QA: a rank column beside an empty score column read as "score '' is not a number".
+        (
+            "r.csv",
+            "query_id,doc_id,rank,score\nq1,B,1,\nq1,C,2,\n",
+            2,
+            r"document 'B': the score is empty; give every row a score, or leave the score column out",
+        ),
         ("r.txt", "q1 Q0 A 1 1e999 t\n", 1, r"score '1e999' is not a finite number"),
         (
             "r.txt",
