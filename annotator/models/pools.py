@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import models
+from django.db import connection, models
 from django.db.models import F, Q
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -310,6 +310,39 @@ class PoolVersion(ImmutableModel):
             "%(version)s: stored judgments do not match SHA-256 %(hash)s…; refusing to use them"
         ) % {"version": self, "hash": self.sha256[:12]}
 
+    def _rows_as_canonical(self) -> str | None:
+        """The stored judgment rows written out by the database in the canonical form, or None
+        where this database cannot do it.
+
+        Equal to `canonical` exactly when the rows are the hashed judgments (IDs hold no tab or
+        line break, so the text determines the rows). The database builds the text: fetching a
+        million rows into Python took ~5 s of a comparison's 7 (`make bench`). Canonical order is
+        code-point order, which is byte order in UTF-8: PostgreSQL's "C" collation, SQLite's
+        default BINARY. SQLite before 3.44 cannot order inside an aggregate, so there the rows
+        come ordered from a subquery, which SQLite keeps in practice but does not promise: were
+        the order ever different, the texts would differ and the caller compares row by row,
+        slower but still exact.
+        """
+        table = PoolJudgment._meta.db_table
+        vendor = connection.vendor
+        if vendor == "postgresql":
+            sql = (
+                "SELECT string_agg(query_id || E'\\t' || doc_id || E'\\t' || grade::text, E'\\n' "
+                f'ORDER BY query_id COLLATE "C", doc_id COLLATE "C") FROM {table} WHERE version_id = %s'
+            )
+        elif vendor == "sqlite":
+            # Literal TAB and LF in the SQL text: ~10% faster than calling char() twice per row.
+            sql = (
+                "SELECT group_concat(line, '\n') FROM (SELECT query_id || '\t' || doc_id || '\t' || grade "
+                f"AS line FROM {table} WHERE version_id = %s ORDER BY query_id, doc_id)"
+            )
+        else:
+            return None
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [self.pk])
+            (text,) = cursor.fetchone()
+        return f"{text}\n" if text else ""
+
     def judgments_by_query(self) -> dict[str, dict[str, int]]:
         """{query_id: {doc_id: grade}} for scoring, after checking the hash (loud on mismatch)."""
         self.verify()
@@ -346,16 +379,21 @@ class PoolVersion(ImmutableModel):
                         "version changed after they were computed.")
                 % {"pinned": ", ".join(f"{sha[:12]}…" for sha in pinned[:3]), "now": self.sha256[:12]}
             )
-        if sha256_hex(self.canonical) != self.sha256:
+        actual_hash = sha256_hex(self.canonical)
+        if actual_hash != self.sha256:
             problems.append(
                 gettext("The stored canonical text hashes to %(actual)s…, not the recorded SHA-256 %(recorded)s….")
-                % {"actual": sha256_hex(self.canonical)[:12], "recorded": self.sha256[:12]}
+                % {"actual": actual_hash[:12], "recorded": self.sha256[:12]}
             )
             return problems
+        if self._rows_as_canonical() == self.canonical:
+            return problems  # the rows spell out the hashed text exactly: nothing to list
         expected = {(q, d): g for q, docs in parse_canonical(self.canonical).items() for d, g in docs.items()}
         actual: dict[tuple[str, str], int] = {}
         for q, d, g in self.judgments.values_list("query_id", "doc_id", "grade"):
             actual[(q, d)] = g
+        if actual == expected:
+            return problems
         for pair in sorted(expected.keys() | actual.keys()):
             if len(problems) >= limit:
                 problems.append(gettext("… and more."))
