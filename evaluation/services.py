@@ -27,6 +27,7 @@ import math
 import re
 import zipfile
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC
 from pathlib import PurePosixPath
@@ -436,9 +437,11 @@ def pool_for_scoring(version: PoolVersion) -> metrics.Pool:
     has just been checked, so the engine gets it as trusted instead of re-validating every grade.
     """
     verify_pool(version)
-    return metrics.Pool._trusted(
-        parse_canonical(version.canonical), f"{version.pool.name} v{version.number}"
-    )
+    return _trusted_pool(version, parse_canonical(version.canonical))
+
+
+def _trusted_pool(version: PoolVersion, judgments: dict[str, dict[str, int]]) -> metrics.Pool:
+    return metrics.Pool._trusted(judgments, f"{version.pool.name} v{version.number}")
 
 
 def pool_query_grades(version: PoolVersion, query_id: str) -> dict[str, int] | None:
@@ -595,7 +598,7 @@ def comparison_create(
             _("Choose two different runs: a run compared with itself tells nothing."), field="run_b"
         )
     try:
-        pool = pool_for_scoring(pool_version)
+        verify_pool(pool_version)
     except PoolIntegrityError as error:
         raise ComparisonInputError(
             _("Pool version %(version)s failed its hash check and cannot be scored: %(problem)s")
@@ -604,8 +607,14 @@ def comparison_create(
         ) from None
     # The hashed text is intact, but a stored row or an earlier comparison's record of the hash may
     # disagree: the version page says "do not use this version", so no new result is stored on it
-    # (QA: one was). Scores already stored stay, and their pages say so.
-    if problems := pool_version.integrity_problems():
+    # (QA: one was). Scores already stored stay, and their pages say so. Parsing the text is
+    # Python's work and checking the rows mostly the database's (~0.5 s each for a million
+    # judgments; the driver lets go of the GIL while the database works), so the two overlap.
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        parsed = executor.submit(parse_canonical, pool_version.canonical)
+        problems = pool_version.integrity_problems()
+        pool = _trusted_pool(pool_version, parsed.result())
+    if problems:
         raise ComparisonInputError(
             _("Pool version %(version)s failed its integrity check and cannot be scored: %(problem)s")
             % {"version": str(pool_version), "problem": " ".join(problems)},
