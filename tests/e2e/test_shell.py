@@ -147,6 +147,32 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
     assert narrowest >= 100, narrowest
 
 
+def test_an_editors_queue_and_disputes_show_every_column_on_a_phone(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    """QA at 390 px: the queue's "Next in ..." button and the disputes' "Your part" (the final
+    grade) were off screen, inside tables scrolled sideways. There they are cards."""
+    build_demo()
+    page.set_viewport_size({"width": 390, "height": 800})
+    log_in(page, live_server.url, "editor-a", DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{DEMO_SLUG}/grading/")
+    button = page.get_by_role("button", name="Next in Cancellation and refunds")
+    expect(button).to_be_in_viewport()
+    box = button.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    # Each value is named on its card, the header row being hidden there.
+    labels = page.evaluate(
+        "[...document.querySelectorAll('.table td[data-label]')].map(td => getComputedStyle(td, '::before').content)"
+    )
+    assert '"Graded by you"' in labels and '"Waiting for you"' in labels, labels
+    page.goto(f"{live_server.url}/p/{DEMO_SLUG}/disputes/")
+    final = page.get_by_text("Final grade 2 (Settled by a reviewer)")
+    final.scroll_into_view_if_needed()
+    box = final.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    assert page.evaluate("[...document.querySelectorAll('.table')].every(t => t.scrollWidth <= t.clientWidth + 1)")
+
+
 def test_the_language_switch_changes_nothing_until_it_is_pressed(
     page: Page, live_server: Any, transactional_db: None
 ) -> None:
