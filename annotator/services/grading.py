@@ -204,6 +204,7 @@ UNDOABLE = frozenset({
 class UndoResult:
     candidate: Candidate
     grade: Grade | None  # None: the undone action was the first grade, so the pair is ungraded again
+    undone: tuple[int, str] | None = None  # the grade and reason the undo replaced (None: deleted)
 
 
 def _undo_target(entries: Iterable[GradeHistory]) -> GradeHistory | None:
@@ -267,7 +268,7 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
     grade.save()
     _record(grade, by=editor, kind=GradeHistory.Kind.UNDONE, old=old, new=(grade.grade, grade.reason),
             old_versions=before_versions)
-    return UndoResult(candidate=candidate, grade=grade)
+    return UndoResult(candidate=candidate, grade=grade, undone=old)
 
 
 def shuffle_key(editor: User, candidate: Candidate) -> str:

@@ -445,8 +445,16 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
         messages.error(request, str(exc))
         return redirect(page)
     candidate = Candidate.objects.select_related("grading_set", "query", "document").get(pk=result.candidate.pk)
+    document = candidate.document.external_id
     if result.grade is None:
-        text = _("Undone: %(document)s is ungraded again.") % {"document": candidate.document.external_id}
+        text = _("Undone: %(document)s is ungraded again.") % {"document": document}
+    elif result.undone is not None and result.undone[0] == result.grade.grade:
+        # Only the reason changed back (QA: "back to grade 1" said nothing of the reason it removed).
+        if result.grade.reason:
+            text = _("Undone: the reason for %(document)s is back to what it was; the grade stays %(grade)d.")
+        else:
+            text = _("Undone: the reason you wrote for %(document)s is removed; the grade stays %(grade)d.")
+        text %= {"document": document, "grade": result.grade.grade}
     else:
         text = _("Undone: %(document)s is back to grade %(grade)d.") % {
             "document": candidate.document.external_id, "grade": result.grade.grade,

@@ -7,6 +7,7 @@ tests here check what each action does.
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
 
@@ -141,6 +142,23 @@ def test_undo_with_htmx_retargets_the_row_it_changed(cast: Cast, client: Client)
     assert "Undone: B is ungraded again." in response.content.decode()
     assert not Grade.objects.filter(candidate=b).exists()
     assert GradeHistory.objects.filter(candidate=b, kind="undone").exists()
+
+
+def test_undoing_a_reason_alone_says_so(cast: Cast, client: Client) -> None:
+    """QA: undoing a reason-only edit announced "A is back to grade 1", silent on the reason."""
+    (a,) = make_pairs(cast.alpha, "A")
+    undo = url("grade_undo", cast, set_id=a.grading_set_id, query_id=a.query_id)
+    as_user(client, cast.editor)
+    grade_submit(candidate=a, editor=cast.editor, value=1)
+    grade_submit(candidate=a, editor=cast.editor, value=1, reason="Misses the deadline.")
+    grade_submit(candidate=a, editor=cast.editor, value=1, reason="Misses the deadline and the fee.")
+    text = html_module.unescape(client.post(undo, headers=HTMX).content.decode())
+    assert "Undone: the reason for A is back to what it was; the grade stays 1." in text
+    assert Grade.objects.get(candidate=a).reason == "Misses the deadline."
+    text = html_module.unescape(client.post(undo, headers=HTMX).content.decode())
+    assert "Undone: the reason you wrote for A is removed; the grade stays 1." in text
+    grade_submit(candidate=a, editor=cast.editor, value=3)
+    assert "Undone: A is back to grade 1." in html_module.unescape(client.post(undo, headers=HTMX).content.decode())
 
 
 def test_undo_with_nothing_to_undo_says_so_without_swapping(cast: Cast, client: Client) -> None:
