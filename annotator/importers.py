@@ -47,6 +47,7 @@ from evaluation.formats.common import (
     text_lines,
 )
 from evaluation.formats.tabular import JSON_LINE_PROBLEMS, RUN_COLUMNS
+from evaluation.formats.trec import split_fields
 
 MAX_ERRORS = 20
 ID_MAX_LENGTH = 255
@@ -71,7 +72,12 @@ class LineError:
     source: str = ""  # the file name, when several files are read together
 
     def __str__(self) -> str:
-        value = self.value if len(self.value) <= 80 else self.value[:77] + "…"
+        # Characters that are not printable (a line break, U+2028, a control character) are shown
+        # escaped: raw, they split the one-line error the import commands print (QA).
+        value = self.value
+        if not value.isprintable():
+            value = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in value)
+        value = value if len(value) <= 80 else value[:77] + "…"
         if self.field:
             text = _("Line %(line)d, field “%(field)s”, value “%(value)s”: %(message)s") % {
                 "line": self.line, "field": self.field, "value": value, "message": self.message,
@@ -483,8 +489,9 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
                 continue
             any_line = True
             # maxsplit 5: text after the tag is ignored, as trec_eval and the comparison reader do
-            # (trec_eval's own results.trunc has some).
-            parts = raw.split(None, 5)
+            # (trec_eval's own results.trunc has some). Split where trec_eval splits, as the
+            # comparison reader does: str.split() cut IDs at NEL, U+2028 or NBSP (QA).
+            parts = split_fields(raw, 5)
             if len(parts) != 6:
                 errors.add(number, "", raw.strip(), _(
                     "a TREC run line has 6 fields separated by spaces: qid Q0 docno rank score tag "
@@ -492,7 +499,7 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
                 ) % {"count": len(parts)})
                 continue
             qid, _q0, docno, _rank, score_raw, tag = parts
-            tag = tag.split(None, 1)[0]
+            tag = split_fields(tag, 1)[0]
             ok_score, score = _parse_score(number, score_raw, errors)
             ok = _check_id(number, "qid", qid, errors) & _check_id(number, "docno", docno, errors)
             if ok and ok_score:

@@ -148,6 +148,20 @@ CSV_PREAMBLE = (
 )
 
 
+# json.dumps escapes C0 controls but leaves these raw; str.splitlines() and other readers break
+# lines at them, so a run named from such a file name split its section in two (QA).
+_LINE_BREAKS_JSON_KEEPS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def _one_line_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS_JSON_KEEPS)
+
+
+def _printable(text: str) -> str:
+    """A name for the text report's one-line cells: characters that are not printable escaped."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 def render_csv(
     results: Sequence[RunResult],
     comparison: Comparison | None = None,
@@ -164,7 +178,7 @@ def render_csv(
     out = io.StringIO()
     out.write(CSV_PREAMBLE + "\n")
     for section, value in summary_report(results, comparison, grade_map=grade_map).items():
-        out.write(f"# {section} {json.dumps(value, ensure_ascii=False)}\n")
+        out.write(f"# {section} {_one_line_json(value)}\n")
     writer = csv.writer(out, lineterminator="\n")
     # A tool told to treat # as a comment (pandas' comment="#") would cut an unquoted "page#2" short.
     quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
@@ -236,7 +250,7 @@ def render_text(
     measure = f"ndcg_cut_{settings.k}"
     labels = LABELS[: len(results)]
     lines: list[str] = []
-    heading = "\t".join(f"{label}={r.name}" for label, r in zip(labels, results, strict=True))
+    heading = "\t".join(f"{label}={_printable(r.name)}" for label, r in zip(labels, results, strict=True))
     lines.append(f"# {measure:<20}\tquery\t{heading}" + ("\tb-a" if comparison is not None else ""))
     values = [r.ndcg.tolist() for r in results]
     deltas = comparison.delta.tolist() if comparison is not None else None
@@ -258,7 +272,7 @@ def render_text(
     )
     for label, result in zip(labels, results, strict=True):
         c = result.counts
-        lines.append(f"System {label}: {result.name}")
+        lines.append(f"System {label}: {_printable(result.name)}")
         lines.append(
             f"  NDCG@{settings.k}, macro mean over {c.evaluated} {'query' if c.evaluated == 1 else 'queries'} "
             f"(the headline): {_aggregate(result.mean)}"
@@ -304,10 +318,16 @@ def render_text(
     return "\n".join(lines) + "\n"
 
 
+# Marks (Thai and Devanagari vowel signs, variation selectors) and format characters (zero-width
+# joiner) take no column of their own.
+_ZERO_WIDTH = frozenset({"Mn", "Me", "Cf"})
+
+
 def _display_width(text: str) -> int:
     """Terminal columns of `text`: CJK wide characters take two, combining marks none."""
     return sum(
-        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text
+        0 if unicodedata.category(c) in _ZERO_WIDTH else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
     )
 
 

@@ -660,7 +660,10 @@ def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> i
 def run_name(source: Source, name: str | None) -> str:
     if name is not None:
         return name
-    return Path(source_name(source)).name or "run"
+    # A file name that is not UTF-8 reaches Python with surrogate escapes, which no UTF-8 report
+    # can hold (QA: the JSON and CSV reports carried a raw 0xff): such bytes become U+FFFD.
+    file_name = Path(source_name(source)).name
+    return file_name.encode("utf-8", "surrogateescape").decode("utf-8", "replace") or "run"
 
 
 def open_target(target: Source, *, newline: str | None = None) -> tuple[IO[str], bool]:

@@ -172,11 +172,18 @@ def read_csv_run(source: Source, *, name: str | None = None) -> Run:
                 if not token:
                     # Scores order the run and the rank column is then ignored (as trec_eval
                     # ignores it), so an empty score is refused; say what the file could mean instead.
-                    raise EvaluationError(
-                        gettext_noop(
+                    if rank_at is not None:
+                        empty = gettext_noop(
                             "query %(query)r, document %(doc)r: the score is empty; give every row a score, "
                             "or leave the score column out to order the run by its rank column"
-                        ),
+                        )
+                    else:
+                        empty = gettext_noop(
+                            "query %(query)r, document %(doc)r: the score is empty; give every row a score, "
+                            "or order the run with a rank column instead"
+                        )
+                    raise EvaluationError(
+                        empty,
                         {"query": query, "doc": doc},
                         query=query,
                         doc_id=doc,

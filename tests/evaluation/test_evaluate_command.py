@@ -189,6 +189,34 @@ def test_csv_quotes_every_field_of_a_row_holding_a_hash(tmp_path: Path) -> None:
     assert "page#2" in {row[4] for row in rows[1:]}
 
 
+def test_run_names_from_odd_file_names_keep_every_report_one_line_per_section_and_utf8(tmp_path: Path) -> None:
+    """QA: a file name holding U+2028 split the CSV's `# systems` line for str.splitlines(); one
+    with a byte that is not UTF-8 put that raw byte into the JSON and CSV reports; one holding a
+    line feed broke the text table's header line."""
+    import os
+
+    pool = tmp_path / "pool.txt"
+    pool.write_text("q1 0 A 3\nq1 0 B 1\n")
+    names = ["run\u2028x.txt", "run\x85y.txt", "run\nz.txt", os.fsdecode(b"run\xffw.txt")]
+    for name in names:
+        (tmp_path / name).write_text("q1 Q0 B 1 3 t\nq1 Q0 A 2 2 t\n")
+    for a, b in ((names[0], names[1]), (names[2], names[3])):
+        args = (str(pool), str(tmp_path / a), str(tmp_path / b))
+        for fmt in ("csv", "json", "text"):
+            text = evaluate(*args, "--format", fmt)
+            text.encode("utf-8")  # strict: no surrogate-escaped byte left
+            if fmt == "csv":
+                sections, rows = csv_report(text)
+                assert set(sections) == {"settings", "counts", "systems", "comparison"}
+                assert len(text.splitlines()) == len(text.split("\n")) - 1 == 1 + 4 + 1 + 1
+            elif fmt == "json":
+                names_read = [s["name"] for s in json.loads(text)["systems"].values()]
+                assert names_read == ([a, b] if a == names[0] else [names[2], "run\ufffdw.txt"])
+            else:
+                header = text.splitlines()[0]
+                assert header.startswith("# ndcg_cut_10") and header.endswith("b-a"), header
+
+
 def test_text_breakdown_writes_out_the_arithmetic() -> None:
     text = evaluate(QRELS, RESULTS, *TREC_EVAL, "--breakdown", "--k", "2")
     assert "query 301, system a: DCG" in text
@@ -333,3 +361,14 @@ def test_a_zip_is_named_as_a_zip_not_as_bad_utf8(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "zip archive" in done.stderr and "UTF-8" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "columns"),
+    [("abc", 3), ("文档", 4), ("e\u0301", 1), ("\u0e17\u0e35\u0e48\u0e14\u0e35", 2), ("a\u200db", 2), ("\u2764\ufe0f", 1)],
+)
+def test_the_text_breakdown_counts_marks_and_joiners_as_no_column(text: str, columns: int) -> None:
+    """QA: Thai vowel signs (Mn), a variation selector and a zero-width joiner each took a column."""
+    from evaluation.reports import _display_width
+
+    assert _display_width(text) == columns

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -200,6 +201,7 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             2,
             r"document 'B': the score is empty; give every row a score, or leave the score column out",
         ),
+        ("r.csv", "query_id,doc_id,score\nq1,A,\n", 2, r"the score is empty; give every row a score, or order the run with a rank column"),
         ("r.txt", "q1 Q0 A 1 1e999 t\n", 1, r"score '1e999' is not a finite number"),
         (
             "r.txt",
@@ -356,6 +358,35 @@ def test_trec_fields_are_split_at_ascii_whitespace_only(tmp_path: Path, space: s
     with pytest.raises(EvaluationError, match="expected 4 fields") as caught:
         read_qrels(write(tmp_path, "short.txt", f"q1 0 A 3\nq1 文档{space}甲 2\n"))
     assert caught.value.line == 2
+
+
+@pytest.mark.parametrize("char", ["\x1c", "\x1d", "\x1e", "\x1f"])
+@pytest.mark.parametrize("as_path", [True, False])
+def test_an_information_separator_in_a_trec_id_is_refused_not_split_at(
+    tmp_path: Path, char: str, as_path: bool
+) -> None:
+    """QA: str.split() splits ASCII text at U+001C-U+001F too; "d<US>x" was read as document d with
+    rank "x" and score 2, the real score taken for the tag, exit 0. trec_eval does not split there."""
+    code = f"U+{ord(char):04X}"
+    run = f"q1 Q0 B 1 3 t\nq1 Q0 d{char}x 2 2.5 t\n"
+    qrels = f"q1 0 A{char} 3\nq1 0 B 1\n"
+    for reader, text, line in ((read_run, run, 2), (read_qrels, qrels, 1)):
+        source = write(tmp_path, "f.txt", text) if as_path else io.StringIO(text)
+        with pytest.raises(EvaluationError, match=f"contains the character {re.escape(code)}") as caught:
+            reader(source, format="trec")
+        assert caught.value.line == line
+
+
+def test_a_no_break_space_inside_a_trec_id_is_written_and_read_back(tmp_path: Path) -> None:
+    """The reader keeps NBSP and U+3000 inside an ID (trec_eval does not split there); the writer
+    refused them as whitespace, so such a pool could not be exported as qrels (QA)."""
+    pool = read_qrels(write(tmp_path, "p.txt", "q1 0 a\u00a0b 2\nq\u3000x 0 c 1\n"))
+    assert {q: dict(pool[q]) for q in pool} == {"q1": {"a\u00a0b": 2}, "q\u3000x": {"c": 1}}
+    out = tmp_path / "again.txt"
+    write_qrels(out, pool, format="trec")
+    assert read_qrels(out).fingerprint == pool.fingerprint
+    with pytest.raises(EvaluationError, match="cannot be written to a TREC file"):
+        write_qrels(tmp_path / "no.txt", read_qrels(io.StringIO("query_id,doc_id,grade\nq1,a b,1\n"), format="csv"), format="trec")
 
 
 @pytest.mark.parametrize(

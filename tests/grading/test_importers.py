@@ -134,6 +134,26 @@ def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
         assert f"contains the character {code}; IDs cannot hold control characters" in message
 
 
+@pytest.mark.parametrize("char", ["\x1f", "\x85", "\u2028", "\u2029"])
+def test_a_trec_candidates_file_is_split_where_trec_eval_splits(char: str) -> None:
+    """QA: str.split() cut "d<NEL>x" into document "d" and a shifted line (score 2 from the rank
+    column), pooled without a word; the comparison reader splits at C's whitespace only."""
+    (message,) = problems(lambda: read_run(f"q1 Q0 A 1 3 t\nq1 Q0 d{char}x 2 2.5 t\n".encode(), "trec", "f.run"))
+    assert message.startswith("Line 2, field “docno”"), message
+    assert f"contains the character U+{ord(char):04X}" in message
+    # A no-break or ideographic space is part of the ID, as trec_eval and the comparison reader read it.
+    (row,) = read_run("q1 Q0 d\u00a0x 1 3 t\n".encode(), "trec", "f.run")
+    assert (row.doc_id, row.score, row.run) == ("d\u00a0x", 3.0, "t")
+
+
+def test_an_error_shows_a_line_break_inside_a_value_escaped_on_one_line() -> None:
+    """QA: `import_documents` printed the value with its line break, splitting the one-line error."""
+    messages = problems(lambda: read_documents('doc_id,body\n"d\nx",b\n"e\u2028y",b\n'.encode(), "csv"))
+    assert messages[0].startswith("Line 2, field “doc_id”, value “d\\nx”: contains the character U+000A")
+    assert messages[1].startswith("Line 4, field “doc_id”, value “e\\u2028y”: contains the character U+2028")
+    assert all(len(m.splitlines()) == 1 for m in messages)
+
+
 def test_text_that_is_not_utf8_names_the_line() -> None:
     data = b"doc_id,body\nA,ok\nB," + "caf\u00e9".encode("latin-1") + b"\n"
     assert problems(lambda: read_documents(data, "csv")) == [
