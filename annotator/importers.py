@@ -345,10 +345,8 @@ def _check_id(line: int, name: str, value: str, errors: _Collector) -> bool:
     if not value:
         errors.add(line, name, value, _("must not be empty."))
         return False
-    if value != value.strip():
-        errors.add(line, name, value, _("must not start or end with spaces."))
-        return False
     # The readers' rule (evaluation.formats): an ID stored here ends up in pools and their exports.
+    # Checked before the spaces: str.strip() also takes NEL and U+2028, which are named here (QA).
     if char := first_bad_id_char(value):
         errors.add(
             line,
@@ -360,6 +358,9 @@ def _check_id(line: int, name: str, value: str, errors: _Collector) -> bool:
             )
             % {"char": char},
         )
+        return False
+    if value != value.strip():
+        errors.add(line, name, value, _("must not start or end with spaces."))
         return False
     if len(value) > ID_MAX_LENGTH:
         errors.add(line, name, value, _("is longer than %(max)d characters.") % {"max": ID_MAX_LENGTH})

@@ -371,6 +371,8 @@ def _shown(rows: tuple[metrics.PositionRow, ...]) -> tuple[tuple[metrics.Positio
     filled ones) no more than EMPTY_ROWS_SHOWN."""
     filled = sum(1 for row in rows if row.doc_id is not None)
     shown = rows[: min(filled + EMPTY_ROWS_SHOWN, ROWS_SHOWN)]
+    if len(rows) == len(shown) + 1:
+        shown = rows  # one position left: its own row says more than a summary "201–201"
     hidden = rows[len(shown) :]
     if not hidden:
         return shown, None

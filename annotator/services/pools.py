@@ -123,9 +123,9 @@ def _newer_version_refusal(pool: Pool, continues: PoolVersion, latest: PoolVersi
     if latest is None or latest.pk == continues.pk:
         return ""
     return _(
-        "This set started from version %(v)d of %(pool)s, but version %(latest)d has been frozen since: "
-        "freezing it would drop the changes of version %(latest)d. Start a new set from version %(latest)d "
-        "and add this set's changes there."
+        "This set started from version %(v)d of %(pool)s, but version %(latest)d has been added since "
+        "(frozen or imported): freezing it would drop the changes of version %(latest)d. Start a new set "
+        "from version %(latest)d and add this set's changes there."
     ) % {"v": continues.number, "pool": pool.name, "latest": latest.number}
 
 

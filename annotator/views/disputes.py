@@ -248,6 +248,12 @@ def dispute_reason(request: ProjectRequest, slug: str, dispute_id: int) -> HttpR
         return _after_action(request, dispute_id, exc.message, error=True)
     if dispute.status == DisputeStatus.REVEALED:
         message = _("Your reason is in, and so is everyone else's: the grades and reasons are now revealed.")
+    elif dispute.status == DisputeStatus.IN_REVIEW:
+        # The others left before giving theirs (dispute_give_reason hands it over then).
+        message = _(
+            "Your reason is saved. The other editors can no longer give theirs, so the dispute goes to a "
+            "reviewer with the grades and reasons on record."
+        )
     else:
         message = _(
             "Your reason is saved. The other grades stay hidden until every editor has given a reason."

@@ -183,6 +183,9 @@ def test_a_what_if_over_long_lists_shows_the_first_positions_and_sums_the_rest(c
     assert response.context["ideal_tail"]["cumulative"] == response.context["idcg"]
     assert page.count("100 more positions (100 with a document) add ") == 3
     assert "manage.py evaluate --breakdown" in page
+    # One position past the limit is shown as a row, not summed as "201–201" (QA).
+    response = client.get(url("comparison_query", comparison, query="q1", k=str(ROWS_SHOWN + 1)))
+    assert len(response.context["a"]["rows"]) == ROWS_SHOWN + 1 and response.context["a"]["tail"] is None
 
 
 def test_the_seed_000_contrast_is_labelled_and_is_not_the_ndcg(cast: Cast, client: Client) -> None:

@@ -463,7 +463,11 @@ def test_a_dispute_goes_to_review_without_an_editor_who_left_only_after_the_othe
     client.force_login(cast.editor2)
     detail = client.get(url("dispute_detail", dispute_id=waiting.pk)).content.decode()
     assert 'name="reason"' in detail
-    dispute_give_reason(dispute=waiting, editor=cast.editor2, reason="Answers the question.")
+    saved = client.post(url("dispute_reason", dispute_id=waiting.pk), {"reason": "Answers the question."}, follow=True)
+    # What happened, not "the other grades stay hidden" above a page showing them (QA).
+    assert "the dispute goes to a reviewer with the grades and reasons on record" in html.unescape(
+        saved.content.decode()
+    )
     waiting.refresh_from_db()
     assert waiting.status == DisputeStatus.IN_REVIEW and waiting.escalated_by is None
     assert waiting.was_handed_over

@@ -132,6 +132,9 @@ def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
         (message,) = problems(call)
         assert message.startswith(f"Line 1, field “{field}”, value “C"), message
         assert f"contains the character {code}; IDs cannot hold control characters" in message
+    # At the end of an ID too, where str.strip() would call it a space (QA).
+    (message,) = problems(lambda: read_queries(f'{{"query_id": {json.dumps("Q" + char)}, "text": "t"}}\n'.encode(), "jsonl"))
+    assert f"contains the character {code}" in message, message
 
 
 @pytest.mark.parametrize("char", ["\x1f", "\x85", "\u2028", "\u2029"])

@@ -193,7 +193,7 @@ def test_versions_form_a_line_only_the_newest_is_continued_by_one_set_at_a_time(
                    grade=c.final_grade.grade, source=c.final_grade.source, criteria_version=c.final_grade.criteria_version)
         for c in Candidate.objects.filter(grading_set=first).select_related("final_grade")
     )
-    with pytest.raises(FreezeError, match="started from version 1 of Phone, but version 2 has been frozen since"):
+    with pytest.raises(FreezeError, match="started from version 1 of Phone, but version 2 has been added since"):
         pool_freeze(grading_set=stale, by=cast.reviewer)
     assert list(v1.pool.versions.values_list("number", flat=True).order_by("number")) == [1, 2]
     # Only the newest version can be continued.

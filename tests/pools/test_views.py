@@ -321,7 +321,7 @@ def test_the_freeze_page_refuses_before_sending_when_a_file_was_imported_as_the_
     round_2 = grading_set_create_from_version(version=frozen, by=cast.reviewer, name="Round 2")
     login(client, cast.reviewer)
     before = client.get(freeze_url(round_2)).content.decode()
-    assert 'name="confirm"' in before and "has been frozen since" not in before
+    assert 'name="confirm"' in before and "has been added since" not in before
     imported = pool_import(
         project=cast.alpha,
         by=cast.owner,
@@ -339,7 +339,7 @@ def test_the_freeze_page_refuses_before_sending_when_a_file_was_imported_as_the_
         )
     words = str(refused.value)
     assert words.startswith(
-        "This set started from version 1 of Phone number change, but version 2 has been frozen since"
+        "This set started from version 1 of Phone number change, but version 2 has been added since"
     )
 
     page = client.get(freeze_url(round_2)).content.decode()
