@@ -423,7 +423,23 @@ def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpR
         grading_set__project=request.project,
     )
     timeline = pair_timeline(candidate=candidate, viewer=request.user, membership=request.membership)
-    return render(request, "annotator/disputes/timeline.html", {"timeline": timeline, "candidate": candidate})
+    # With names hidden on the review page (the choice is kept for the session), the editors here
+    # are "Editor N" too, numbered as there (QA: the timeline named them); reviewers keep their names.
+    labels: dict[int, str] = {}
+    if _anonymous(request):
+        if timeline.dispute is not None:
+            editors = [s.editor_id for s in timeline.dispute.statements.all()]
+        else:
+            editors = list(dict.fromkeys(e.actor.pk for e in timeline.events if e.kind == "graded" and e.actor))
+        labels = {pk: _("Editor %(n)s") % {"n": i} for i, pk in enumerate(editors, start=1)}
+    events = [
+        (e, labels.get(e.actor.pk, e.actor.get_username()) if e.actor is not None else "") for e in timeline.events
+    ]
+    return render(
+        request,
+        "annotator/disputes/timeline.html",
+        {"timeline": timeline, "events": events, "candidate": candidate},
+    )
 
 
 # Agreement ---------------------------------------------------------------------------------------

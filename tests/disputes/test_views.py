@@ -479,6 +479,30 @@ def test_a_dispute_goes_to_review_without_an_editor_who_left_only_after_the_othe
     )
 
 
+def test_with_names_hidden_the_pair_timeline_numbers_the_editors_as_the_review_page(
+    cast: Cast, client: Client
+) -> None:
+    """QA: "Hide names" held on the review page, but its pair's timeline named every editor."""
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
+    client.force_login(cast.reviewer)
+    timeline = url("pair_timeline", candidate_id=dispute.candidate_id)
+    shown = client.get(timeline).content.decode()
+    assert f"{cast.editor.get_username()} graded 1." in shown
+    review = client.get(url("dispute_review", dispute_id=dispute.pk) + "?names=hide").content.decode()
+    first, second = (s.editor for s in dispute.statements.all())
+    grades = {first.pk: None, second.pk: None}
+    for statement in dispute.statements.all():
+        grades[statement.editor_id] = statement.original_grade
+    assert "Editor 1" in review
+    hidden = client.get(timeline).content.decode()  # the choice holds for the session
+    assert f"Editor 1 graded {grades[first.pk]}." in hidden and f"Editor 2 graded {grades[second.pk]}." in hidden
+    events = hidden[hidden.index('<ol class="timeline">') : hidden.index("</ol>")]
+    for user in (cast.editor, cast.editor2):
+        assert f"{user.get_username()} graded" not in events and f"{user.get_username()} gave" not in events
+    client.get(url("dispute_review", dispute_id=dispute.pk) + "?names=show")
+    assert f"{cast.editor.get_username()} graded 1." in client.get(timeline).content.decode()
+
+
 def test_with_names_hidden_the_departed_editor_is_named_by_their_column(cast: Cast, client: Client) -> None:
     """QA: "Hide names" showed "Editor 1 / Editor 2", and the notice below named the account."""
     third = get_user_model().objects.create_user("editor-3", password="x")
