@@ -116,9 +116,14 @@ def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
     expect(rita.get_by_text("Settled: final grade 1.")).to_be_visible()
     expect(rita.locator("#dispute-review")).to_contain_text("decided by rita")
 
-    # The timeline: every step, in order.
+    # The timeline: with names still hidden (the choice holds for the session), the editors are
+    # numbered there too...
     rita.get_by_role("link", name="Timeline of this pair").click()
     events = rita.locator(".timeline-event")
+    expect(events.first).to_contain_text("Editor ")
+    expect(rita.locator(".timeline")).not_to_contain_text("ed graded")
+    # ...and with names shown, every step, in order.
+    rita.goto(rita.url.split("?")[0] + "?names=show")
     expected = [
         "ed graded 2.",
         "eve graded 3.",
