@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Membership, Project, Role
+from evaluation.formats.common import is_plain_integer
 
 
 class DigitsIntegerField(forms.IntegerField):
@@ -19,7 +20,7 @@ class DigitsIntegerField(forms.IntegerField):
     def to_python(self, value: Any) -> int | None:
         if isinstance(value, str):
             value = value.strip()
-            if value and not (value.isascii() and value.lstrip("-").isdigit()):
+            if value and not is_plain_integer(value):
                 raise forms.ValidationError(self.error_messages["invalid"], code="invalid", params={"value": value})
         return super().to_python(value)
 

@@ -41,6 +41,7 @@ from evaluation.formats.common import (
     DuplicateKeyError,
     JSONLineError,
     as_json,
+    escape_unprintable,
     first_bad_id_char,
     load_json_line,
     plain_number,
@@ -72,11 +73,8 @@ class LineError:
     source: str = ""  # the file name, when several files are read together
 
     def __str__(self) -> str:
-        # Characters that are not printable (a line break, U+2028, a control character) are shown
-        # escaped: raw, they split the one-line error the import commands print (QA).
-        value = self.value
-        if not value.isprintable():
-            value = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in value)
+        # Escaped: raw, a line break or U+2028 split the one-line error the import commands print (QA).
+        value = escape_unprintable(self.value)
         value = value if len(value) <= 80 else value[:77] + "…"
         if self.field:
             text = _("Line %(line)d, field “%(field)s”, value “%(value)s”: %(message)s") % {

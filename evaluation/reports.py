@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from evaluation.formats.common import escape_unprintable
 from evaluation.metrics.batch import RunResult
 from evaluation.metrics.compare import Comparison
 from evaluation.metrics.ndcg import QueryResult
@@ -157,11 +158,6 @@ def _one_line_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS_JSON_KEEPS)
 
 
-def _printable(text: str) -> str:
-    """A name for the text report's one-line cells: characters that are not printable escaped."""
-    return text if text.isprintable() else "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
-
-
 def render_csv(
     results: Sequence[RunResult],
     comparison: Comparison | None = None,
@@ -250,7 +246,7 @@ def render_text(
     measure = f"ndcg_cut_{settings.k}"
     labels = LABELS[: len(results)]
     lines: list[str] = []
-    heading = "\t".join(f"{label}={_printable(r.name)}" for label, r in zip(labels, results, strict=True))
+    heading = "\t".join(f"{label}={escape_unprintable(r.name)}" for label, r in zip(labels, results, strict=True))
     lines.append(f"# {measure:<20}\tquery\t{heading}" + ("\tb-a" if comparison is not None else ""))
     values = [r.ndcg.tolist() for r in results]
     deltas = comparison.delta.tolist() if comparison is not None else None
@@ -272,7 +268,7 @@ def render_text(
     )
     for label, result in zip(labels, results, strict=True):
         c = result.counts
-        lines.append(f"System {label}: {_printable(result.name)}")
+        lines.append(f"System {label}: {escape_unprintable(result.name)}")
         lines.append(
             f"  NDCG@{settings.k}, macro mean over {c.evaluated} {'query' if c.evaluated == 1 else 'queries'} "
             f"(the headline): {_aggregate(result.mean)}"

@@ -248,9 +248,7 @@ def _verified(comparison: Comparison) -> None:
     """Re-check the pool's SHA-256 (and that it is still the one computed on) before any number."""
     if problem := comparison.pinned_hash_problem():
         raise PoolIntegrityError(problem)
-    canonical, sha256 = (
-        PoolVersion.objects.filter(pk=comparison.pool_version_id).values_list("canonical", "sha256").get()
-    )
+    canonical = PoolVersion.objects.filter(pk=comparison.pool_version_id).values_list("canonical", flat=True).get()
     comparison.pool_version.canonical = canonical  # one query; reused by the breakdown
     verify_pool(comparison.pool_version)
 
@@ -389,11 +387,16 @@ def _shown(rows: tuple[metrics.PositionRow, ...]) -> tuple[tuple[metrics.Positio
 
 
 def _side(
-    result: metrics.QueryResult | None, only: frozenset[str], docs: dict[str, dict[str, Any]], scale: float
+    result: metrics.QueryResult | None,
+    only: frozenset[str],
+    docs: dict[str, dict[str, Any]],
+    scale: float,
+    table: tuple[tuple[metrics.PositionRow, ...], dict[str, Any] | None],
 ) -> dict[str, Any] | None:
+    """One run's column of the breakdown; `table` is `_shown(result.positions)`."""
     if result is None:
         return None
-    shown, tail = _shown(result.positions)
+    shown, tail = table
     rows = [
         {"row": row, "document": docs.get(row.doc_id or ""), "only_here": row.doc_id in only} for row in shown
     ]
@@ -410,15 +413,15 @@ def _breakdown_context(
     request: ProjectRequest, comparison: Comparison, breakdown: Breakdown
 ) -> dict[str, Any]:
     ideal, ideal_tail = _shown(breakdown.pool_side.ideal)
-    tables = [_shown(r.positions)[0] for r in (breakdown.a, breakdown.b) if r is not None] + [ideal]
-    rows = [row for table in tables for row in table]
+    a, b = (_shown(r.positions) if r is not None else ((), None) for r in (breakdown.a, breakdown.b))
+    rows = [*a[0], *b[0], *ideal]
     doc_ids = {row.doc_id for row in rows if row.doc_id}
     docs = _document_links(request, doc_ids) if doc_ids else {}
     scale = max((row.contribution for row in rows), default=0.0)
     return {
         "breakdown": breakdown,
-        "a": _side(breakdown.a, breakdown.only_in_a, docs, scale),
-        "b": _side(breakdown.b, breakdown.only_in_b, docs, scale),
+        "a": _side(breakdown.a, breakdown.only_in_a, docs, scale, a),
+        "b": _side(breakdown.b, breakdown.only_in_b, docs, scale, b),
         "ideal_rows": [{"row": row, "document": docs.get(row.doc_id or "")} for row in ideal],
         "ideal_tail": ideal_tail,
         "ideal_bars": _contribution_bars(ideal, scale),

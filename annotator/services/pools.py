@@ -81,7 +81,7 @@ def pool_version_create(
     # Lock the pool row so two writers cannot both take number N+1 (the unique constraint is the
     # backstop; the lock makes the second writer wait and then take N+2).
     Pool.objects.select_for_update().filter(pk=pool.pk).first()
-    latest = PoolVersion.objects.filter(pool=pool).order_by("-number").first()
+    latest = pool.latest_version()
     if continues is not None and (refusal := _newer_version_refusal(pool, continues, latest)):
         raise FreezeError(refusal)
     grades = Counter(g for _, _, g, _ in rows)

@@ -303,6 +303,11 @@ def _anonymous(request: ProjectRequest) -> bool:
     return bool(request.session.get(ANONYMOUS_SESSION_KEY, False))
 
 
+def _editor_labels(editor_ids: list[int]) -> dict[int, str]:
+    """{editor id: "Editor N"} in the given order, for pages where the reviewer hid the names."""
+    return {pk: _("Editor %(n)s") % {"n": i} for i, pk in enumerate(editor_ids, start=1)}
+
+
 def _review_context(
     request: ProjectRequest,
     dispute: Dispute,
@@ -314,13 +319,14 @@ def _review_context(
     anonymous = _anonymous(request)
     statements = list(dispute.statements.all())
     pair = _pair_context(dispute)
+    labels = _editor_labels([s.editor_id for s in statements]) if anonymous else {}
     columns = [
         {
             "statement": s,
-            "label": _("Editor %(n)s") % {"n": i} if anonymous else s.editor.get_username(),
+            "label": labels.get(s.editor_id) or s.editor.get_username(),
             "raw": pair["raw_grades"].get(s.editor_id),
         }
-        for i, s in enumerate(statements, start=1)
+        for s in statements
     ]
     is_grader = graded_pair(candidate_id=dispute.candidate_id, user=request.user)
     closed = closed_refusal(dispute)
@@ -431,7 +437,7 @@ def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpR
             editors = [s.editor_id for s in timeline.dispute.statements.all()]
         else:
             editors = list(dict.fromkeys(e.actor.pk for e in timeline.events if e.kind == "graded" and e.actor))
-        labels = {pk: _("Editor %(n)s") % {"n": i} for i, pk in enumerate(editors, start=1)}
+        labels = _editor_labels(editors)
     events = [
         (e, labels.get(e.actor.pk, e.actor.get_username()) if e.actor is not None else "") for e in timeline.events
     ]

@@ -456,9 +456,7 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
             text = _("Undone: the reason you wrote for %(document)s is removed; the grade stays %(grade)d.")
         text %= {"document": document, "grade": result.grade.grade}
     else:
-        text = _("Undone: %(document)s is back to grade %(grade)d.") % {
-            "document": candidate.document.external_id, "grade": result.grade.grade,
-        }
+        text = _("Undone: %(document)s is back to grade %(grade)d.") % {"document": document, "grade": result.grade.grade}
     if request.htmx:
         response = _row_response(request, candidate, announce=text, undone=True)
         return reswap(retarget(response, f"#cand-{candidate.pk}"), "outerHTML")

@@ -33,6 +33,22 @@ InputFormat = Literal["auto", "trec", "csv", "jsonl"]
 Source = str | os.PathLike[str] | IO[str]
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+_PLAIN_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def is_plain_integer(text: str) -> bool:
+    """A whole number written with the digits 0-9 (an optional minus, no plus, no spaces): the one
+    rule for K, seeds and counts typed on the command line or in a web form. int() alone also
+    takes " 3", "+3", "1_000" and full-width or Arabic-Indic digits."""
+    return _PLAIN_INTEGER.fullmatch(text) is not None
+
+
+def escape_unprintable(text: str) -> str:
+    """`text` with every character that is not printable (a line break, U+2028, a control
+    character) escaped, for messages and report cells that must stay on one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 # Python refuses int() of more than 4,300 digits (a guard against slow conversions) with a bare
 # ValueError. No grade, rank or count is anywhere near this long: a longer one is refused as such
 # (grades, ranks, JSON integers), or stands in as a number just as far out of range (whole()).

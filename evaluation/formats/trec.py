@@ -52,8 +52,6 @@ def split_fields(line: str, maxsplit: int = -1) -> list[str]:
     return _ASCII_SPACE.split(stripped, max(maxsplit, 0)) if stripped else []
 
 
-_fields = split_fields
-
 
 def _splits_like_c(source: Source, open_lines: Callable[[], Iterator[str]]) -> bool:
     """Whether str.split() on the text's ASCII lines splits where trec_eval does: no U+001C-U+001F
@@ -89,8 +87,8 @@ def _fast_qrels(lines: Iterator[str], tokens: dict[str, int]) -> dict[str, dict[
     count = 0
     try:
         for count, line in enumerate(lines, start=1):  # noqa: B007 - count is the line total
-            # _fields() inlined for ASCII lines: a call per line costs the fast path measurably.
-            query, _iteration, doc, grade = line.split() if line.isascii() else _fields(line)
+            # split_fields() inlined for ASCII lines: a call per line costs the fast path measurably.
+            query, _iteration, doc, grade = line.split() if line.isascii() else split_fields(line)
             if query != previous:
                 found = pool.get(query)
                 docs = found if found is not None else pool.setdefault(query, {})
@@ -108,7 +106,7 @@ def _fast_qrels(lines: Iterator[str], tokens: dict[str, int]) -> dict[str, dict[
 def _careful_qrels(lines: Iterator[str], grades: GradeReader, name: str) -> Pool:
     builder = QrelsBuilder(name)
     for number, line in enumerate(lines, start=1):
-        fields = _fields(line)
+        fields = split_fields(line)
         if not fields:
             continue
         if len(fields) != 4:
@@ -146,7 +144,7 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
     try:
         for line in lines:
             # maxsplit=5: the tag keeps whatever trails it, which trec_eval also ignores.
-            query, _q0, doc, _rank, score, _tag = line.split(None, 5) if line.isascii() else _fields(line, 5)
+            query, _q0, doc, _rank, score, _tag = line.split(None, 5) if line.isascii() else split_fields(line, 5)
             if query != previous:
                 block_starts.append(len(docs))
                 block_queries.append(query)
@@ -198,7 +196,7 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
 def _careful_run(lines: Iterator[str], system: str, name: str) -> Run:
     builder = RunBuilder(name)
     for number, line in enumerate(lines, start=1):
-        fields = _fields(line)
+        fields = split_fields(line)
         if not fields:
             continue
         if len(fields) < 6:

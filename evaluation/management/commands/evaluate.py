@@ -8,7 +8,6 @@ one line on stderr, naming the file, the line and the value.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from argparse import ArgumentParser, ArgumentTypeError
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.formats import format_grade_map, parse_grade_map, read_qrels, read_run
+from evaluation.formats.common import is_plain_integer
 from evaluation.metrics import (
     EXTRA_QUERIES,
     GAINS,
@@ -36,7 +36,7 @@ INPUT_FORMATS = ("auto", "trec", "csv", "jsonl")
 def whole_number(text: str) -> int:
     """An integer written with the digits 0-9, as file scores must be: int() alone also takes
     " 3", "+3" and full-width or Arabic-Indic digits."""
-    if not re.fullmatch(r"-?[0-9]+", text):
+    if not is_plain_integer(text):
         raise ArgumentTypeError(f"{text!r} is not a whole number written with the digits 0-9")
     return int(text)
 
