@@ -372,3 +372,55 @@ def test_the_text_breakdown_counts_marks_and_joiners_as_no_column(text: str, col
     from evaluation.reports import _display_width
 
     assert _display_width(text) == columns
+
+
+def manage_env(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [sys.executable, "manage.py", "evaluate", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, **env},
+    )
+
+
+def test_the_shell_command_starts_without_django_and_django_options_go_through_django() -> None:
+    """`manage.py evaluate` from the shell skips Django's setup (~0.8 s per call): with settings
+    that cannot even be imported it still reports, and only an option of Django's own parser
+    (here --traceback, -v) sends the call through Django, which then needs those settings."""
+    broken = {"DJANGO_SETTINGS_MODULE": "no_such_settings_module"}
+    fast = manage_env(QRELS, RESULTS, *TREC_EVAL, "--format", "json", **broken)
+    assert fast.returncode == 0, fast.stderr
+    assert json.loads(fast.stdout)["counts"]["queries"] == 3
+    for django_option in ("--traceback", "-v2", "--verbosity=2"):
+        slow = manage_env(QRELS, RESULTS, *TREC_EVAL, django_option, **broken)
+        assert slow.returncode != 0
+        assert "no_such_settings_module" in slow.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (QRELS, RESULTS, TRUNC, *TREC_EVAL),
+        (QRELS, RESULTS, TRUNC, *TREC_EVAL, "--format", "json", "--breakdown", "--k", "3"),
+        (QRELS, RESULTS, *TREC_EVAL, "--format", "csv", "--seed", "7"),
+        (QRELS, RESULTS, "--k", "20"),  # refused: ties in the top K
+        (QRELS, RESULTS, "--k", "x"),  # refused by the parser
+        (QRELS,),
+    ],
+)
+def test_the_shell_command_and_djangos_command_print_the_same(args: tuple[str, ...]) -> None:
+    fast = manage(*args)
+    through_django = manage(*args, "--verbosity=1")  # Django's default: changes nothing but the path
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        through_django.returncode, through_django.stdout, through_django.stderr
+    )
+    assert fast.stdout or fast.stderr.startswith("CommandError: ")
+    assert call_report(*args) == (fast.stdout if fast.returncode == 0 else None)
+
+
+def call_report(*args: str) -> str | None:
+    """The report call_command (a caller inside Django) gets, or None when it refuses."""
+    try:
+        return evaluate(*args)
+    except CommandError:
+        return None

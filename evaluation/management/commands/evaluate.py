@@ -1,51 +1,22 @@
-"""`manage.py evaluate QRELS RUN_A [RUN_B]`: NDCG@K of one run, or two runs compared.
-
-A thin shell around `evaluation.formats` and `evaluation.metrics`: it turns options into
-`Settings`, reads the files and prints `evaluation.reports`. Bad input exits with status 2 and
-one line on stderr, naming the file, the line and the value.
+"""`manage.py evaluate`, as a Django command: for `call_command` and for the options Django adds
+to every command. A plain `manage.py evaluate ...` from the shell starts without Django's setup
+and runs `evaluation.cli.main`; both take the arguments of `evaluation.cli.add_arguments` and
+print `evaluation.cli.report`, so they cannot drift apart.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from argparse import ArgumentParser, ArgumentTypeError
+from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.formats import format_grade_map, parse_grade_map, read_qrels, read_run
-from evaluation.formats.common import is_plain_integer
-from evaluation.metrics import (
-    EXTRA_QUERIES,
-    GAINS,
-    MISSING_QUERIES,
-    TIES,
-    UNJUDGED,
-    ZERO_IDCG,
-    EvaluationError,
-    Settings,
-    compare_results,
-    evaluate_run,
-)
-from evaluation.reports import render_csv, render_json, render_text
-
-INPUT_FORMATS = ("auto", "trec", "csv", "jsonl")
-
-
-def whole_number(text: str) -> int:
-    """An integer written with the digits 0-9, as file scores must be: int() alone also takes
-    " 3", "+3" and full-width or Arabic-Indic digits."""
-    if not is_plain_integer(text):
-        raise ArgumentTypeError(f"{text!r} is not a whole number written with the digits 0-9")
-    return int(text)
+from evaluation import cli
+from evaluation.metrics import EvaluationError
 
 
 class Command(BaseCommand):
-    help = (
-        "NDCG@K of RUN_A (and RUN_B, compared with A) against the judgments in QRELS. "
-        "Files are TREC, CSV or JSONL (by extension, else TREC). Every policy is explicit; see the README."
-    )
+    help = cli.HELP
     # Nothing here touches the database or the app's models: skip the system checks, they cost
     # startup time on every call.
     requires_system_checks: list[str] = []
@@ -56,119 +27,25 @@ class Command(BaseCommand):
         def one_line_error(message: str) -> None:
             # argparse prints the usage too; bad input gets exactly one line and status 2.
             if parser.called_from_command_line:
-                parser.exit(2, f"CommandError: {message}\n")
+                cli.fail(message)
             raise CommandError(message, returncode=2)
 
         parser.error = one_line_error  # type: ignore[method-assign]
         return parser
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels, CSV or JSONL")
-        parser.add_argument("run_a", metavar="RUN_A", help="system A: TREC run, CSV or JSONL")
-        parser.add_argument(
-            "run_b", metavar="RUN_B", nargs="?", help="system B, compared with A (deltas are B - A)"
-        )
-        parser.add_argument("--k", type=whole_number, default=10, help="cutoff K, a positive integer (default 10)")
-        parser.add_argument(
-            "--gain", choices=GAINS, default="linear", help="linear: r (default); exponential: 2^r-1"
-        )
-        parser.add_argument(
-            "--unjudged",
-            choices=UNJUDGED,
-            default="error",
-            help="an ID in the top K without a grade: error (default) or zero (gain 0, counted)",
-        )
-        parser.add_argument(
-            "--zero-idcg",
-            choices=ZERO_IDCG,
-            default="zero",
-            help="a query with no grade above 0: zero (NDCG 0, in the mean; default) or exclude (counted)",
-        )
-        parser.add_argument(
-            "--ties",
-            choices=TIES,
-            default="error",
-            help="equal scores: error (default), docid-desc (trec_eval), docid-asc, input-order, expected (scikit-learn)",
-        )
-        parser.add_argument(
-            "--missing-queries",
-            choices=MISSING_QUERIES,
-            default="zero",
-            help="a pool query absent from a run: zero (empty ranking, counted; default) or error",
-        )
-        parser.add_argument(
-            "--extra-queries",
-            choices=EXTRA_QUERIES,
-            default="error",
-            help="a run query absent from the pool: error (default) or ignore (skipped, counted)",
-        )
-        parser.add_argument(
-            "--format", choices=("text", "json", "csv"), default="text", help="output (default text)"
-        )
-        parser.add_argument(
-            "--breakdown",
-            action="store_true",
-            help="add every per-position term (ranking and ideal) of every query and system; K at most 10000",
-        )
-        parser.add_argument(
-            "--seed",
-            type=whole_number,
-            default=0,
-            help="seed of the randomization test and bootstrap, 0 to 2^63-1 (default 0)",
-        )
-        parser.add_argument(
-            "--grade-map",
-            default=None,
-            metavar="FROM:TO,...",
-            help="map grades when reading QRELS (needed for grades outside 0..3), e.g. --grade-map=-1:0,4:3 "
-            "(use '=' before a leading minus)",
-        )
-        parser.add_argument(
-            "--qrels-format",
-            choices=INPUT_FORMATS,
-            default="auto",
-            help="QRELS format (default: by extension)",
-        )
-        parser.add_argument(
-            "--run-format",
-            choices=INPUT_FORMATS,
-            default="auto",
-            help="format of both runs (default: each by its extension)",
-        )
+        cli.add_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            settings = Settings.from_mapping(options)
-            grade_map = parse_grade_map(options["grade_map"])
-            pool = read_qrels(options["qrels"], format=options["qrels_format"], grade_map=grade_map)
-            paths = [options["run_a"]] + ([options["run_b"]] if options["run_b"] else [])
-            results = [
-                evaluate_run(pool, read_run(path, format=options["run_format"]), settings) for path in paths
-            ]
-            comparison = compare_results(*results) if len(results) == 2 else None
-            render = {"text": render_text, "json": render_json, "csv": render_csv}[options["format"]]
-            # Inside the try: a breakdown computes per-position terms, which can still refuse (K).
-            report = render(
-                results, comparison, breakdown=options["breakdown"], grade_map=format_grade_map(grade_map)
-            )
+            report = cli.report(options)
         except EvaluationError as error:
             raise CommandError(str(error), returncode=2) from error
-        from_command_line = getattr(self, "_called_from_command_line", False)
+        self.stdout.ending = ""  # the report ends its own lines
+        if getattr(self, "_called_from_command_line", False):
+            cli.write_and_exit(report, self.stdout)  # type: ignore[arg-type]  # an OutputWrapper writes text
         try:
-            self.stdout.write(report, ending="")
+            self.stdout.write(report)
             self.stdout.flush()
-        except BrokenPipeError:
-            # The reader stopped reading (`| head`): nothing to report, as for other shell tools.
-            if from_command_line:
-                os._exit(1)
-            raise
         except OSError as error:  # a full disk, a closed or read-only target: one line, not a traceback
-            raise CommandError(
-                f"cannot write the report: {error.strerror or error}", returncode=2
-            ) from error
-        if from_command_line:
-            # The report is out and this command opened no database connection: skip the
-            # interpreter's teardown, which would spend ~0.1 s freeing millions of parsed IDs
-            # (mypy's --fast-exit does the same). call_command() callers keep a normal return.
-            sys.stderr.flush()
-            os._exit(0)
+            raise CommandError(f"cannot write the report: {error.strerror or error}", returncode=2) from error

@@ -1,0 +1,178 @@
+"""`manage.py evaluate QRELS RUN_A [RUN_B]`: NDCG@K of one run, or two runs compared.
+
+A thin shell around `evaluation.formats` and `evaluation.metrics`: it turns options into
+`Settings`, reads the files and prints `evaluation.reports`. Bad input exits with status 2 and
+one line on stderr, naming the file, the line and the value.
+
+The command needs neither the database nor the app's models, so `manage.py` runs it from here
+without Django's setup (`main`), which would cost ~0.8 s of every call on a slow machine. The
+Django command (evaluation/management/commands/evaluate.py) takes the same arguments from
+`add_arguments` and computes the same report with `report`, for `call_command` and for the
+options Django adds to every command (`--settings`, `--traceback`, `-v`, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from argparse import ArgumentParser, ArgumentTypeError
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn, TextIO
+
+from evaluation.formats import format_grade_map, parse_grade_map, read_qrels, read_run
+from evaluation.formats.common import is_plain_integer
+from evaluation.metrics import (
+    EXTRA_QUERIES,
+    GAINS,
+    MISSING_QUERIES,
+    TIES,
+    UNJUDGED,
+    ZERO_IDCG,
+    EvaluationError,
+    Settings,
+    compare_results,
+    evaluate_run,
+)
+from evaluation.reports import render_csv, render_json, render_text
+
+HELP = (
+    "NDCG@K of RUN_A (and RUN_B, compared with A) against the judgments in QRELS. "
+    "Files are TREC, CSV or JSONL (by extension, else TREC). Every policy is explicit; see the README."
+)
+INPUT_FORMATS = ("auto", "trec", "csv", "jsonl")
+# Options Django's parser adds to every command: a call that uses one goes through Django.
+DJANGO_OPTIONS = frozenset(
+    {"--settings", "--pythonpath", "--traceback", "--verbosity", "--no-color", "--force-color", "--skip-checks",
+     "--version"}
+)
+
+
+def whole_number(text: str) -> int:
+    """An integer written with the digits 0-9, as file scores must be: int() alone also takes
+    " 3", "+3" and full-width or Arabic-Indic digits."""
+    if not is_plain_integer(text):
+        raise ArgumentTypeError(f"{text!r} is not a whole number written with the digits 0-9")
+    return int(text)
+
+
+def add_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels, CSV or JSONL")
+    parser.add_argument("run_a", metavar="RUN_A", help="system A: TREC run, CSV or JSONL")
+    parser.add_argument("run_b", metavar="RUN_B", nargs="?", help="system B, compared with A (deltas are B - A)")
+    parser.add_argument("--k", type=whole_number, default=10, help="cutoff K, a positive integer (default 10)")
+    parser.add_argument("--gain", choices=GAINS, default="linear", help="linear: r (default); exponential: 2^r-1")
+    parser.add_argument(
+        "--unjudged",
+        choices=UNJUDGED,
+        default="error",
+        help="an ID in the top K without a grade: error (default) or zero (gain 0, counted)",
+    )
+    parser.add_argument(
+        "--zero-idcg",
+        choices=ZERO_IDCG,
+        default="zero",
+        help="a query with no grade above 0: zero (NDCG 0, in the mean; default) or exclude (counted)",
+    )
+    parser.add_argument(
+        "--ties",
+        choices=TIES,
+        default="error",
+        help="equal scores: error (default), docid-desc (trec_eval), docid-asc, input-order, expected (scikit-learn)",
+    )
+    parser.add_argument(
+        "--missing-queries",
+        choices=MISSING_QUERIES,
+        default="zero",
+        help="a pool query absent from a run: zero (empty ranking, counted; default) or error",
+    )
+    parser.add_argument(
+        "--extra-queries",
+        choices=EXTRA_QUERIES,
+        default="error",
+        help="a run query absent from the pool: error (default) or ignore (skipped, counted)",
+    )
+    parser.add_argument("--format", choices=("text", "json", "csv"), default="text", help="output (default text)")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="add every per-position term (ranking and ideal) of every query and system; K at most 10000",
+    )
+    parser.add_argument(
+        "--seed",
+        type=whole_number,
+        default=0,
+        help="seed of the randomization test and bootstrap, 0 to 2^63-1 (default 0)",
+    )
+    parser.add_argument(
+        "--grade-map",
+        default=None,
+        metavar="FROM:TO,...",
+        help="map grades when reading QRELS (needed for grades outside 0..3), e.g. --grade-map=-1:0,4:3 "
+        "(use '=' before a leading minus)",
+    )
+    parser.add_argument(
+        "--qrels-format", choices=INPUT_FORMATS, default="auto", help="QRELS format (default: by extension)"
+    )
+    parser.add_argument(
+        "--run-format",
+        choices=INPUT_FORMATS,
+        default="auto",
+        help="format of both runs (default: each by its extension)",
+    )
+
+
+def report(options: Mapping[str, Any]) -> str:
+    """The report for parsed `options`; raises EvaluationError for bad input."""
+    settings = Settings.from_mapping(options)
+    grade_map = parse_grade_map(options["grade_map"])
+    pool = read_qrels(options["qrels"], format=options["qrels_format"], grade_map=grade_map)
+    paths = [options["run_a"]] + ([options["run_b"]] if options["run_b"] else [])
+    results = [evaluate_run(pool, read_run(path, format=options["run_format"]), settings) for path in paths]
+    comparison = compare_results(*results) if len(results) == 2 else None
+    render = {"text": render_text, "json": render_json, "csv": render_csv}[options["format"]]
+    # A breakdown computes per-position terms, which can still refuse (K): callers catch that too.
+    return render(results, comparison, breakdown=options["breakdown"], grade_map=format_grade_map(grade_map))
+
+
+def write_and_exit(text: str, stdout: TextIO) -> NoReturn:
+    """Write the report from the command line and end the process, status 0.
+
+    The report is out and nothing was opened that needs closing: skip the interpreter's
+    teardown, which would spend ~0.1 s freeing millions of parsed IDs (mypy's --fast-exit does
+    the same). A reader that stopped reading (`| head`) ends it with status 1, as for other
+    shell tools; a target that cannot be written (a full disk) with one error line, status 2.
+    """
+    try:
+        stdout.write(text)
+        stdout.flush()
+    except BrokenPipeError:
+        os._exit(1)
+    except OSError as error:
+        fail(f"cannot write the report: {error.strerror or error}")
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def fail(message: str) -> NoReturn:
+    """One line on stderr, status 2: the same line Django prints for the command's CommandError."""
+    sys.stderr.write(f"CommandError: {message}\n")
+    sys.stderr.flush()
+    os._exit(2)
+
+
+def uses_django_options(argv: Sequence[str]) -> bool:
+    return any(arg.split("=", 1)[0] in DJANGO_OPTIONS or arg.startswith("-v") for arg in argv)
+
+
+def main(argv: Sequence[str]) -> NoReturn:
+    """`manage.py evaluate ARGS` without Django: argv is ARGS."""
+    parser = ArgumentParser(prog="manage.py evaluate", description=HELP)
+    add_arguments(parser)
+    # argparse would print the usage too; bad input gets exactly one line and status 2.
+    parser.error = fail  # type: ignore[method-assign,assignment]
+    options = vars(parser.parse_args(argv))
+    try:
+        text = report(options)
+    except EvaluationError as error:
+        fail(str(error))
+    write_and_exit(text, sys.stdout)
