@@ -119,11 +119,18 @@ def describe_error(error: metrics.EvaluationError, *, run: str | None = None) ->
         where.append(_("file %(file)s") % {"file": error.source})
     if error.line is not None:
         where.append(_("line %(line)s") % {"line": error.line})
-    problem = error.translated(_, show=lambda value: _Quoted(value) if isinstance(value, str) else value)
-    if not where:
-        return problem
     # The separator is translated too: Chinese uses "，" (an ASCII comma read as a typo there).
     separator = pgettext("list separator", ", ")
+
+    def show(value: object) -> object:
+        if isinstance(value, metrics.Listed):
+            items = [repr(_Quoted(v)) if isinstance(v, str) else str(v) for v in value]
+            return separator.join(items + (["…"] if value.more else []))
+        return _Quoted(value) if isinstance(value, str) else value
+
+    problem = error.translated(_, show=show)
+    if not where:
+        return problem
     return _("%(where)s: %(problem)s") % {"where": separator.join(where), "problem": problem}
 
 
@@ -142,6 +149,10 @@ class _Quoted(str):
 # Chinese keyboards produce it by default, the enumeration comma 、 too: Chinese lists are written
 # with it ("文档甲、文档乙"), and read as one ID it scored 0 without a word (QA).
 _COMMA = re.compile(r"[,，、]")
+# IDs in a pasted list are separated by any Unicode space (the full-width U+3000 too), but not by
+# the characters no ID may hold, where str.split() also splits (NEL, U+2028, U+2029,
+# U+001C-U+001F): an ID holding one is refused by name, not silently read as two IDs.
+_ID_SPACE = re.compile(r"[^\S\x1c-\x1f\x85\u2028\u2029]+")
 
 
 def detect_run_format(file_name: str, explicit: str = "auto") -> str:
@@ -214,7 +225,7 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
                 source=source,
                 line=number,
             )
-        ranking = [doc for entry in entries for doc in entry.split()]
+        ranking = [doc for entry in entries for doc in _ID_SPACE.split(entry) if doc]
         seen: dict[str, int] = {}
         for position, doc in enumerate(ranking, start=1):
             if doc in seen:
@@ -282,13 +293,14 @@ def _refuse_unstorable_ids(run: metrics.Run, source: str) -> None:
     # so such an ID could never be judged; it would also break the stored columns. The file
     # readers refuse them already; pasted lists come through here only.
     for query in run.query_ids:
-        if len(query) > MAX_ID_LENGTH:
-            raise RunUploadError(
-                _("%(file)s: query ID %(value)s is longer than %(max)s characters, which no pool can hold")
-                % {"file": source, "value": repr(query[:40] + "…"), "max": MAX_ID_LENGTH}
-            )
         ranking = run.ranking(query)
         lines = run.lines_of(query)
+        if len(query) > MAX_ID_LENGTH:
+            raise RunUploadError(
+                _("%(file)s, line %(line)s: query ID %(value)s is longer than %(max)s characters, which no pool can hold")
+                % {"file": source, "line": lines[0] if lines else "?", "value": repr(query[:40] + "…"),
+                   "max": MAX_ID_LENGTH}
+            )
         for position, value in enumerate((query, *ranking)):
             if char := first_bad_id_char(value):
                 # A query ID is on the line of its first document (a run lists no empty query).

@@ -531,7 +531,17 @@ def comparison_verify(request: ProjectRequest, slug: str, comparison_id: int) ->
         return _integrity_failure(request, comparison, error)
     except ComparisonInputError as error:
         differences = [str(error)]
-    if differences:
+    # The pages check only the hashed text the scores come from (cheap enough for every view);
+    # the explicit check also compares the version's stored rows with it, as the version page does.
+    row_problems = comparison.pool_version.integrity_problems()
+    if row_problems:
+        level, text = (
+            messages.ERROR,
+            _("Pool version %(version)s failed its integrity check: %(problem)s The scores here come from its "
+              "hashed judgments only; see the version page before relying on them.")
+            % {"version": str(comparison.pool_version), "problem": row_problems[0]},
+        )
+    elif differences:
         level, text = (
             messages.ERROR,
             _("Recomputing did NOT reproduce the stored numbers (%(count)s differences), first: %(first)s")

@@ -390,7 +390,8 @@ class GradeReader:
 def as_json(value: object, limit: int = 60) -> str:
     """A value read from JSON, shown as the file wrote it (true, null, "2"), not as Python would
     print it (True, None, '2'): the person reading the error wrote JSON. Long values are cut."""
-    text = json.dumps(value, ensure_ascii=False)
+    # json.dumps leaves NEL, U+2028 and other unprintables raw: a message must stay one line.
+    text = escape_unprintable(json.dumps(value, ensure_ascii=False))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -403,6 +404,10 @@ def _id_text(value: object) -> object:
 def check_query_id(value: object, *, source: str, line: int) -> str:
     value = _id_text(value)
     if not isinstance(value, str) or not value or value != value.strip():
+        if isinstance(value, str):
+            # str.strip() also takes NEL, U+2028 and U+001C-U+001F: named as such, not as
+            # "surrounding spaces" invisible in the message (QA). The builders check the rest.
+            check_id_chars(value, source=source, line=line)
         raise EvaluationError(
             gettext_noop("query_id must be non-empty text or a whole number, without surrounding spaces, got %(value)s"),
             {"value": as_json(value)},
@@ -415,6 +420,8 @@ def check_query_id(value: object, *, source: str, line: int) -> str:
 def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
     value = _id_text(value)
     if not isinstance(value, str) or not value or value != value.strip():
+        if isinstance(value, str):
+            check_id_chars(value, source=source, line=line, query=query)  # as above
         raise EvaluationError(
             gettext_noop(
                 "query %(query)r: doc_id must be non-empty text or a whole number, without surrounding spaces, "

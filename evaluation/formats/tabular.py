@@ -134,6 +134,13 @@ def _malformed(error: csv.Error, name: str, line: int) -> EvaluationError:
             source=name,
             line=line,
         )
+    if str(error).startswith("field larger than field limit"):
+        return EvaluationError(
+            gettext_noop("a field on this line is longer than %(limit)s characters, the most a field may hold"),
+            {"limit": f"{CSV_FIELD_LIMIT:,}"},
+            source=name,
+            line=line,
+        )
     return EvaluationError(
         gettext_noop("malformed CSV: %(error)s"), {"error": str(error)}, source=name, line=line
     )

@@ -21,6 +21,7 @@ from evaluation.metrics.policies import (
     DEFAULT_SETTINGS,
     MAX_BREAKDOWN_K,
     EvaluationError,
+    Listed,
     Settings,
     Ties,
     as_settings,
@@ -136,12 +137,9 @@ def ranked_indices(
         for start, end in _tie_groups(ordered):
             if end - start > 1 and (k is None or start < k):
                 members = sorted(order[start:end])  # input (file) order reads best in a message
-                names = ", ".join(repr(doc_ids[i]) for i in members[:5]) + (
-                    ", ..." if len(members) > 5 else ""
-                )
-                params = {
+                params: dict[str, object] = {
                     "query": query_id,
-                    "docs": names,
+                    "docs": Listed((doc_ids[i] for i in members[:5]), more=len(members) > 5),
                     "score": ordered[start],
                     "first": start + 1,
                     "last": end,
@@ -152,7 +150,7 @@ def ranked_indices(
                         "%(first)s-%(last)s (lines %(lines)s); "
                         "choose a tie policy: docid-desc (trec_eval), docid-asc, input-order or expected"
                     )
-                    params["lines"] = ", ".join(str(lines[i]) for i in members[:5])
+                    params["lines"] = Listed(lines[i] for i in members[:5])
                 else:
                     template = gettext_noop(
                         "query %(query)r: documents %(docs)s share the score %(score)r at ranks %(first)s-%(last)s; "

@@ -6,7 +6,7 @@ rules that produced it (gain, unjudged documents, zero IDCG, ties, missing and e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, get_args
 
@@ -53,8 +53,33 @@ def _quoted(value: object) -> object:
         items = [_quoted(item) for item in value[:MAX_QUOTED_ITEMS]]
         if len(value) > MAX_QUOTED_ITEMS:
             items.append(f"… {len(value) - MAX_QUOTED_ITEMS} more")
+        if isinstance(value, Listed):
+            return Listed(items, more=value.more)
         return type(value)(items) if isinstance(value, list) else tuple(items)
     return value
+
+
+class Listed(tuple[object, ...]):
+    """Values an error message lists (tied documents, their lines). In English, for the command
+    line, they read 'A', 'B' (IDs quoted as %r quotes them) and `more` adds ", ..."; a page joins
+    them in its own quotes and list separator (Chinese lists with "，", not ", ": QA)."""
+
+    more: bool
+
+    def __new__(cls, values: Iterable[object], *, more: bool = False) -> Listed:
+        listed = super().__new__(cls, values)
+        listed.more = more
+        return listed
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_listed, (tuple(self), self.more))
+
+    def __str__(self) -> str:
+        return ", ".join(repr(v) if isinstance(v, str) else str(v) for v in self) + (", ..." if self.more else "")
+
+
+def _rebuild_listed(values: tuple[object, ...], more: bool) -> Listed:
+    return Listed(values, more=more)
 
 
 class EvaluationError(ValueError):

@@ -158,6 +158,23 @@ def test_pasted_lines_are_counted_as_editors_count_them_and_a_query_may_hold_a_c
     )
 
 
+def test_a_query_id_too_long_for_any_pool_is_refused_with_its_line() -> None:
+    """QA: the refusal named the file and the ID but not the line, unlike every other run error."""
+    text = "q1 Q0 A 1 2.0 s\n" + "Q" * 300 + " Q0 A 1 2.0 s\n"
+    with pytest.raises(RunUploadError, match=r"^longq.run, line 2: query ID 'QQQ.*' is longer than 255 characters"):
+        run_parse(data=text.encode(), fmt="trec", file_name="longq.run")
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029", "\x1f"])
+def test_a_pasted_id_holding_a_character_no_id_may_hold_is_refused_not_split_in_two(char: str) -> None:
+    """str.split() splits at these too: "B<U+2028>C" became the two IDs B and C (leftover)."""
+    with pytest.raises(RunUploadError, match=f"pasted.txt, line 2: document ID .* contains the character U\\+{ord(char):04X}"):
+        run_parse(data=f"q1: A\nq2: B{char}C, D\n".encode(), fmt="lists", file_name="pasted.txt")
+    # Every Unicode space still separates IDs: the full-width one, a no-break space, a tab.
+    run = parse_ranked_lists("q1: 甲\u3000乙\u00a0丙\t丁 , 戊\n", source="p", name="p")
+    assert run.ranking("q1") == ("甲", "乙", "丙", "丁", "戊")
+
+
 @pytest.mark.parametrize(
     ("text", "policies", "expected"),
     [
@@ -421,3 +438,26 @@ def test_engine_run_of_a_scored_run_keeps_scores_for_the_tie_policy(cast: Cast) 
         ("C", 9.5),
         ("A", 8.25),
     ]
+
+
+def test_tied_documents_and_their_lines_are_listed_in_the_pages_quotes_and_separator() -> None:
+    """QA: the page's tie refusal read "documents 'A', 'B'" (the command line's quotes) in a
+    sentence quoting everything else “so”, and zh-Hans listed the lines as "第 1, 2 行"."""
+    import io
+
+    from django.utils import translation
+
+    from evaluation import formats, metrics
+    from evaluation.services import describe_error
+
+    stream = io.StringIO("q1 Q0 A 1 1.0 s\nq1 Q0 B 2 1.0 s\n")
+    stream.name = "tied.run"
+    run = formats.read_run(stream, format="trec", name="tied.run")
+    with pytest.raises(metrics.EvaluationError) as caught:
+        metrics.evaluate_run({"q1": {"A": 1, "B": 0}}, run)
+    assert "documents 'A', 'B' share the score 1.0 at ranks 1-2 (lines 1, 2)" in str(caught.value)  # the CLI
+    with translation.override("en"):
+        assert "documents “A”, “B” share the score 1.0 at ranks 1-2 (lines 1, 2)" in describe_error(caught.value)
+    with translation.override("zh-hans"):
+        text = describe_error(caught.value)
+    assert "文档 “A”，“B” 在第 1-2 名" in text and "（第 1，2 行）" in text

@@ -136,3 +136,45 @@ def test_an_editor_finds_no_comparisons_in_the_demo(
     expect(page.get_by_role("link", name="Comparisons")).to_have_count(0)
     response = page.goto(f"{live_server.url}/p/{project.slug}/comparisons/")
     assert response is not None and response.status == 403
+
+
+def test_the_worked_breakdowns_sit_side_by_side_only_where_both_fit_whole(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    """QA: at 1300, 1440 and 1920 px each system's card scrolled sideways and cut the Running DCG
+    column to "Ru". Now two cards share a row only where both tables fit; otherwise they stack."""
+    from evaluation.metrics import Settings
+    from evaluation.services import comparison_create, run_upload
+
+    project = build_demo()
+    reviewer = project.memberships.get(user__username="reviewer").user
+    version = pool_version_create(
+        pool=Pool.objects.create(project=project, name="Layout pool"),
+        judgments=[(q, d, g, "unanimous") for q, docs in POOL.items() for d, g in docs.items()],
+        source=PoolVersionSource.FROZEN,
+        by=reviewer,
+    )
+    runs = [
+        run_upload(project=project, name=name, notes="", fmt=fmt, file_name=file_name, data=text.encode(), by=reviewer)
+        for name, fmt, file_name, text in (
+            ("baseline", "trec", "baseline.trec", BASELINE), ("candidate", "lists", "pasted.txt", CANDIDATE)
+        )
+    ]
+    comparison = comparison_create(
+        project=project, pool_version=version, run_a=runs[0], run_b=runs[1], settings=Settings(k=5), by=reviewer
+    )
+    log_in(page, live_server.url, "reviewer", DEMO_PASSWORD)
+    for width in (1300, 1440, 1500, 1920):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{live_server.url}/p/{DEMO_SLUG}/comparisons/{comparison.pk}/query/?query=q1")
+        cards = page.locator(".sides > *")
+        expect(cards).to_have_count(2)
+        boxes = [cards.nth(i).bounding_box() for i in range(2)]
+        assert all(box is not None for box in boxes)
+        side_by_side = boxes[0]["y"] == boxes[1]["y"]  # type: ignore[index]
+        assert side_by_side == (width >= 1500), (width, boxes)
+        for i in range(2):
+            # The whole table shows: no card scrolls sideways, and the document does not either.
+            assert cards.nth(i).evaluate("card => card.scrollWidth <= card.clientWidth"), (width, i)
+            expect(cards.nth(i).get_by_role("columnheader", name="Running DCG")).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= width

@@ -99,7 +99,7 @@ def _in(language: str, error: EvaluationError) -> str:
         ),
         (
             lambda: metrics.score_query(["A", "B"], {"A": 1, "B": 2}, scores=[1.0, 1.0], query_id="q1"),
-            ["“q1”", "'A', 'B'", "1.0", "docid-desc"],
+            ["“q1”", "“A”，“B”", "1.0", "docid-desc"],
         ),
     ],
 )

@@ -241,6 +241,17 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             r"a quote opened on this line is never closed",
         ),
         ("r.csv", 'query_id,doc_id,score\nq1,A,1\nq1,"B"x,2\n', 3, r"malformed CSV: ',' expected after '\"'"),
+        # str.strip() takes these too: they were refused as "surrounding spaces", shown raw (QA).
+        ("r.csv", "query_id,doc_id,score\nq1,A\u2028,1\n", 2, r"document ID 'A\\u2028' contains the character U\+2028"),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A\\u0085", "score": 1}\n', 1, r"document ID 'A\\x85' contains the character U\+0085"),
+        ("r.csv", "query_id,doc_id,score\nq1\x1c,A,1\n", 2, r"query ID 'q1\\x1c' contains the character U\+001C"),
+        pytest.param(
+            "r.csv",
+            "query_id,doc_id,score\nq1,A,1\nq1," + "B" * (16 * 1024 * 1024 + 1) + ",2\n",
+            3,
+            r"a field on this line is longer than 16,777,216 characters, the most a field may hold$",
+            id="a-field-over-the-csv-limit",
+        ),
         # Two systems in one file were merged into one run (QA report).
         (
             "r.csv",
