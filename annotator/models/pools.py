@@ -15,6 +15,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.projects import Project
+from evaluation.formats.common import bad_id_chars
 
 
 class PoolIntegrityError(Exception):
@@ -44,9 +45,13 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
     seen: set[tuple[str, str]] = set()
     for query_id, doc_id, grade in judgments:
         for value in (query_id, doc_id):
-            if not value or value != value.strip() or any(c in value for c in "\t\n\r"):
+            # The rule of every reader (bad_id_chars), so that any version's export reads back.
+            if not value or value != value.strip() or bad_id_chars(value):
                 raise ValueError(
-                    gettext("ID %(value)r is empty, padded with spaces or contains a tab or line break")
+                    gettext(
+                        "ID %(value)r is empty, padded with spaces, or holds a tab, a line break, a control "
+                        "character or a byte-order mark"
+                    )
                     % {"value": value}
                 )
         if type(grade) is not int or not 0 <= grade <= 3:

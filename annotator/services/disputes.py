@@ -35,6 +35,7 @@ from django.utils.translation import gettext as _
 from annotator.agreement import check_grade
 from annotator.models import (
     Candidate,
+    CandidateSource,
     CriteriaVersion,
     Dispute,
     DisputeStatement,
@@ -427,6 +428,10 @@ class TimelineEvent:
     criteria_level: int | None = None
     source: str = ""
     severity: int | None = None
+    # A decision copied with its pair from a frozen version: that version's label ("Pool v1") and
+    # the source the version recorded (unanimous, discussion, adjudicated or imported).
+    copied_from: str = ""
+    copied_source: str = ""
 
 
 # Same instant: a grade comes before the dispute it opens, a reason before the reveal it causes.
@@ -611,6 +616,18 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
                 )
             )
     if final is not None and not hidden:  # a final grade of 3 from a unanimous pair is both grades
+        copied_from = copied_source = ""
+        if candidate.source == CandidateSource.COPIED:
+            copied_from = candidate.source_detail
+            based_on = candidate.grading_set.based_on
+            recorded = (
+                based_on.judgments.filter(query_id=candidate.query.external_id, doc_id=candidate.document.external_id)
+                .values_list("source", flat=True)
+                .first()
+                if based_on is not None
+                else None
+            )
+            copied_source = recorded or ""
         events.append(
             TimelineEvent(
                 at=final.decided_at,
@@ -619,6 +636,8 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
                 grade=final.grade,
                 text=final.note,
                 source=final.source,
+                copied_from=copied_from,
+                copied_source=copied_source,
             )
         )
     events.sort(key=lambda e: (e.at, _KIND_ORDER[e.kind]))

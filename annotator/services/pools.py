@@ -28,6 +28,7 @@ from django.template.defaultfilters import filesizeformat
 from django.utils.text import Truncator, slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import pgettext
 
 from annotator.models import (
     Candidate,
@@ -378,18 +379,23 @@ def pool_freeze(
     if pool is None:
         pool = Pool.objects.create(project=grading_set.project, name=Pool.unique_name(grading_set.project, grading_set.name))
         grading_set.pool = pool
-    version = pool_version_create(
-        pool=pool,
-        judgments=judgments,
-        source=PoolVersionSource.FROZEN,
-        by=by,
-        grading_set=grading_set,
-        criteria_versions=preview.criteria_versions,
-        provenance=_provenance(preview, preview.ready, len(exclusions)),
-        exclusions=exclusions,
-        document_versions=document_versions,
-        continues=grading_set.based_on,
-    )
+    try:
+        version = pool_version_create(
+            pool=pool,
+            judgments=judgments,
+            source=PoolVersionSource.FROZEN,
+            by=by,
+            grading_set=grading_set,
+            criteria_versions=preview.criteria_versions,
+            provenance=_provenance(preview, preview.ready, len(exclusions)),
+            exclusions=exclusions,
+            document_versions=document_versions,
+            continues=grading_set.based_on,
+        )
+    except ValueError as exc:
+        # Only IDs stored before the imports refused what a version cannot hold get here (the
+        # imports check the same rule now); the transaction undoes the pool made above.
+        raise FreezeError(_("This set cannot be frozen: %(error)s") % {"error": exc}) from exc
     grading_set.is_open = False  # graded and frozen: editors are done with this set
     grading_set.save(update_fields=["pool", "is_open"])
     return version
@@ -485,17 +491,28 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     criteria = (
         CriteriaVersion.objects.filter(project=project, number=max(numbers)).first() if numbers else None
     ) or CriteriaVersion.objects.current_for(project)
+    # Who settled each pair and their note come along (the final grade keeps its provenance; QA:
+    # the copy dropped both). No sentence is stored: the timeline says "copied from" in its
+    # reader's language, from the candidate's source and the version's own record.
+    originals = {
+        (f.candidate.query.external_id, f.candidate.document.external_id): f
+        for f in FinalGrade.objects.filter(candidate__grading_set=based_grading_set).select_related(
+            "candidate__query", "candidate__document"
+        )
+    } if based_grading_set is not None else {}
     finals = []
     for r, c in zip(rows, candidates, strict=True):
+        original = originals.get((r.query_id, r.doc_id))
         if r.source in FinalSource.values:
-            finals.append(FinalGrade(candidate=c, grade=r.grade, source=r.source, criteria_version=criteria,
-                                     note=_("Copied from %(label)s.") % {"label": label}))
+            finals.append(FinalGrade(
+                candidate=c, grade=r.grade, source=r.source, criteria_version=criteria,
+                decided_by=original.decided_by if original else None, note=original.note if original else "",
+            ))
         else:
             # FinalGrade has no "imported" source: the person starting the version takes the
-            # imported grade on as a decision, and says so; the next freeze restores "imported".
+            # imported grade on as a decision; the next freeze restores "imported".
             finals.append(FinalGrade(
                 candidate=c, grade=r.grade, source=FinalSource.ADJUDICATED, decided_by=by, criteria_version=criteria,
-                note=_("Copied from %(label)s, where it was %(source)s.") % {"label": label, "source": r.source or "?"},
             ))
     FinalGrade.objects.bulk_create(finals)
     return grading_set
@@ -697,9 +714,7 @@ def read_judgments(
     try:
         text = upload_text(data)
     except UploadTextError as exc:
-        raise PoolImportError(
-            _("%(file)s, line %(line)s: %(problem)s") % {"file": name, "line": exc.line, "problem": exc.message}
-        ) from None
+        raise _refusal(name, exc.line, exc.message) from None
     stream = io.StringIO(text, newline="")
     stream.name = name  # the readers put it in their messages
     try:
@@ -720,16 +735,22 @@ def read_judgments(
             continue
         line = text.count("\n", 0, max(text.find(value), 0)) + 1
         shown = repr(Truncator(value).chars(40))
-        raise PoolImportError(
-            _("Nothing was imported: %(error)s")
-            % {"error": _("%(file)s, line %(line)s: %(problem)s")
-               % {"file": name, "line": line, "problem": problem % {"value": shown, "length": len(value), "max": limit}}}
-        )
+        raise _refusal(name, line, problem % {"value": shown, "length": len(value), "max": limit})
     try:
         canonical_serialisation(rows)  # the backstop: duplicates and grades were checked by the reader
     except ValueError as exc:
-        raise PoolImportError(_("Nothing was imported: %(error)s") % {"error": f"{name}: {exc}"}) from exc
+        raise _refusal(name, None, str(exc)) from exc
     return rows
+
+
+def _refusal(name: str, line: int | None, problem: str) -> PoolImportError:
+    """ "Nothing was imported: file NAME, line N: PROBLEM", worded as the readers' own refusals
+    (evaluation.services.describe_error), so every refusal of a pool file reads alike (QA)."""
+    where = [_("file %(file)s") % {"file": name}]
+    if line is not None:
+        where.append(_("line %(line)s") % {"line": line})
+    located = _("%(where)s: %(problem)s") % {"where": pgettext("list separator", ", ").join(where), "problem": problem}
+    return PoolImportError(_("Nothing was imported: %(error)s") % {"error": located})
 
 
 def _file_stem(version: PoolVersion) -> str:

@@ -143,7 +143,12 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     context["gap_documents"] = gap.values("document_version__document").distinct().count()
     context["gap_rows"] = list(gap.order_by("doc_id", "query_id")[:20])
     context["exclusion_reasons"] = {OPEN_DISPUTE: _("open dispute"), NO_FINAL_GRADE: _("no final grade")}
-    context["formats"] = EXPORT_FORMATS.items()
+    # TREC qrels split fields at spaces, so an ID holding one cannot be written there (the export
+    # refuses it): offer the formats that can hold every ID, and say why qrels is missing (QA).
+    # The canonical text separates fields with tabs only, so a space in it is inside an ID.
+    spaced = " " in version.canonical
+    context["formats"] = [(fmt, label) for fmt, label in EXPORT_FORMATS.items() if not (spaced and fmt == "qrels")]
+    context["qrels_refused"] = spaced
     context["siblings"] = version.pool.versions.exclude(pk=version.pk).order_by("-number")
     context["latest"] = version.pool.latest_version()  # only the newest version can be continued
     context["provenance_json"] = json.dumps(version.provenance, ensure_ascii=False, indent=2)

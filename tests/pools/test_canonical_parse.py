@@ -6,12 +6,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from annotator.models.pools import canonical_serialisation, parse_canonical
+from evaluation.formats.common import bad_id_chars
 
-# Any ID the serialisation accepts: no tab, CR or LF, no surrounding white space. Other separators
-# (U+2028, U+001C, ...) are legal inside IDs and must not split a line.
-ids = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\t\n\r"), min_size=1, max_size=8
-).filter(lambda value: value == value.strip())
+# Any ID the serialisation accepts: the readers' ID rule (no control character, U+2028/2029 or
+# BOM), no surrounding white space.
+ids = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8).filter(
+    lambda value: value == value.strip() and not bad_id_chars(value)
+)
 
 
 @given(st.dictionaries(st.tuples(ids, ids), st.integers(min_value=0, max_value=3), max_size=60))
@@ -21,3 +22,10 @@ def test_parsing_the_canonical_text_returns_the_serialised_judgments(judgments: 
         expected.setdefault(query_id, {})[doc_id] = grade
     canonical = canonical_serialisation((q, d, g) for (q, d), g in judgments.items())
     assert parse_canonical(canonical) == expected
+
+
+def test_a_version_frozen_before_the_id_rule_still_reads_back() -> None:
+    """Versions frozen before the serialisation took the readers' ID rule may hold U+2028, NEL or
+    U+001C inside an ID: their hashed text must still read as written, not split at them."""
+    canonical = "q\u20281\tA\x85B\t2\nq\u20281\tC\x1cD\t0\n"
+    assert parse_canonical(canonical) == {"q\u20281": {"A\x85B": 2, "C\x1cD": 0}}

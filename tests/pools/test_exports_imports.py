@@ -255,12 +255,17 @@ def test_an_id_too_long_or_with_a_tab_is_refused_with_its_line(cast: Cast, tmp_p
     """Before: a 300-character ID was a DataError on PostgreSQL (traceback), a tab gave no line."""
     long_id = "D" * 300
     cases = {
-        "long.qrels": (f"q1 0 A 1\nq1 0 {long_id} 2\n", f"line 2: ID '{'D' * 39}…' has 300 characters; at most 255"),
+        # Every refusal of a pool file reads alike (QA: this one lacked "file", encoding ones "Nothing...").
+        "long.qrels": (
+            f"q1 0 A 1\nq1 0 {long_id} 2\n",
+            f"Nothing was imported: file long.qrels, line 2: ID '{'D' * 39}…' has 300 characters; at most 255",
+        ),
+        "latin1.qrels": ("q1 0 A 1\nq1 0 caf\xe9 2\n", "Nothing was imported: file latin1.qrels, line 2: "),
         "tab.csv": ('query_id,doc_id,grade\nq1,A,1\nq1,"C\tD",2\n', "line 3: query “q1”: document ID “C\\tD” contains the character U+0009"),
     }
     for name, (text, message) in cases.items():
         target = tmp_path / name
-        target.write_text(text)
+        target.write_bytes(text.encode("latin-1" if name.startswith("latin1") else "utf-8"))
         with pytest.raises(CommandError) as refused:
             call_command("import_pool", "alpha", str(target), "--pool", "ids", "--by", "olivia", stdout=io.StringIO())
         assert refused.value.returncode == 2 and message in str(refused.value), str(refused.value)

@@ -6,6 +6,8 @@ import hashlib
 
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.test import Client
+from django.urls import reverse
 from django.utils import translation
 
 from annotator.models import (
@@ -67,6 +69,18 @@ def test_freezing_a_settled_set_records_every_final_grade_and_its_provenance(cas
     grading_set.refresh_from_db()
     assert grading_set.pool == version.pool
     assert grading_set.is_open is False
+
+
+def test_an_id_stored_before_the_imports_refused_it_stops_the_freeze_with_a_message(cast: Cast) -> None:
+    """Imports refuse U+2028 in IDs since session 8; a document stored earlier must not make the
+    freeze a 500 nor a version whose export cannot be read back."""
+    grading_set = factories.graded_set(cast.alpha, editors(cast), PHONE, name="Legacy")
+    Document.objects.filter(project=cast.alpha, external_id="A").update(external_id="A\u2028old")
+    with pytest.raises(FreezeError, match=r"cannot be frozen: ID 'A\\u2028old' is empty, padded"):
+        pool_freeze(grading_set=grading_set, by=cast.reviewer)
+    assert not Pool.objects.filter(project=cast.alpha).exists()
+    grading_set.refresh_from_db()
+    assert grading_set.is_open and grading_set.pool is None
 
 
 def test_freezing_with_an_open_dispute_is_refused_with_the_list_of_pairs(cast: Cast) -> None:
@@ -200,6 +214,42 @@ def test_versions_form_a_line_only_the_newest_is_continued_by_one_set_at_a_time(
     with pytest.raises(CopyError, match="Version 1 is not the newest version of Phone: start from version 2"):
         grading_set_create_from_version(version=v1, by=cast.reviewer)
     assert grading_set_create_from_version(version=v2, by=cast.reviewer).based_on == v2
+
+
+def test_a_new_version_keeps_who_settled_each_pair_and_the_timeline_says_it_was_copied(cast: Cast, client: Client) -> None:
+    """QA: the copy dropped the reviewer and the note ("settled it" with no subject) and stored
+    "Copied from ... ." in the language of whoever clicked, shown as is in zh-Hans."""
+    from annotator.models import Membership
+    from annotator.services.disputes import pair_timeline
+
+    grading_set = factories.graded_set(cast.alpha, editors(cast), {**PHONE, ("q1", "B"): (2, 3)}, name="Phone")
+    dispute = Dispute.objects.get(candidate__document__external_id="B")
+    dispute.status = "in_review"
+    dispute.save()
+    dispute_settle(dispute=dispute, by=cast.reviewer, grade=2, note="deadline missing")
+    v1 = pool_freeze(grading_set=grading_set, by=cast.reviewer)
+    with translation.override("zh-hans"):
+        next_set = grading_set_create_from_version(version=v1, by=cast.owner)
+    copied = {
+        f.candidate.document.external_id: f
+        for f in FinalGrade.objects.filter(candidate__grading_set=next_set).select_related("candidate__document")
+    }
+    assert (copied["B"].decided_by, copied["B"].note, copied["B"].source) == (cast.reviewer, "deadline missing", "adjudicated")
+    assert (copied["A"].decided_by, copied["A"].note, copied["A"].source) == (None, "", "unanimous")
+    membership = Membership.objects.get(project=cast.alpha, user=cast.reviewer)
+    for document, expected in (
+        ("B", ("adjudicated", "Phone v1", "deadline missing")),
+        ("A", ("unanimous", "Phone v1", "")),
+    ):
+        candidate = copied[document].candidate
+        (decided,) = [e for e in pair_timeline(candidate=candidate, viewer=cast.reviewer, membership=membership).events
+                      if e.kind == "decided"]
+        assert (decided.copied_source, decided.copied_from, decided.text) == expected
+    client.force_login(cast.reviewer)
+    timeline = reverse("pair_timeline", kwargs={"slug": cast.alpha.slug, "candidate_id": copied["B"].candidate_id})
+    page = client.get(timeline).content.decode()
+    assert f"Final grade 2, copied from Phone v1, where {cast.reviewer.get_username()} settled it." in page
+    assert "deadline missing" in page and "Copied from" not in page
 
 
 def test_copying_an_imported_version_keeps_imported_as_the_source_of_unchanged_pairs(cast: Cast) -> None:

@@ -47,7 +47,12 @@ def test_a_stored_version_hashes_to_the_independently_computed_digest(cast: Cast
         ([("q1", "A", True)], "not an integer 0..3"),
         ([("q1", "A", 2.0)], "not an integer 0..3"),
         ([("q1", "A", 1), ("q1", "A", 2)], "appears twice"),
-        ([("q1", "A\tB", 1)], "tab or line break"),
+        ([("q1", "A\tB", 1)], "a tab, a line break"),
+        # The readers' rule: a version holding one of these could not read its own export back.
+        ([("q1", "A\x85B", 1)], "control character"),
+        ([("q1\u2028", "A", 1)], "line break"),
+        ([("q1", "\ufeffA", 1)], "byte-order mark"),
+        ([("q1", "A\x1fB", 1)], "control character"),
         ([(" q1", "A", 1)], "padded"),
         ([("", "A", 1)], "empty"),
     ],

@@ -175,8 +175,17 @@ def test_a_format_that_cannot_hold_the_ids_goes_back_with_the_reason(cast: Cast,
     # the browser saved this refusal page as download.html and the reason was never seen (QA).
     page = client.get(version_url("pool_version_detail", version)).content.decode()
     export = version_url("pool_version_export", version)
-    assert page.count(f'href="{export}?format=') == 6
+    # The page no longer offers the qrels export it would refuse, and says why (QA).
+    assert page.count(f'href="{export}?format=') == 4 and "?format=qrels" not in page
+    assert "No TREC qrels export: some IDs of this version hold a space" in html_text(page)
     assert re.search(r"<a [^>]*\bdownload\b", page) is None
+    frozen_page = client.get(version_url("pool_version_detail", frozen_without_spaces(cast))).content.decode()
+    assert "?format=qrels" in frozen_page and "No TREC qrels export" not in frozen_page
+
+
+def frozen_without_spaces(cast: Cast) -> PoolVersion:
+    pool = Pool.objects.create(project=cast.alpha, name="Plain")
+    return pool_version_create(pool=pool, judgments=[("q1", "doc-one", 2, "")], source="frozen", by=cast.owner)
 
 
 def test_the_diff_page_lists_added_removed_and_changed_pairs(cast: Cast, client: Client) -> None:
@@ -362,7 +371,7 @@ def test_the_freeze_page_refuses_before_sending_when_a_file_was_imported_as_the_
 def test_a_reviewer_starts_a_new_version_from_a_frozen_one(cast: Cast, client: Client, frozen: PoolVersion) -> None:
     url = version_url("pool_version_continue", frozen)
     login(client, cast.reviewer)
-    assert "Start version 2 of Phone number change" in client.get(url).content.decode()
+    assert "Start a new version of Phone number change from version 1" in client.get(url).content.decode()
     response = client.post(url, {"confirm": "on", "name": "Phone, round 2"})
     assert response.status_code == 302
     new_set = GradingSet.objects.get(name="Phone, round 2")
