@@ -47,6 +47,16 @@ class GradeForm(forms.Form):
                          "Reload the page and grade again."),
         },
     )
+    # The criteria version the page showed: a meaning change since refuses the save (grade_submit).
+    # Optional, unlike the document version: without it the grade is taken under the current criteria.
+    criteria_version = forms.IntegerField(
+        widget=forms.HiddenInput,
+        required=False,
+        error_messages={
+            "invalid": _("The criteria version sent with the grade is not a whole number. "
+                         "Reload the page and grade again."),
+        },
+    )
 
 
 SEARCH_MAX_LENGTH = 200  # also the search box's maxlength (document and query lists)

@@ -32,6 +32,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
+from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 
 from annotator.text import enumeration
@@ -47,7 +48,7 @@ from evaluation.formats.common import (
     plain_number,
     text_lines,
 )
-from evaluation.formats.tabular import JSON_LINE_PROBLEMS, RUN_COLUMNS
+from evaluation.formats.tabular import CSV_FIELD_LIMIT, JSON_LINE_PROBLEMS, RUN_COLUMNS
 from evaluation.formats.trec import split_fields
 
 MAX_ERRORS = 20
@@ -120,6 +121,9 @@ class _Collector:
             raise ImportFileError(self.errors, self.more)
 
 
+OPTIONAL_DOCUMENT_FIELDS = frozenset({"title", "url", "unit"})
+
+
 @dataclass(frozen=True)
 class DocumentRecord:
     line: int
@@ -128,6 +132,13 @@ class DocumentRecord:
     title: str = ""
     url: str = ""
     unit: str = "document"
+    # The optional fields the file gives (its columns; in JSONL, the line's keys). One it leaves
+    # out keeps the stored document's value: a body-only file must not wipe every title (QA).
+    given: frozenset[str] = OPTIONAL_DOCUMENT_FIELDS
+
+    def kept(self) -> frozenset[str]:
+        """The optional fields an existing document keeps as stored."""
+        return OPTIONAL_DOCUMENT_FIELDS - self.given
 
 
 @dataclass(frozen=True)
@@ -136,6 +147,8 @@ class QueryRecord:
     external_id: str
     text: str
     information_need: str = ""
+    # False when the file has no information_need column (or key): the stored one is kept.
+    gives_information_need: bool = True
 
 
 @dataclass(frozen=True)
@@ -246,6 +259,10 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
         except csv.Error as exc:
             if str(exc) == "unexpected end of data":
                 message = _("a quote opened on this line is never closed (the file ends inside the quoted field).")
+            elif str(exc).startswith("field larger than field limit"):
+                message = _("a field on this line is longer than %(limit)s characters, the most a field may hold.") % {
+                    "limit": number_format(CSV_FIELD_LIMIT, force_grouping=True)
+                }
             else:
                 message = _("this line cannot be read as CSV (%(error)s).") % {"error": exc}
             errors.add(start, "", "", message)
@@ -416,7 +433,10 @@ def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
             errors.add(line, "unit", row.get("unit", ""), _("must be one of: %(units)s.") % {"units": enumeration(UNITS)})
             ok = False
         if ok:
-            records.append(DocumentRecord(line=line, external_id=doc_id, body=body, title=title, url=url, unit=unit))
+            records.append(DocumentRecord(
+                line=line, external_id=doc_id, body=body, title=title, url=url, unit=unit,
+                given=OPTIONAL_DOCUMENT_FIELDS.intersection(row),
+            ))
     errors.raise_if_any()
     return records
 
@@ -438,6 +458,7 @@ def read_queries(data: bytes | str, fmt: str) -> list[QueryRecord]:
             records.append(QueryRecord(
                 line=line, external_id=query_id, text=query_text,
                 information_need=row.get("information_need", "").strip(),
+                gives_information_need="information_need" in row,
             ))
     errors.raise_if_any()
     return records

@@ -171,14 +171,17 @@ class Query(models.Model):
     @classmethod
     @transaction.atomic
     def upsert(
-        cls, *, project: Project, external_id: str, text: str, information_need: str = ""
+        cls, *, project: Project, external_id: str, text: str, information_need: str | None = ""
     ) -> tuple[Query, str]:
         """Create, update or leave alone. Returns (query, "created"|"updated"|"unchanged").
 
         Queries keep no versions: a changed text changes what every grade of the query meant, so
-        the caller flags those grades for re-checking.
+        the caller flags those grades for re-checking. `information_need=None` keeps the stored one
+        (an import file without that column).
         """
         query = cls.objects.select_for_update().filter(project=project, external_id=external_id).first()
+        if information_need is None:
+            information_need = query.information_need if query is not None else ""
         if query is None:
             return cls.objects.create(
                 project=project, external_id=external_id, text=text, information_need=information_need

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.contrib.auth.models import User
@@ -56,8 +56,12 @@ class PairLocked(GradingError):
     """The pair is settled or in dispute: the editor's grade changes only through the dispute flow."""
 
 
+class CriteriaChanged(GradingError):
+    """The criteria changed meaning after the page the grade came from was loaded."""
+
+
 class UnknownDocumentVersion(GradingError):
-    """The grade names a document version that never existed: bad input, not a document that changed."""
+    """The grade names a document (or criteria) version that never existed: bad input, not a change."""
 
 
 # --- grading ---------------------------------------------------------------------------------
@@ -104,6 +108,7 @@ def grade_submit(
     value: int,
     reason: str = "",
     document_version: int | None = None,
+    criteria_version: int | None = None,
 ) -> Grade:
     """Save `editor`'s grade for `candidate` (create or update), then let the pair settle if complete.
 
@@ -131,6 +136,10 @@ def grade_submit(
         raise GradingError(_("Only members of the project can grade in it."))
     locked = pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk))
     if locked:
+        if not Grade.objects.filter(candidate=candidate, editor=editor).exists():
+            # Blind grading: whether the others agreed (settled) or not (dispute) is not for an
+            # editor who never graded the pair; the page says the same for such a pair.
+            locked = _("This pair already has all the grades it needs.")
         raise PairLocked(locked)
     document = candidate.document
     # Versions run 1..current, so a number outside that range was never shown to anyone: refuse it
@@ -148,6 +157,23 @@ def grade_submit(
         )
     doc_version = DocumentVersion.objects.get(document=document, version=document.version)
     criteria = CriteriaVersion.objects.current_for(grading_set.project)
+    if criteria_version is not None and criteria_version != criteria.number:
+        if not 1 <= criteria_version <= criteria.number:
+            raise UnknownDocumentVersion(
+                _("Version %(version)s of the criteria does not exist. Reload the page and grade again.")
+                % {"version": criteria_version}
+            )
+        # A wording-only change keeps what each grade means (earlier grades stand), so only a
+        # meaning change since the page was loaded refuses: the grade would be recorded under
+        # criteria the editor never read.
+        if CriteriaVersion.objects.filter(
+            project=grading_set.project, number__gt=criteria_version, change=CriteriaChange.MEANING
+        ).exists():
+            raise CriteriaChanged(
+                _("The criteria changed while you were reading (you saw version %(seen)d; version %(now)d "
+                  "changes what the grades mean). They are shown now: read them and grade again.")
+                % {"seen": criteria_version, "now": criteria.number}
+            )
 
     grade = Grade.objects.filter(candidate=candidate, editor=editor).first()
     if grade is None and Grade.objects.filter(candidate=candidate).count() >= grading_set.required_grades:
@@ -246,6 +272,10 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
         raise GradingError(_("The grading set “%(set)s” is closed.") % {"set": candidate.grading_set.name})
     locked = pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk))
     if locked:
+        if not Grade.objects.filter(candidate=candidate, editor=editor).exists():
+            # Blind grading: whether the others agreed (settled) or not (dispute) is not for an
+            # editor who never graded the pair; the page says the same for such a pair.
+            locked = _("This pair already has all the grades it needs.")
         raise PairLocked(locked)
     grade = Grade.objects.filter(candidate=candidate, editor=editor).first()
     if grade is None:
@@ -409,6 +439,8 @@ def documents_import(
             doc = existing.get(r.external_id)
             if doc is None:
                 continue
+            if kept := r.kept():
+                r = replace(r, **{name: getattr(doc, name) for name in kept})
             digest = content_hash(r.title, r.body, r.url)
             if doc.content_hash == digest and doc.unit == r.unit:
                 summary.unchanged += 1
@@ -442,7 +474,8 @@ def queries_import(
     changed: list[int] = []
     for done, r in enumerate(records, start=1):
         query, outcome = Query.upsert(
-            project=project, external_id=r.external_id, text=r.text, information_need=r.information_need
+            project=project, external_id=r.external_id, text=r.text,
+            information_need=r.information_need if r.gives_information_need else None,
         )
         if outcome == "created":
             summary.created += 1

@@ -36,6 +36,7 @@ from annotator.models import (
 )
 from annotator.models.grading import GradeQuerySet, Progress
 from annotator.services.grading import (
+    CriteriaChanged,
     GradingError,
     UnknownDocumentVersion,
     candidate_remove,
@@ -357,6 +358,7 @@ def _row_response(
     announce: str = "",
     saved: bool = False,
     undone: bool = False,
+    criteria_changed: bool = False,
 ) -> HttpResponse:
     """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement."""
     grading_set, query = candidate.grading_set, candidate.query
@@ -365,6 +367,7 @@ def _row_response(
     context = {
         "grading_set": grading_set, "query": query, "row": row, "announce": announce or error,
         "criteria": CriteriaVersion.objects.current_for(request.project),
+        "criteria_changed": criteria_changed,
         **_progress(request, grading_set, query),
     }
     response = render(request, "annotator/grading/grade.html#row-response", context)
@@ -388,14 +391,19 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
     form = GradeForm(request.POST)
     error = done = ""
     status = 200
+    criteria_changed = False
     if form.is_valid():
         try:
             grade = grade_submit(
                 candidate=candidate, editor=request.user, value=form.cleaned_data["grade"],
                 reason=form.cleaned_data["reason"], document_version=form.cleaned_data["document_version"],
+                criteria_version=form.cleaned_data["criteria_version"],
             )
         except UnknownDocumentVersion as exc:
             error, status = str(exc), 400
+        except CriteriaChanged as exc:
+            # The page's criteria panel and every row's form are brought up to date with the row.
+            error, status, criteria_changed = str(exc), 409, True
         except GradingError as exc:  # closed set, pair locked, document changed since it was read
             error, status = str(exc), 409
         else:
@@ -418,7 +426,10 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
     typed_reason = request.POST.get("reason", "")
     if request.htmx:
         # htmx 2 swaps only 2xx responses, so the refusal comes back as 200 with the failed row.
-        return _row_response(request, candidate, error=error, typed_reason=typed_reason, announce=done, saved=True)
+        return _row_response(
+            request, candidate, error=error, typed_reason=typed_reason, announce=done, saved=True,
+            criteria_changed=criteria_changed,
+        )
     if not error:
         messages.success(request, done)
         return redirect(_grade_page_url(slug, candidate))

@@ -142,6 +142,19 @@
     if (!row) return;
     event.stopPropagation(); // the row says it and retries; app.js's page-wide message is not needed
     waiting.delete(row.dataset.candidate); // the retry sends the newest choice (dataset.pending)
+    const status = event.type === "htmx:responseError" ? event.detail.xhr.status : 0;
+    if (status === 403 || status === 404) {
+      // The server answered: the pair left the set, or grading here is no longer allowed. No retry
+      // can succeed and nothing is kept to save (QA: a 404 read "the server could not be reached",
+      // was retried, and leaving the page asked to stay).
+      delete row.dataset.pending;
+      row.classList.remove("saving");
+      row.classList.add("state-failed");
+      row.dataset.state = "gone";
+      setStatus(row, msg("msgGone"));
+      announce(msg("msgGone"));
+      return;
+    }
     row.classList.remove("saving");
     row.classList.add("state-failed");
     row.dataset.state = "failed";

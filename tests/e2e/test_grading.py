@@ -183,6 +183,69 @@ def test_a_save_answered_by_the_login_page_says_so_when_the_editor_stays(
     assert Grade.objects.get(editor__username="editor-b").grade == 2
 
 
+def test_a_save_for_a_pair_removed_meanwhile_says_so_and_neither_retries_nor_holds_the_page(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    """QA: the owner removed the pair while the page was open; the save's 404 read "the server
+    could not be reached", was retried again and again, and leaving the page asked to stay."""
+    from annotator.models import Candidate
+    from annotator.services.grading import candidate_remove
+
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    row = page.locator("article.candidate:focus")
+    row_id = row.get_attribute("id")
+    candidate_remove(candidate=Candidate.objects.get(pk=int(str(row.get_attribute("data-candidate")))))
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url) if "/grade/" in request.url else None)
+    prompts: list[str] = []
+    page.on("dialog", lambda dialog: (prompts.append(dialog.type), dialog.accept()))
+    page.keyboard.press("2")
+    row = page.locator(f"#{row_id}")
+    expect(row).to_have_attribute("data-state", "gone")
+    expect(row.locator(".row-status")).to_contain_text("Not saved: this pair is no longer in the set")
+    expect(row.get_by_role("button", name="Retry")).to_have_count(0)
+    page.wait_for_timeout(2500)  # longer than the first automatic retry's delay
+    assert len(requests) == 1, requests
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    assert prompts == []
+
+
+def test_a_grade_from_before_a_meaning_change_of_the_criteria_is_refused_and_the_page_catches_up(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    """QA: a page loaded under criteria v1 saved its grade under v2, published meanwhile. Refused
+    now; the reply brings the criteria panel and every row's form to v2, so the next key saves."""
+    from django.contrib.auth import get_user_model
+
+    from annotator.models import CriteriaVersion, Project
+    from annotator.models.documents import CriteriaChange
+    from annotator.services.grading import criteria_publish
+
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    row_id = page.locator("article.candidate:focus").get_attribute("id")
+    project = Project.objects.get(slug=demo.DEMO_SLUG)
+    current = CriteriaVersion.objects.current_for(project)
+    levels = {**dict(current.levels()), 2: "Substantive help; the deadline may be missing."}
+    owner = get_user_model().objects.get(username="owner")
+    criteria_publish(project=project, levels=levels, change=CriteriaChange.MEANING, note="", by=owner)
+    page.keyboard.press("2")
+    row = page.locator(f"#{row_id}")
+    expect(row.locator(".row-status")).to_contain_text("The criteria changed while you were reading")
+    new = current.number + 1
+    expect(page.get_by_role("heading", name=f"Criteria (version {new})")).to_be_visible()
+    expect(page.locator("#criteria-text")).to_contain_text("the deadline may be missing")
+    values = page.locator("input.criteria-version").evaluate_all("inputs => inputs.map(i => i.value)")
+    assert values and set(values) == {str(new)}, values
+    assert not Grade.objects.filter(editor__username="editor-b").exists()
+    row.locator('button[name="grade"][value="2"]').click()
+    expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
+    assert Grade.objects.get(editor__username="editor-b").criteria_version.number == new
+
+
 def _type_a_reason_without_saving(page: Page, live_server: Any) -> Locator:
     log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")

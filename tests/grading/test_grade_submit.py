@@ -70,6 +70,22 @@ def test_two_different_grades_open_a_dispute_and_lock_the_pair(cast: Cast) -> No
         grade_submit(candidate=candidate, editor=cast.editor, value=3)
 
 
+def test_an_editor_who_never_graded_a_pair_is_not_told_whether_the_others_agreed(cast: Cast) -> None:
+    """QA: a third editor's save (a stale page, or a plain POST) was refused with "settled" for
+    one pair and "in dispute" for another: how the other editors graded, leaked to a blind editor."""
+    agreed, split = make_pairs(cast.alpha, "AB", required=2)
+    for candidate, (first, second) in ((agreed, (3, 3)), (split, (3, 0))):
+        grade_submit(candidate=candidate, editor=cast.editor, value=first)
+        grade_submit(candidate=candidate, editor=cast.editor2, value=second)
+    messages = set()
+    for candidate in (agreed, split):
+        with pytest.raises(PairLocked) as refused:
+            grade_submit(candidate=candidate, editor=cast.reviewer, value=1)
+        messages.add(str(refused.value))
+    assert messages == {"This pair already has all the grades it needs."}
+    assert not Grade.objects.filter(editor=cast.reviewer).exists()
+
+
 def test_grading_a_closed_set_or_as_an_outsider_is_refused(cast: Cast) -> None:
     (candidate,) = make_pairs(cast.alpha, "A")
     with pytest.raises(GradingError, match="Only members"):

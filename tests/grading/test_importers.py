@@ -94,6 +94,20 @@ def test_csv_problems_are_named_precisely(header_and_row: bytes, expected: str) 
     assert any(expected in m for m in messages), messages
 
 
+def test_a_field_over_the_csv_limit_is_refused_in_the_readers_language_with_the_limit() -> None:
+    """QA: the csv module's English "field larger than field limit (16777216)" showed in zh-Hans."""
+    from django.utils import translation
+
+    data = b"doc_id,body\nH1," + b"y" * (16 * 1024 * 1024 + 1) + b"\n"
+    with translation.override("en"):
+        assert problems(lambda: read_documents(data, "csv")) == [
+            "Line 2: a field on this line is longer than 16,777,216 characters, the most a field may hold."
+        ]
+    with translation.override("zh-hans"):
+        (message,) = problems(lambda: read_documents(data, "csv"))
+    assert "16777216" in message.replace(",", "") and "field limit" not in message and "第 2 行" in message
+
+
 @pytest.mark.parametrize(
     ("line", "expected"),
     [

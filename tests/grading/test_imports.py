@@ -51,6 +51,37 @@ def test_a_reimport_versions_changed_documents_flags_their_grades_and_leaves_the
     assert grade_b.stale is False
 
 
+def test_a_column_the_file_leaves_out_keeps_the_stored_value(cast: Cast) -> None:
+    """QA: a body-only re-import wiped every title (and URL, unit), made new versions and flagged
+    their grades. An empty cell or a JSON null still clears a field the file does give."""
+    import_csv(cast, "doc_id,title,body,url,unit\nA,Title A,Body A,https://x.test/a,page\nB,Title B,Body B,,page\n")
+    assert import_csv(cast, "doc_id,body\nA,Body A\n").unchanged == 1
+    summary = import_csv(cast, "doc_id,body\nA,Body A v2\n")
+    assert (summary.updated, summary.unchanged) == (1, 0)
+    a = Document.objects.get(project=cast.alpha, external_id="A")
+    assert (a.version, a.title, a.body, a.url, a.unit) == (2, "Title A", "Body A v2", "https://x.test/a", "page")
+    assert a.versions.get(version=2).title == "Title A"
+    jsonl = '{"doc_id": "B", "body": "Body B", "title": null}\n'
+    documents_import(project=cast.alpha, records=read_documents(jsonl.encode(), "jsonl"))
+    b = Document.objects.get(project=cast.alpha, external_id="B")
+    assert (b.version, b.title, b.unit) == (2, "", "page")
+    # A new document gets the defaults for what the file leaves out.
+    import_csv(cast, "doc_id,body\nC,Body C\n")
+    c = Document.objects.get(project=cast.alpha, external_id="C")
+    assert (c.title, c.url, c.unit) == ("", "", "document")
+
+
+def test_a_query_file_without_the_information_need_keeps_the_stored_one(cast: Cast) -> None:
+    from annotator.importers import read_queries
+
+    queries_import(project=cast.alpha, records=read_queries(b"query_id,text,information_need\nq1,How?,Steps\n", "csv"))
+    summary = queries_import(project=cast.alpha, records=read_queries(b"query_id,text\nq1,How?\n", "csv"))
+    assert summary.unchanged == 1
+    assert Query.objects.get(project=cast.alpha, external_id="q1").information_need == "Steps"
+    queries_import(project=cast.alpha, records=read_queries(b'{"query_id": "q1", "text": "How?", "information_need": ""}\n', "jsonl"))
+    assert Query.objects.get(project=cast.alpha, external_id="q1").information_need == ""
+
+
 def test_grades_in_closed_sets_are_not_flagged_by_a_reimport(cast: Cast) -> None:
     import_csv(cast, "doc_id,body\nA,old\n")
     (a,) = make_pairs(cast.alpha, "A")

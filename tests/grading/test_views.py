@@ -73,6 +73,40 @@ def test_an_editor_saves_a_grade_with_htmx_and_gets_back_only_the_row_and_progre
     assert Grade.objects.get(candidate=a, editor=cast.editor).reason == "no deadline"
 
 
+def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refused(cast: Cast, client: Client) -> None:
+    """QA: a page loaded under criteria v1 saved its grade under v2 (published meanwhile, meaning
+    changed), recorded as if the editor had read v2. Refused now, and the reply brings the panel
+    and every row's form up to date; a wording-only change still saves."""
+    from annotator.models.documents import CriteriaChange
+    from annotator.services.grading import criteria_publish
+
+    a, b = make_pairs(cast.alpha, "AB")
+    page = as_user(client, cast.editor).get(
+        url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)
+    ).content.decode()
+    assert page.count('name="criteria_version" value="1" class="criteria-version"') == 2
+    levels = {3: "all conditions", 2: "one condition missing", 1: "background", 0: "none"}
+    criteria_publish(project=cast.alpha, levels=levels, change=CriteriaChange.MEANING, note="", by=cast.owner)
+    sent = {"grade": "2", "reason": "typed", "document_version": "1", "criteria_version": "1"}
+    response = client.post(grade_url(cast, a), sent, headers=HTMX)
+    html = response.content.decode()
+    assert "The criteria changed while you were reading (you saw version 1; version 2" in html
+    assert 'id="criteria-text" hx-swap-oob="true"' in html and "one condition missing" in html
+    assert 'value="2" class="criteria-version" hx-swap-oob="outerHTML:.criteria-version"' in html
+    assert "typed" in html  # the reason the editor typed is kept
+    assert not Grade.objects.exists()
+    # Without JavaScript: the page again, 409, with the new criteria.
+    plain = client.post(grade_url(cast, a), sent)
+    assert plain.status_code == 409 and "one condition missing" in plain.content.decode()
+    # Sent with the version now shown, it saves; a later wording-only change does not refuse.
+    client.post(grade_url(cast, a), {**sent, "criteria_version": "2"}, headers=HTMX)
+    criteria_publish(project=cast.alpha, levels={**levels, 0: "no help"}, change=CriteriaChange.WORDING, note="", by=cast.owner)
+    client.post(grade_url(cast, b), {**sent, "criteria_version": "2"}, headers=HTMX)
+    assert list(Grade.objects.order_by("candidate__document__external_id").values_list("criteria_version__number", flat=True)) == [2, 3]
+    # A version never published is bad input.
+    assert client.post(grade_url(cast, b), {**sent, "criteria_version": "9"}).status_code == 400
+
+
 def test_without_javascript_a_saved_grade_redirects_back_to_the_row(cast: Cast, client: Client) -> None:
     (a,) = make_pairs(cast.alpha, "A")
     response = as_user(client, cast.editor).post(grade_url(cast, a), {"grade": "3", "document_version": "1"})
