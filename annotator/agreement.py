@@ -28,6 +28,7 @@ GRADES = (0, 1, 2, 3)
 NO_PAIRS = "no_pairs"  # no unit was graded by two or more raters
 TOO_FEW_ITEMS = "too_few_items"  # kappa needs at least two shared items
 NO_VARIATION = "no_variation"  # every grade involved is the same, so chance agreement is total
+ONE_GRADE_EDITOR = "one_grade_editor"  # kappa: one of the two gave a single grade to every shared item
 
 # Any hashable unit and rater keys (the app uses candidate and user IDs).
 Ratings = Mapping[Any, Mapping[Any, int]]
@@ -125,7 +126,7 @@ def cohen_kappa_quadratic(a: Sequence[int], b: Sequence[int]) -> Figure:
     if n < 2:
         return Figure(None, n, TOO_FEW_ITEMS)
     if len(set(a)) < 2 or len(set(b)) < 2:
-        return Figure(None, n, NO_VARIATION)
+        return Figure(None, n, NO_VARIATION if set(a) == set(b) else ONE_GRADE_EDITOR)
     labels = np.arange(len(GRADES))
     weights = (labels[:, None] - labels[None, :]) ** 2
     expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n

@@ -273,6 +273,15 @@ class Grade(models.Model):
         labels = dict(StaleReason.choices)
         return [str(labels.get(code, code)) for code in self.stale_reason.split(",") if code]
 
+    def stale_reasons_for_others(self) -> list[str]:
+        """The same reasons told to someone other than the grade's editor (e.g. its reviewer)."""
+        labels = {
+            StaleReason.DOCUMENT.value: _("The document changed since this grade was given."),
+            StaleReason.CRITERIA.value: _("The criteria changed meaningfully since this grade was given."),
+            StaleReason.QUERY.value: _("The query or its information need changed since this grade was given."),
+        }
+        return [str(labels.get(code, code)) for code in self.stale_reason.split(",") if code]
+
 
 class GradeHistory(models.Model):
     """Append-only log of every grade change: who, old, new, reason, when."""

@@ -179,9 +179,16 @@ def _detail_context(
     ):
         revision_form = RevisionForm()
     statements = list(dispute.statements.all())
+    # With names hidden on the review page (kept for the session), a reviewer reading the dispute
+    # sees "Editor N" here too, numbered as there (QA: one click away, the names were back).
+    labels = _editor_labels([s.editor_id for s in statements]) if mine is None and _anonymous(request) else {}
+    for statement in statements:
+        statement.label = labels.get(statement.editor_id) or statement.editor.get_username()  # type: ignore[attr-defined]
+    escalated_by = dispute.escalated_by
     closed = closed_refusal(dispute)
     return {
         **pair,
+        "escalated_label": (labels.get(escalated_by.pk) or escalated_by.get_username()) if escalated_by else "",
         "dispute": dispute,
         "closed": closed,
         "gone_ids": gone_editor_ids(dispute),
@@ -372,7 +379,11 @@ def dispute_review(request: ProjectRequest, slug: str, dispute_id: int) -> HttpR
         return redirect("dispute_detail", slug=request.project.slug, dispute_id=dispute.pk)
     template = "annotator/disputes/review.html" + ("#dispute-review" if request.htmx else "")
     if request.method != "POST":
-        return render(request, template, _review_context(request, dispute, None))
+        # The names toggle re-renders the page part holding the settle form: what the reviewer
+        # had chosen and typed comes along (unvalidated, only shown again).
+        kept = {key: request.GET[key] for key in ("grade", "note") if key in request.GET}
+        form = SettleForm(initial=kept, on_record=dispute.grades_on_record()) if kept else None
+        return render(request, template, _review_context(request, dispute, form))
 
     form = SettleForm(request.POST, on_record=dispute.grades_on_record())
     if not form.is_valid():
@@ -457,6 +468,10 @@ NOT_ENOUGH = {
     ),
     agreement.NO_VARIATION: gettext_lazy(
         "Not enough data: every grade involved is the same, so agreement cannot be told apart from chance."
+    ),
+    agreement.ONE_GRADE_EDITOR: gettext_lazy(
+        "Not enough data: one of these editors gave the same grade to every pair they share, so agreement "
+        "cannot be told apart from chance."
     ),
 }
 

@@ -179,8 +179,10 @@ def test_kappa_says_not_enough_data_for_fewer_than_two_items_or_a_constant_edito
     assert cohen_kappa_quadratic([2], [3]).reason == TOO_FEW_ITEMS
     # scikit-learn answers 0.0 here although the editors agree on 2 of 3 items: misleading.
     assert cohen_kappa_score([2, 2, 2], [2, 2, 3], labels=[0, 1, 2, 3], weights="quadratic") == 0.0
-    assert cohen_kappa_quadratic([2, 2, 2], [2, 2, 3]) == agreement.Figure(None, 3, NO_VARIATION)
-    assert cohen_kappa_quadratic([1, 1], [1, 1]).value is None
+    # QA: the page then said "every grade involved is the same", which the 3 contradicts.
+    assert cohen_kappa_quadratic([2, 2, 2], [2, 2, 3]) == agreement.Figure(None, 3, agreement.ONE_GRADE_EDITOR)
+    assert cohen_kappa_quadratic([3, 3], [3, 0]) == agreement.Figure(None, 2, agreement.ONE_GRADE_EDITOR)
+    assert cohen_kappa_quadratic([1, 1], [1, 1]) == agreement.Figure(None, 2, NO_VARIATION)
 
 
 # --- percentages, confusion, pairs, groups ----------------------------------------------------------

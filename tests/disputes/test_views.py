@@ -17,6 +17,7 @@ from annotator.models import (
     DisputeStatus,
     FinalGrade,
     FinalSource,
+    Grade,
     Membership,
     Role,
 )
@@ -501,6 +502,40 @@ def test_with_names_hidden_the_pair_timeline_numbers_the_editors_as_the_review_p
         assert f"{user.get_username()} graded" not in events and f"{user.get_username()} gave" not in events
     client.get(url("dispute_review", dispute_id=dispute.pk) + "?names=show")
     assert f"{cast.editor.get_username()} graded 1." in client.get(timeline).content.decode()
+
+
+def test_with_names_hidden_the_dispute_page_numbers_the_editors_too(cast: Cast, client: Client) -> None:
+    """QA: "Hide names" held on the review page and the timeline, but its link "The dispute" named
+    every editor next to their grade and reason. Its editors still see each other's names."""
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
+    client.force_login(cast.reviewer)
+    page = url("dispute_detail", dispute_id=dispute.pk)
+    assert f'<th scope="row">{cast.editor.get_username()}</th>' in client.get(page).content.decode()
+    client.get(url("dispute_review", dispute_id=dispute.pk) + "?names=hide")
+    hidden = client.get(page).content.decode()
+    table = hidden[hidden.index("<tbody>") : hidden.index("</tbody>")]
+    assert '<th scope="row">Editor 1</th>' in table and '<th scope="row">Editor 2</th>' in table
+    for user in (cast.editor, cast.editor2):
+        assert user.get_username() not in table
+    client.force_login(cast.editor)  # the choice is the reviewer's session's, not the editors'
+    assert f'<th scope="row">{cast.editor2.get_username()}</th>' in client.get(page).content.decode()
+
+
+def test_the_review_page_says_why_a_grade_needs_re_checking_in_words(cast: Cast, client: Client) -> None:
+    """QA: it printed the stored code ("criteria") after "This grade is marked for re-check."."""
+    from django.conf import settings
+
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
+    Grade.objects.filter(candidate=dispute.candidate).update(stale=True, stale_reason="criteria,document")
+    client.force_login(cast.reviewer)
+    html = client.get(url("dispute_review", dispute_id=dispute.pk)).content.decode()
+    assert html.count(
+        "This grade is marked for re-check. The criteria changed meaningfully since this grade was given. "
+        "The document changed since this grade was given.</p>"
+    ) == 2
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    zh = client.get(url("dispute_review", dispute_id=dispute.pk)).content.decode()
+    assert "criteria,document" not in zh and " criteria</p>" not in zh and "since this grade was given" not in zh
 
 
 def test_with_names_hidden_the_departed_editor_is_named_by_their_column(cast: Cast, client: Client) -> None:

@@ -103,10 +103,16 @@ def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
     rita.goto(f"{base}/p/alpha/")
     rita.get_by_role("link", name="Disputes waiting for a reviewer: 1").click()
     rita.get_by_role("link", name="Review q1 / B").click()
+    # A grade chosen and a note begun survive hiding the names (QA: the toggle threw them away).
+    rita.get_by_label("3", exact=True).check()
+    rita.get_by_role("textbox", name="Note").fill("a first thought")
     rita.get_by_role("link", name="Hide names (Editor 1, Editor 2…)").click()
     expect(rita.get_by_role("heading", name="Editor 1")).to_be_visible()
     expect(rita.get_by_role("heading", name="Editor 2")).to_be_visible()
     expect(rita.locator("#dispute-review")).to_contain_text(ED_REASON)
+    expect(rita.get_by_label("3", exact=True)).to_be_checked()
+    expect(rita.get_by_role("textbox", name="Note")).to_have_value("a first thought")
+    rita.get_by_role("textbox", name="Note").fill("")
     rita.get_by_label("1", exact=True).check()
     rita.get_by_role("button", name="Settle").click()
     expect(rita.get_by_text("write a note saying why you override them")).to_be_visible()
@@ -153,3 +159,33 @@ def cast_for_browser(transactional_db: None) -> dict[str, Any]:
     Membership.objects.create(project=alpha, user=users["eve"], role=Role.EDITOR)
     Membership.objects.create(project=alpha, user=users["rita"], role=Role.REVIEWER)
     return {"project": alpha, "pair": make_pair(alpha), **users}
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_reason_without_spaces_wraps_instead_of_widening_the_dispute_pages(
+    browser: Browser, live_server: Any, cast_for_browser: dict[str, Any], width: int
+) -> None:
+    """QA: a reason of a URL and 4,970 more characters made the review page, the dispute page and
+    the timeline ~47,000 px wide, the text running over the other editor's column."""
+    from annotator.models import DisputeStatement
+    from tests.disputes.factories import in_review
+
+    dispute = in_review(cast_for_browser["project"], cast_for_browser["ed"], cast_for_browser["eve"])
+    DisputeStatement.objects.filter(dispute=dispute, editor=cast_for_browser["ed"]).update(
+        reason="https://example.com/" + "x" * 4970
+    )
+    context = browser.new_context(locale="en-US", viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        log_in(page, live_server.url, "rita", PASSWORD)
+        for path in (
+            f"/p/alpha/disputes/{dispute.pk}/review/",
+            f"/p/alpha/disputes/{dispute.pk}/",
+            f"/p/alpha/disputes/pairs/{dispute.candidate_id}/timeline/",
+        ):
+            page.goto(live_server.url + path)
+            expect(page.get_by_text("https://example.com/", exact=False).first).to_be_visible()
+            scroll_width = page.evaluate("document.documentElement.scrollWidth")
+            assert scroll_width <= width, (path, scroll_width)
+    finally:
+        context.close()
