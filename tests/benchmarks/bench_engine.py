@@ -76,8 +76,8 @@ CONTAINS = {
     PYTREC: "inside: evaluate(run dict); not inside: building the evaluator from the qrels (done once before)",
     PYTREC_BUILD: "inside: RelevanceEvaluator(qrels, measures) + evaluate(run dict)",
     SKLEARN: "inside: ndcg_score(y_true, y_score); not inside: building the dense matrices",
-    COMMAND: "inside: a whole `manage.py evaluate` process: interpreter and Django start, reading both "
-    "TREC files, scoring, the report",
+    COMMAND: "inside: a whole `manage.py evaluate` process: interpreter start (no Django setup: the command "
+    "runs from evaluation/cli.py), reading both TREC files, scoring, the report",
     SCRIPT: "inside: a whole python process: interpreter start, parse_qrel, parse_run, evaluate, per-query print",
     PIPELINE: "inside: that script's parse_qrel + parse_run + evaluate only (its own clock)",
 }
