@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from argparse import ArgumentParser, ArgumentTypeError
+from argparse import SUPPRESS, ArgumentParser, ArgumentTypeError
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TextIO
 
@@ -40,11 +40,6 @@ HELP = (
     "Files are TREC, CSV or JSONL (by extension, else TREC). Every policy is explicit; see the README."
 )
 INPUT_FORMATS = ("auto", "trec", "csv", "jsonl")
-# Options Django's parser adds to every command: a call that uses one goes through Django.
-DJANGO_OPTIONS = frozenset(
-    {"--settings", "--pythonpath", "--traceback", "--verbosity", "--no-color", "--force-color", "--skip-checks",
-     "--version"}
-)
 
 
 def whole_number(text: str) -> int:
@@ -160,17 +155,40 @@ def fail(message: str) -> NoReturn:
     os._exit(2)
 
 
-def uses_django_options(argv: Sequence[str]) -> bool:
-    return any(arg.split("=", 1)[0] in DJANGO_OPTIONS or arg.startswith("-v") for arg in argv)
+def _add_django_options(parser: ArgumentParser) -> None:
+    """The options Django's parser puts before every command's own, in its order: so that this
+    parser reads abbreviations (--trace, --form) and ambiguities (--fo) exactly as Django's does,
+    and --help lists them. SUPPRESS: an option appears in the result only when it is given."""
+    import django
+
+    parser.add_argument("--version", action="version", version=django.get_version(),
+                        help="Show program's version number and exit.")
+    parser.add_argument("-v", "--verbosity", type=int, choices=[0, 1, 2, 3], default=SUPPRESS,
+                        help="Verbosity level; 0=minimal output, 1=normal output, 2=verbose output, 3=very verbose output")
+    parser.add_argument("--settings", default=SUPPRESS, help="The Python path to a settings module.")
+    parser.add_argument("--pythonpath", default=SUPPRESS, help="A directory to add to the Python path.")
+    for flag, text in (
+        ("--traceback", "Display a full stack trace on CommandError exceptions."),
+        ("--no-color", "Don't colorize the command output."),
+        ("--force-color", "Force colorization of the command output."),
+    ):
+        parser.add_argument(flag, action="store_true", default=SUPPRESS, help=text)
 
 
-def main(argv: Sequence[str]) -> NoReturn:
-    """`manage.py evaluate ARGS` without Django: argv is ARGS."""
+DJANGO_DESTINATIONS = frozenset({"verbosity", "settings", "pythonpath", "traceback", "no_color", "force_color"})
+
+
+def main(argv: Sequence[str]) -> None:
+    """`manage.py evaluate ARGS` without Django (argv is ARGS): ends the process, or returns when
+    an option of Django's own is given, for manage.py to run Django's command instead."""
     parser = ArgumentParser(prog="manage.py evaluate", description=HELP)
+    _add_django_options(parser)
     add_arguments(parser)
     # argparse would print the usage too; bad input gets exactly one line and status 2.
     parser.error = fail  # type: ignore[method-assign,assignment]
     options = vars(parser.parse_args(argv))
+    if DJANGO_DESTINATIONS & options.keys():
+        return
     try:
         text = report(options)
     except EvaluationError as error:

@@ -391,10 +391,14 @@ def test_the_shell_command_starts_without_django_and_django_options_go_through_d
     fast = manage_env(QRELS, RESULTS, *TREC_EVAL, "--format", "json", **broken)
     assert fast.returncode == 0, fast.stderr
     assert json.loads(fast.stdout)["counts"]["queries"] == 3
-    for django_option in ("--traceback", "-v2", "--verbosity=2"):
+    # Abbreviated as Django's parser allows (QA: "--trace" and "--verb 1" were refused).
+    for django_option in ("--traceback", "-v2", "--verbosity=2", "--trace", "--verb=1", "--no-col"):
         slow = manage_env(QRELS, RESULTS, *TREC_EVAL, django_option, **broken)
         assert slow.returncode != 0
         assert "no_such_settings_module" in slow.stderr
+    # The shell command's help lists Django's options too (QA: they were missing).
+    helped = manage_env("--help", **broken)
+    assert helped.returncode == 0 and "--traceback" in helped.stdout and "--grade-map" in helped.stdout
 
 
 @pytest.mark.parametrize(
@@ -405,6 +409,8 @@ def test_the_shell_command_starts_without_django_and_django_options_go_through_d
         (QRELS, RESULTS, *TREC_EVAL, "--format", "csv", "--seed", "7"),
         (QRELS, RESULTS, "--k", "20"),  # refused: ties in the top K
         (QRELS, RESULTS, "--k", "x"),  # refused by the parser
+        (QRELS, RESULTS, "--fo", "json"),  # ambiguous for Django's parser (--force-color): for both
+        (QRELS, RESULTS, *TREC_EVAL, "--form", "json"),
         (QRELS,),
     ],
 )
