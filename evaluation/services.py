@@ -153,6 +153,9 @@ _COMMA = re.compile(r"[,，、]")
 # the characters no ID may hold, where str.split() also splits (NEL, U+2028, U+2029,
 # U+001C-U+001F): an ID holding one is refused by name, not silently read as two IDs.
 _ID_SPACE = re.compile(r"[^\S\x1c-\x1f\x85\u2028\u2029]+")
+# The same spaces for stripping: str.strip() would also drop those characters at an ID's ends,
+# storing "B" for "B<U+2028>" without a word (QA). Every Unicode space lies below U+3001.
+_SPACES = "".join(c for c in map(chr, range(0x3001)) if _ID_SPACE.fullmatch(c))
 
 
 def detect_run_format(file_name: str, explicit: str = "auto") -> str:
@@ -179,7 +182,7 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
     offsets = [0]
     first_line: dict[str, int] = {}
     for number, raw_line in enumerate(text_lines(text), start=1):
-        line = raw_line.strip()
+        line = raw_line.strip(_SPACES)
         if not line or line.startswith("#"):
             continue
         # The query ends at the first ": " (so "http://x: a, b" names query "http://x"), else at the
@@ -196,7 +199,7 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
                 source=source,
                 line=number,
             )
-        query = head.strip()
+        query = head.strip(_SPACES)
         if not query:
             raise metrics.EvaluationError(
                 gettext_noop("the query ID before the colon is empty"), source=source, line=number
@@ -214,10 +217,10 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
         first_line[query] = number
         # Commas separate entries (spaces too); an empty entry between two commas is most likely
         # a lost ID, so it is refused rather than closing the gap. One trailing comma is fine.
-        entries = [piece.strip() for piece in _COMMA.split(tail.strip())]
+        entries = [piece.strip(_SPACES) for piece in _COMMA.split(tail.strip(_SPACES))]
         if entries and not entries[-1] and len(entries) > 1:
             entries.pop()
-        if any(not entry for entry in entries) and tail.strip():
+        if any(not entry for entry in entries) and tail.strip(_SPACES):
             raise metrics.EvaluationError(
                 gettext_noop("query %(query)r: an empty entry between two commas (entry %(position)s); remove the extra comma or add the missing ID"),
                 {"query": query, "position": entries.index("") + 1},

@@ -170,6 +170,10 @@ def test_a_pasted_id_holding_a_character_no_id_may_hold_is_refused_not_split_in_
     """str.split() splits at these too: "B<U+2028>C" became the two IDs B and C (leftover)."""
     with pytest.raises(RunUploadError, match=f"pasted.txt, line 2: document ID .* contains the character U\\+{ord(char):04X}"):
         run_parse(data=f"q1: A\nq2: B{char}C, D\n".encode(), fmt="lists", file_name="pasted.txt")
+    # At an ID's start or end too (QA: str.strip() dropped it there and stored "B").
+    for text in (f"q1: A, B{char}\n", f"q1: {char}A, B\n", f"q1{char}: A\n"):
+        with pytest.raises(RunUploadError, match=f"pasted.txt, line 1: .* contains the character U\\+{ord(char):04X}"):
+            run_parse(data=text.encode(), fmt="lists", file_name="pasted.txt")
     # Every Unicode space still separates IDs: the full-width one, a no-break space, a tab.
     run = parse_ranked_lists("q1: 甲\u3000乙\u00a0丙\t丁 , 戊\n", source="p", name="p")
     assert run.ranking("q1") == ("甲", "乙", "丙", "丁", "戊")
