@@ -25,7 +25,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.template.defaultfilters import filesizeformat
-from django.utils.text import Truncator, slugify
+from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 from django.utils.translation import pgettext
@@ -577,7 +577,7 @@ def _exported_data(archive: bytes, zip_name: str, limit: int | None) -> tuple[st
     at most `limit` bytes of each are unpacked (counted while unpacking: the sizes a zip declares
     are its own claim, and a small zip can unpack to gigabytes)."""
     def refuse(problem: str) -> PoolImportError:
-        return PoolImportError(_("%(file)s: %(problem)s") % {"file": zip_name, "problem": problem})
+        return _refusal(zip_name, None, problem)
 
     not_an_export = _(
         "its manifest.json is not the manifest of a pool export (it needs data_file, format and sha256)."
@@ -734,7 +734,8 @@ def read_judgments(
         else:
             continue
         line = text.count("\n", 0, max(text.find(value), 0)) + 1
-        shown = repr(Truncator(value).chars(40))
+        # Quoted as the readers' messages quote values on a page (“q1”), repr's escapes kept.
+        shown = "“" + repr(value if len(value) <= 40 else value[:39] + "…")[1:-1] + "”"
         raise _refusal(name, line, problem % {"value": shown, "length": len(value), "max": limit})
     try:
         canonical_serialisation(rows)  # the backstop: duplicates and grades were checked by the reader

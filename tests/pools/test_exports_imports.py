@@ -258,7 +258,7 @@ def test_an_id_too_long_or_with_a_tab_is_refused_with_its_line(cast: Cast, tmp_p
         # Every refusal of a pool file reads alike (QA: this one lacked "file", encoding ones "Nothing...").
         "long.qrels": (
             f"q1 0 A 1\nq1 0 {long_id} 2\n",
-            f"Nothing was imported: file long.qrels, line 2: ID '{'D' * 39}…' has 300 characters; at most 255",
+            f"Nothing was imported: file long.qrels, line 2: ID “{'D' * 39}…” has 300 characters; at most 255",
         ),
         "latin1.qrels": ("q1 0 A 1\nq1 0 caf\xe9 2\n", "Nothing was imported: file latin1.qrels, line 2: "),
         "tab.csv": ('query_id,doc_id,grade\nq1,A,1\nq1,"C\tD",2\n', "line 3: query “q1”: document ID “C\\tD” contains the character U+0009"),
@@ -340,7 +340,8 @@ def test_a_changed_or_foreign_zip_is_refused_and_imports_nothing(cast: Cast, ver
                          "does not match the SHA-256 in manifest.json"),
         "changed data and file hash": (_zip({"phone-v1.qrels": edited, "manifest.json": json.dumps(forged).encode()}),
                                        "the archive was changed after export"),
-        "no manifest": (_zip({"phone-v1.qrels": data}), "this zip has no manifest.json"),
+        # Read like every other refusal of a pool file (QA: the zip ones lacked the prefix).
+        "no manifest": (_zip({"phone-v1.qrels": data}), "^Nothing was imported: file x.zip: this zip has no manifest.json"),
         "bad manifest": (_zip({"phone-v1.qrels": data, "manifest.json": b"[1]"}), "is not the manifest of a pool export"),
         "missing data": (_zip({"manifest.json": json.dumps(manifest).encode()}), "is not in the zip"),
         "damaged": (payload[:40], "cannot be read"),
