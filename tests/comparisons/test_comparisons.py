@@ -747,14 +747,13 @@ def test_recomputing_says_so_when_stored_numbers_differ(cast: Cast, client: Clie
 def test_recompute_and_check_also_compares_the_pools_stored_rows(cast: Cast, client: Client, e9: Comparison) -> None:
     """QA: a stored judgment row changed under the hashed text; the comparison's pages kept their
     scores (which come from the hashed text only) and "Recompute and check" said all was well."""
-    from django.db.models import QuerySet
-
     from annotator.models import PoolJudgment
+    from tests.pools.test_immutability import tamper
 
     row = PoolJudgment.objects.filter(version=e9.pool_version).order_by("query_id", "doc_id").first()
     assert row is not None
-    # Only a corrupted database can do this: the model refuses the change, so go under it.
-    QuerySet.update(PoolJudgment.objects.filter(pk=row.pk), grade=(row.grade + 1) % 4)
+    # Only a corrupted database can do this: the model and a PostgreSQL trigger refuse it.
+    tamper("UPDATE annotator_pooljudgment SET grade = %s WHERE id = %s", [(row.grade + 1) % 4, row.pk])
     client.force_login(cast.reviewer)
     page = html.unescape(client.post(url("comparison_verify", e9), follow=True).content.decode())
     assert f"failed its integrity check: Stored row ({row.query_id}, {row.doc_id}) has grade" in page

@@ -9,7 +9,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from annotator.management.commands.demo import DEMO_PASSWORD, DEMO_SLUG, build_demo
-from annotator.models import Pool, PoolVersionSource, Project
+from annotator.models import Pool, PoolVersion, PoolVersionSource, Project
 from annotator.services.pools import pool_version_create
 from evaluation.models import Comparison, Run
 from tests.e2e.conftest import log_in
@@ -28,9 +28,8 @@ BASELINE = "".join(
 CANDIDATE = "q1: C, A, D, B, E\nq2: J-A, J-B\nq3: Y, X\n"
 
 
-def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arithmetic(
-    page: Page, live_server: Any, transactional_db: None
-) -> None:
+def demo_with_pool() -> tuple[Project, Any, PoolVersion]:
+    """The demo project, its reviewer, and POOL frozen as a version of its own."""
     project = build_demo()
     reviewer = project.memberships.get(user__username="reviewer").user
     version = pool_version_create(
@@ -39,6 +38,13 @@ def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arit
         source=PoolVersionSource.FROZEN,
         by=reviewer,
     )
+    return project, reviewer, version
+
+
+def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arithmetic(
+    page: Page, live_server: Any, transactional_db: None
+) -> None:
+    project, reviewer, version = demo_with_pool()
     base = f"{live_server.url}/p/{DEMO_SLUG}"
     log_in(page, live_server.url, "reviewer", DEMO_PASSWORD)
 
@@ -146,14 +152,7 @@ def test_the_worked_breakdowns_sit_side_by_side_only_where_both_fit_whole(
     from evaluation.metrics import Settings
     from evaluation.services import comparison_create, run_upload
 
-    project = build_demo()
-    reviewer = project.memberships.get(user__username="reviewer").user
-    version = pool_version_create(
-        pool=Pool.objects.create(project=project, name="Layout pool"),
-        judgments=[(q, d, g, "unanimous") for q, docs in POOL.items() for d, g in docs.items()],
-        source=PoolVersionSource.FROZEN,
-        by=reviewer,
-    )
+    project, reviewer, version = demo_with_pool()
     runs = [
         run_upload(project=project, name=name, notes="", fmt=fmt, file_name=file_name, data=text.encode(), by=reviewer)
         for name, fmt, file_name, text in (
