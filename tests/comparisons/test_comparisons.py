@@ -533,6 +533,21 @@ def test_policy_counts_appear_on_the_summary_with_a_coverage_warning(
     assert "exclude: such a query is left out of the mean (and counted)" in page
 
 
+def test_a_zero_idcg_query_reads_as_one_sentence_in_each_language(
+    cast: Cast, client: Client, lenient: Comparison
+) -> None:
+    """The formula and its verdict are one message, so zh-Hans punctuates it (it kept ": ")."""
+    from django.conf import settings
+
+    client.force_login(cast.reviewer)
+    page = html.unescape(client.get(url("comparison_query", lenient, query="q3")).content.decode())
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "NDCG@2 = DCG / IDCG = 0.0000 / 0.0000: zero IDCG, so the query is excluded from the mean" in text
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
+    zh = re.sub(r"<[^>]+>", "", html.unescape(client.get(url("comparison_query", lenient, query="q3")).content.decode()))
+    assert "0.0000 / 0.0000：IDCG 为零" in zh and "0.0000: " not in zh
+
+
 def test_no_coverage_warning_when_every_ranked_id_is_judged(
     cast: Cast, client: Client, e9: Comparison
 ) -> None:
