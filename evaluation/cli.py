@@ -129,7 +129,7 @@ def report(options: Mapping[str, Any]) -> str:
     return render(results, comparison, breakdown=options["breakdown"], grade_map=format_grade_map(grade_map))
 
 
-def write_and_exit(text: str, stdout: TextIO) -> NoReturn:
+def write_and_exit(text: str, stdout: TextIO | None) -> NoReturn:
     """Write the report from the command line and end the process, status 0.
 
     The report is out and nothing was opened that needs closing: skip the interpreter's
@@ -137,6 +137,8 @@ def write_and_exit(text: str, stdout: TextIO) -> NoReturn:
     the same). A reader that stopped reading (`| head`) ends it with status 1, as for other
     shell tools; a target that cannot be written (a full disk) with one error line, status 2.
     """
+    if stdout is None:  # started with stdout closed (`>&-`): Python then has no sys.stdout (QA)
+        fail("cannot write the report: standard output is closed")
     try:
         stdout.write(text)
         stdout.flush()
