@@ -112,13 +112,6 @@ def describe_error(error: metrics.EvaluationError, *, run: str | None = None) ->
     library); the template is translated here through the project's catalog, and so is the part
     that points into the user's own file.
     """
-    where: list[str] = []
-    if run:
-        where.append(_("run “%(name)s”") % {"name": run})
-    if error.source:
-        where.append(_("file %(file)s") % {"file": error.source})
-    if error.line is not None:
-        where.append(_("line %(line)s") % {"line": error.line})
     # The separator is translated too: Chinese uses "，" (an ASCII comma read as a typo there).
     separator = pgettext("list separator", ", ")
 
@@ -128,10 +121,21 @@ def describe_error(error: metrics.EvaluationError, *, run: str | None = None) ->
             return separator.join(items + (["…"] if value.more else []))
         return _Quoted(value) if isinstance(value, str) else value
 
-    problem = error.translated(_, show=show)
+    return located(error.translated(_, show=show), run=run, file=error.source, line=error.line)
+
+
+def located(problem: str, *, run: str | None = None, file: str | None = None, line: int | None = None) -> str:
+    """`problem` prefixed (in the UI language) with where it is: "run “R”, file F, line N: ..."."""
+    where: list[str] = []
+    if run:
+        where.append(_("run “%(name)s”") % {"name": run})
+    if file:
+        where.append(_("file %(file)s") % {"file": file})
+    if line is not None:
+        where.append(_("line %(line)s") % {"line": line})
     if not where:
         return problem
-    return _("%(where)s: %(problem)s") % {"where": separator.join(where), "problem": problem}
+    return _("%(where)s: %(problem)s") % {"where": pgettext("list separator", ", ").join(where), "problem": problem}
 
 
 class _Quoted(str):

@@ -28,7 +28,6 @@ from django.template.defaultfilters import filesizeformat
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
-from django.utils.translation import pgettext
 
 from annotator.models import (
     Candidate,
@@ -745,13 +744,11 @@ def read_judgments(
 
 
 def _refusal(name: str, line: int | None, problem: str) -> PoolImportError:
-    """ "Nothing was imported: file NAME, line N: PROBLEM", worded as the readers' own refusals
-    (evaluation.services.describe_error), so every refusal of a pool file reads alike (QA)."""
-    where = [_("file %(file)s") % {"file": name}]
-    if line is not None:
-        where.append(_("line %(line)s") % {"line": line})
-    located = _("%(where)s: %(problem)s") % {"where": pgettext("list separator", ", ").join(where), "problem": problem}
-    return PoolImportError(_("Nothing was imported: %(error)s") % {"error": located})
+    """ "Nothing was imported: file NAME, line N: PROBLEM", located as the readers' own refusals
+    are (evaluation.services.located), so every refusal of a pool file reads alike (QA)."""
+    from evaluation.services import located
+
+    return PoolImportError(_("Nothing was imported: %(error)s") % {"error": located(problem, file=name, line=line)})
 
 
 def _file_stem(version: PoolVersion) -> str:
