@@ -18,6 +18,7 @@ from annotator.models import (
     Document,
     DocumentVersion,
     FinalGrade,
+    FinalGradeRecheck,
     Grade,
     GradeHistory,
     GradingSet,
@@ -225,6 +226,11 @@ class DisputeStatementAdmin(ReadOnlyAdmin):
 class FinalGradeAdmin(ReadOnlyAdmin):
     list_display = ["candidate", "grade", "source", "decided_by", "decided_at"]
     list_filter = ["source"]
+
+
+@admin.register(FinalGradeRecheck)
+class FinalGradeRecheckAdmin(ReadOnlyAdmin):  # append-only
+    list_display = ["candidate", "old_grade", "new_grade", "reviewer", "created_at"]
 
 
 @admin.register(Pool)

@@ -8,7 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import GRADE_VALUES, REASON_MAX_LENGTH
-from annotator.services.disputes import override_needs_note_message
+from annotator.services.disputes import override_needs_note_message, recheck_needs_note_message
 
 GRADE_CHOICES: list[tuple[Any, Any]] = [(g, str(g)) for g in GRADE_VALUES]
 # The criteria text of each level has this id on the dispute pages (_pair.html), plus "-<grade>".
@@ -114,4 +114,37 @@ class SettleForm(forms.Form):
         grade = data.get("grade")
         if grade is not None and grade not in self.on_record and not data.get("note", "").strip():
             self.add_error("note", override_needs_note_message(grade, self.on_record))
+        return data
+
+
+class RecheckForm(forms.Form):
+    """A reviewer's re-check of a settled pair: the final grade on the current text.
+
+    Nothing is chosen in advance, as on the revision form: a click on the button alone must not
+    record "kept" for a pair nobody re-read."""
+
+    grade = grade_field(
+        _("Final grade on the current text"),
+        help_text=_("Choose the current final grade to keep it, or another to change it."),
+    )
+    note = forms.CharField(
+        label=_("Note"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=REASON_MAX_LENGTH,
+        required=False,
+        help_text=_("Required when you change the final grade; it is kept with the re-check."),
+    )
+    # What the page showed (services.disputes.recheck_token): a re-check made on an outdated page
+    # is refused, not recorded.
+    seen = forms.CharField(widget=forms.HiddenInput, max_length=64)
+
+    def __init__(self, *args: Any, current: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.current = current
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        grade = data.get("grade")
+        if grade is not None and grade != self.current and not data.get("note", "").strip():
+            self.add_error("note", recheck_needs_note_message(self.current, grade))
         return data

@@ -13,6 +13,8 @@ urlpatterns = [
     path("disputes/<id:dispute_id>/review/", disputes.dispute_review, name="dispute_review"),
     path("disputes/<id:dispute_id>/hand-over/", disputes.dispute_hand_over, name="dispute_hand_over"),
     path("disputes/pairs/<id:candidate_id>/timeline/", disputes.pair_history, name="pair_timeline"),
+    path("disputes/recheck/", disputes.final_recheck_list, name="final_recheck_list"),
+    path("disputes/pairs/<id:candidate_id>/recheck/", disputes.final_recheck, name="final_recheck"),
     path("disputes/agreement/", disputes.agreement_index, name="agreement_index"),
     path("disputes/agreement/<id:set_id>/", disputes.agreement_detail, name="agreement_detail"),
 ]

@@ -1,6 +1,13 @@
 """Models of the annotation app, one module per area; import from here."""
 
-from annotator.models.disputes import Dispute, DisputeStatement, DisputeStatus, FinalGrade, FinalSource
+from annotator.models.disputes import (
+    Dispute,
+    DisputeStatement,
+    DisputeStatus,
+    FinalGrade,
+    FinalGradeRecheck,
+    FinalSource,
+)
 from annotator.models.documents import (
     CriteriaChange,
     CriteriaVersion,
@@ -19,6 +26,7 @@ from annotator.models.grading import (
     GradeHistory,
     GradingSet,
     Reservation,
+    StaleReason,
 )
 from annotator.models.pools import Pool, PoolJudgment, PoolVersion, PoolVersionSource
 from annotator.models.projects import Membership, MembershipQuerySet, Project, ProjectQuerySet, Role
@@ -36,6 +44,7 @@ __all__ = [
     "Document",
     "DocumentVersion",
     "FinalGrade",
+    "FinalGradeRecheck",
     "FinalSource",
     "Grade",
     "GradeHistory",
@@ -51,6 +60,7 @@ __all__ = [
     "Query",
     "Reservation",
     "Role",
+    "StaleReason",
     "Unit",
     "content_hash",
 ]

@@ -313,3 +313,64 @@ class FinalGrade(models.Model):
 
     def __str__(self) -> str:
         return f"{self.candidate}: {self.grade} ({self.get_source_display()})"
+
+
+class FinalGradeRecheckQuerySet(models.QuerySet["FinalGradeRecheck"]):
+    def in_project(self, project: Project) -> FinalGradeRecheckQuerySet:
+        return self.filter(candidate__grading_set__project=project)
+
+
+class FinalGradeRecheck(models.Model):
+    """A reviewer's re-check of a settled pair whose grades went stale: append-only.
+
+    Once a pair is settled its editors can no longer re-grade it, so when its document, query or
+    criteria change meaningfully a reviewer reads the pair again and keeps or changes the final
+    grade (`final_grade_recheck`). The row keeps what the final grade was before (grade, source,
+    who decided, note, criteria) and what the reviewer read (document and criteria versions), so
+    the final grade's provenance survives the change.
+    """
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.PROTECT, related_name="final_rechecks")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    # The stale reasons of the pair's grades when it was re-checked (StaleReason codes, comma-separated).
+    reasons = models.CharField(_("why it was re-checked"), max_length=200, blank=True)
+    old_grade = models.PositiveSmallIntegerField(_("grade before"))
+    old_source = models.CharField(_("source before"), max_length=16, choices=FinalSource.choices)
+    old_decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    old_note = models.TextField(_("note before"), blank=True)
+    old_criteria_version = models.ForeignKey(CriteriaVersion, on_delete=models.PROTECT, related_name="+")
+    old_decided_at = models.DateTimeField(_("decided at before"))
+    new_grade = models.PositiveSmallIntegerField(_("grade"))
+    note = models.TextField(_("note"), blank=True)
+    # What the reviewer read: freezing records this document version for the pair.
+    document_version = models.ForeignKey(
+        "annotator.DocumentVersion", on_delete=models.PROTECT, related_name="+"
+    )
+    criteria_version = models.ForeignKey(CriteriaVersion, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(_("re-checked at"), auto_now_add=True)
+
+    objects = FinalGradeRecheckQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        verbose_name = _("final grade re-check")
+        verbose_name_plural = _("final grade re-checks")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(old_grade__lte=3) & Q(new_grade__lte=3), name="final_recheck_grades_0_to_3"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.candidate}: {self.old_grade} -> {self.new_grade} (re-checked by {self.reviewer})"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:
+            raise ValueError("Final grade re-checks are append-only.")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def changed_grade(self) -> bool:
+        return self.new_grade != self.old_grade

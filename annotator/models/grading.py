@@ -6,12 +6,13 @@ or overwritten silently: every change appends a `GradeHistory` row.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce, Concat
 from django.utils.translation import gettext_lazy as _
 
@@ -147,6 +148,12 @@ class CandidateQuerySet(models.QuerySet["Candidate"]):
         totals = self.with_grade_total().aggregate(total=Count("pk"), done=Count("pk", filter=self.done_condition()))
         return Progress(done=totals["done"], total=totals["total"])
 
+    def final_to_recheck(self) -> CandidateQuerySet:
+        """Settled pairs of open sets with a grade marked for re-checking. Their editors cannot
+        re-grade a settled pair: a reviewer re-checks the final grade (`final_grade_recheck`)."""
+        stale = Grade.objects.filter(candidate=OuterRef("pk"), stale=True)
+        return self.filter(final_grade__isnull=False, grading_set__is_open=True).filter(Exists(stale))
+
     def needing_grades(self) -> CandidateQuerySet:
         """Pairs that still lack their required number of grades from distinct editors."""
         # The stubs' plugin cannot see the `grade_count` annotation added by `with_grade_counts()`.
@@ -206,6 +213,22 @@ class StaleReason(models.TextChoices):
     DOCUMENT = "document", _("The document changed since you graded it.")
     CRITERIA = "criteria", _("The criteria changed meaningfully since you graded it.")
     QUERY = "query", _("The query or its information need changed since you graded it.")
+
+    @classmethod
+    def labels_for(cls, codes: Iterable[str]) -> list[str]:
+        """The reasons told to the grade's editor ("you"); an unknown code is shown as is."""
+        labels = dict(cls.choices)
+        return [str(labels.get(code, code)) for code in codes if code]
+
+    @classmethod
+    def labels_for_others(cls, codes: Iterable[str]) -> list[str]:
+        """The same reasons told to anyone else (a reviewer): the same codes, in the third person."""
+        labels = {
+            cls.DOCUMENT.value: _("The document changed since this grade was given."),
+            cls.CRITERIA.value: _("The criteria changed meaningfully since this grade was given."),
+            cls.QUERY.value: _("The query or its information need changed since this grade was given."),
+        }
+        return [str(labels.get(code, code)) for code in codes if code]
 
 
 class GradeQuerySet(models.QuerySet["Grade"]):
@@ -269,18 +292,12 @@ class Grade(models.Model):
         return f"{self.candidate}: {self.grade} by {self.editor}"
 
     def stale_reasons(self) -> list[str]:
-        """The reasons this grade needs re-checking, translated; unknown codes are shown as-is."""
-        labels = dict(StaleReason.choices)
-        return [str(labels.get(code, code)) for code in self.stale_reason.split(",") if code]
+        """The reasons this grade needs re-checking, translated, told to its editor."""
+        return StaleReason.labels_for(self.stale_reason.split(","))
 
     def stale_reasons_for_others(self) -> list[str]:
         """The same reasons told to someone other than the grade's editor (e.g. its reviewer)."""
-        labels = {
-            StaleReason.DOCUMENT.value: _("The document changed since this grade was given."),
-            StaleReason.CRITERIA.value: _("The criteria changed meaningfully since this grade was given."),
-            StaleReason.QUERY.value: _("The query or its information need changed since this grade was given."),
-        }
-        return [str(labels.get(code, code)) for code in self.stale_reason.split(",") if code]
+        return StaleReason.labels_for_others(self.stale_reason.split(","))
 
 
 class GradeHistory(models.Model):

@@ -35,6 +35,7 @@ from annotator.models import (
     CriteriaVersion,
     Document,
     FinalGrade,
+    FinalGradeRecheck,
     FinalSource,
     Grade,
     GradingSet,
@@ -355,6 +356,13 @@ def pool_freeze(
     ):
         if cand_id not in graded_version or dv_number > graded_version[cand_id][1]:
             graded_version[cand_id] = (dv_id, dv_number)
+    # A reviewer's re-check of a settled pair (final_grade_recheck) read a newer version: that one.
+    for cand_id, dv_id, dv_number in (
+        FinalGradeRecheck.objects.filter(candidate__grading_set=grading_set)
+        .order_by("created_at", "pk")
+        .values_list("candidate_id", "document_version_id", "document_version__version")
+    ):
+        graded_version[cand_id] = (dv_id, dv_number)
     # Copied pairs have no grades here: they keep what the version they came from recorded.
     inherited: dict[tuple[str, str], PoolJudgment] = {}
     if grading_set.based_on is not None:

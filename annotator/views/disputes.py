@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotator import agreement
 from annotator.access import ProjectRequest, project_role
-from annotator.forms_disputes import ReasonForm, RevisionForm, SettleForm
+from annotator.forms_disputes import ReasonForm, RecheckForm, RevisionForm, SettleForm
 from annotator.http import post_from
 from annotator.models import (
     Candidate,
@@ -34,22 +34,29 @@ from annotator.models import (
     Grade,
     GradingSet,
     Role,
+    StaleReason,
 )
 from annotator.models.disputes import REVEALED_STATUSES
 from annotator.services.disputes import (
+    AlreadyRechecked,
     AlreadySettled,
     DisputeError,
+    PairChangedSinceShown,
     closed_refusal,
     departed_editors,
     dispute_give_reason,
     dispute_hand_to_review,
     dispute_revise,
     dispute_settle,
+    final_grade_recheck,
+    final_recheck_refusal,
     gone_editor_ids,
     graded_pair,
     pair_timeline,
     reason_refusal,
+    recheck_token,
     revision_refusal,
+    stale_reason_codes,
 )
 
 PER_PAGE = 25
@@ -122,7 +129,9 @@ def dispute_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     template = "annotator/disputes/queue.html" + ("#queue-table" if request.htmx else "")
     # Not in the queue yet, and never would be by themselves (QA: shown only on their own page).
     stuck = Dispute.objects.in_project(request.project).waiting_for_departed().with_pair().order_by("opened_at", "pk")
-    return render(request, template, {"page": page, "rows": rows, "stuck": stuck[:50]})
+    recheck_count = Candidate.objects.filter(grading_set__project=request.project).final_to_recheck().count()
+    context = {"page": page, "rows": rows, "stuck": stuck[:50], "recheck_count": recheck_count}
+    return render(request, template, context)
 
 
 # One dispute, as its editor sees it --------------------------------------------------------------
@@ -457,6 +466,167 @@ def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpR
         "annotator/disputes/timeline.html",
         {"timeline": timeline, "events": events, "candidate": candidate},
     )
+
+
+# Re-checking settled pairs whose grades went stale -----------------------------------------------
+
+
+def _graded_by(user: Any, candidate_ids: list[int]) -> set[int]:
+    """Which of these pairs `user` graded (or was an editor of in a dispute): not theirs to re-check."""
+    return set(
+        Grade.objects.filter(editor=user, candidate_id__in=candidate_ids).values_list(
+            "candidate_id", flat=True
+        )
+    ) | set(
+        DisputeStatement.objects.filter(editor=user, dispute__candidate_id__in=candidate_ids).values_list(
+            "dispute__candidate_id", flat=True
+        )
+    )
+
+
+def _to_recheck(request: ProjectRequest) -> Any:
+    return (
+        Candidate.objects.filter(grading_set__project=request.project)
+        .final_to_recheck()
+        .select_related("query", "document", "grading_set", "final_grade")
+        .prefetch_related(
+            Prefetch("grades", queryset=Grade.objects.filter(stale=True), to_attr="stale_grades")
+        )
+        .order_by("grading_set__name", "query__external_id", "document__external_id", "pk")
+    )
+
+
+@project_role(Role.REVIEWER)
+@require_GET
+def final_recheck_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    """Settled pairs whose grades are marked for re-checking: their editors cannot re-grade them."""
+    page = _page(request, _to_recheck(request))
+    mine = _graded_by(request.user, [c.pk for c in page])
+    rows = [
+        {
+            "candidate": c,
+            "reasons": StaleReason.labels_for_others(stale_reason_codes(c.stale_grades)),  # type: ignore[attr-defined]
+            "graded_by_me": c.pk in mine,
+        }
+        for c in page
+    ]
+    return render(request, "annotator/disputes/recheck_list.html", {"page": page, "rows": rows})
+
+
+def _recheck_context(
+    request: ProjectRequest, candidate: Candidate, form: RecheckForm | None = None, *, flash: str = ""
+) -> dict[str, Any]:
+    final = (
+        FinalGrade.objects.select_related("decided_by", "criteria_version")
+        .filter(candidate=candidate)
+        .first()
+    )
+    grades = list(
+        candidate.grades.select_related("editor", "document_version", "criteria_version").order_by("pk")
+    )
+    labels = _editor_labels([g.editor_id for g in grades])
+    current_criteria = CriteriaVersion.objects.current_for(request.project)
+    refusal = final_recheck_refusal(candidate=candidate, user=request.user)
+    if not refusal and final is not None:
+        token = recheck_token(candidate)
+        if form is None:
+            form = RecheckForm(initial={"seen": token}, current=final.grade)
+    else:
+        form = None
+    # The texts the editors read, where the document changed since: the reviewer compares.
+    older = sorted(
+        {g.document_version for g in grades if g.document_version.version != candidate.document.version},
+        key=lambda v: v.version,
+    )
+    return {
+        # What _pair.html shows: the query, the criteria and the document as they are now.
+        "candidate": candidate,
+        "query": candidate.query,
+        "document": candidate.document,
+        "document_version": None,
+        "criteria": current_criteria,
+        "current_criteria": current_criteria,
+        "final_grade": final,
+        "grades": [
+            {"label": labels[g.editor_id], "grade": g, "reasons": g.stale_reasons_for_others()}
+            for g in grades
+        ],
+        "older_versions": older,
+        "rechecks": list(candidate.final_rechecks.select_related("reviewer", "document_version")),
+        "refusal": refusal,
+        "form": form,
+        "flash": flash,
+    }
+
+
+def _next_to_recheck(request: ProjectRequest, after: Candidate) -> Candidate | None:
+    """The first pair of the list still to re-check that this reviewer may take, other than `after`."""
+    for candidate in _to_recheck(request).exclude(pk=after.pk)[:50]:
+        if not _graded_by(request.user, [candidate.pk]):
+            return candidate
+    return None
+
+
+@project_role(Role.REVIEWER)
+@require_http_methods(["GET", "POST"])
+def final_recheck(request: ProjectRequest, slug: str, candidate_id: int) -> HttpResponse:
+    """One settled pair, as it reads now: keep or change its final grade (final_grade_recheck)."""
+    candidate = get_object_or_404(
+        Candidate.objects.select_related("query", "document", "grading_set"),
+        pk=candidate_id,
+        grading_set__project=request.project,
+    )
+    template = "annotator/disputes/recheck.html"
+    if request.method != "POST":
+        return render(request, template, _recheck_context(request, candidate))
+    final = FinalGrade.objects.filter(candidate=candidate).first()
+    if final is None:
+        return render(request, template, _recheck_context(request, candidate), status=409)
+    form = RecheckForm(request.POST, current=final.grade)
+    if not form.is_valid():
+        return render(request, template, _recheck_context(request, candidate, form))
+    try:
+        recheck = final_grade_recheck(
+            candidate=candidate,
+            by=request.user,
+            grade=form.cleaned_data["grade"],
+            note=form.cleaned_data["note"],
+            seen=form.cleaned_data["seen"],
+        )
+    except (AlreadyRechecked, PairChangedSinceShown) as exc:
+        # Someone was faster, or the pair changed under the page: show it as it is now, with what
+        # the reviewer had chosen and typed (the hidden token is the new page's).
+        candidate.refresh_from_db()
+        context = _recheck_context(request, candidate, flash=exc.message)
+        if context["form"] is not None:
+            context["form"] = RecheckForm(
+                initial={
+                    **context["form"].initial,
+                    "grade": form.cleaned_data["grade"],
+                    "note": form.cleaned_data["note"],
+                },
+                current=context["final_grade"].grade,
+            )
+        return render(request, template, context, status=409)
+    except DisputeError as exc:
+        return render(request, template, _recheck_context(request, candidate, flash=exc.message), status=409)
+    pair = {"query": candidate.query.external_id, "document": candidate.document.external_id}
+    if recheck.changed_grade:
+        text = _("Re-checked %(query)s / %(document)s: final grade changed from %(old)d to %(new)d.") % {
+            **pair,
+            "old": recheck.old_grade,
+            "new": recheck.new_grade,
+        }
+    else:
+        text = _("Re-checked %(query)s / %(document)s: final grade %(grade)d kept.") % {
+            **pair,
+            "grade": recheck.new_grade,
+        }
+    messages.success(request, text)
+    following = _next_to_recheck(request, candidate)
+    if following is not None:
+        return redirect("final_recheck", slug=request.project.slug, candidate_id=following.pk)
+    return redirect("final_recheck_list", slug=request.project.slug)
 
 
 # Agreement ---------------------------------------------------------------------------------------

@@ -475,6 +475,14 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
     return redirect(f"{page}#cand-{candidate.pk}")
 
 
+def _locked_stale(candidate: Candidate) -> str | None:
+    """Why the editor cannot re-check this grade themselves (None: they can)."""
+    if hasattr(candidate, "final_grade"):
+        # Not a dead end: the reviewers' list of settled pairs to re-check takes it from here.
+        return _("This pair is settled: a reviewer re-checks its final grade on the new text, and the flag clears then.")
+    return pair_lock_reason(candidate)
+
+
 @project_role(Role.EDITOR)
 @require_GET
 def stale_list(request: ProjectRequest, slug: str) -> HttpResponse:
@@ -484,5 +492,5 @@ def stale_list(request: ProjectRequest, slug: str) -> HttpResponse:
     ).order_by("candidate__grading_set__name", "candidate__query__external_id", "candidate__document__external_id")
     page = Paginator(grades, PAGE_SIZE).get_page(request.GET.get("page"))
     # A settled or disputed pair cannot be re-graded here: say so instead of sending the editor there.
-    rows = [(grade, pair_lock_reason(grade.candidate)) for grade in page]
+    rows = [(grade, _locked_stale(grade.candidate)) for grade in page]
     return render(request, "annotator/grading/stale_list.html", {"page": page, "rows": rows})

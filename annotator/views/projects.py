@@ -65,6 +65,9 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         disputes = Dispute.objects.in_project(project)
         # Those waiting for someone who left need a reviewer too (the queue page lists them).
         context["review_count"] = disputes.review_queue().count() + disputes.waiting_for_departed().count()
+        context["final_recheck_count"] = (
+            Candidate.objects.filter(grading_set__project=project).final_to_recheck().count()
+        )
         context["pool_versions"] = (
             PoolVersion.objects.in_project(project)
             .select_related("pool")

@@ -69,3 +69,38 @@ def test_two_reviewers_posting_the_settle_form_at_once_get_one_success_and_one_e
     stored = FinalGrade.objects.get(candidate=dispute.candidate)
     loser_html = next(html for status, html in results if status == 409)
     assert f"Already settled by {stored.decided_by.username}: grade {stored.grade}" in loser_html
+
+
+def test_two_reviewers_re_checking_a_settled_pair_at_once_record_one_re_check(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from annotator.importers import DocumentRecord
+    from annotator.models import FinalGradeRecheck, Grade
+    from annotator.services.disputes import AlreadyRechecked, final_grade_recheck, recheck_token
+    from annotator.services.grading import documents_import
+    from tests.disputes.factories import grade, make_pair
+
+    candidate = make_pair(cast.alpha)
+    grade(candidate, cast.editor, 2)
+    grade(candidate, cast.editor2, 2)
+    documents_import(project=cast.alpha, records=[DocumentRecord(line=1, external_id="B", body="New text.")])
+    seen = recheck_token(candidate)
+    real = service.recheck_token
+
+    def slow_token(c: Any) -> Any:
+        # Hold the pair's row lock a while, so the other reviewer surely arrives while it is held.
+        time.sleep(0.3)
+        return real(c)
+
+    monkeypatch.setattr(service, "recheck_token", slow_token)
+    results = at_once(
+        lambda: final_grade_recheck(candidate=candidate, by=cast.reviewer, grade=2, seen=seen),
+        lambda: final_grade_recheck(candidate=candidate, by=cast.owner, grade=1, note="Worse now.", seen=seen),
+    )
+    winners = [r for r in results if isinstance(r, FinalGradeRecheck)]
+    losers = [r for r in results if isinstance(r, AlreadyRechecked)]
+    assert len(winners) == 1 and len(losers) == 1, results
+    assert FinalGradeRecheck.objects.get().pk == winners[0].pk
+    assert winners[0].reviewer.username in losers[0].message
+    assert FinalGrade.objects.get(candidate=candidate).grade == winners[0].new_grade
+    assert not Grade.objects.filter(candidate=candidate, stale=True).exists()

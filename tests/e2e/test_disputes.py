@@ -189,3 +189,48 @@ def test_a_reason_without_spaces_wraps_instead_of_widening_the_dispute_pages(
             assert scroll_width <= width, (path, scroll_width)
     finally:
         context.close()
+
+
+def test_a_reviewer_re_checks_a_settled_pair_whose_document_changed_with_the_keyboard(
+    page: Page, live_server: Any, cast_for_browser: dict[str, Any]
+) -> None:
+    """The editors' flag on a settled pair clears only through a reviewer: overview -> list -> pair,
+    the new text and the graded one on the page, a grade chosen and a note typed from the keyboard."""
+    from annotator.importers import DocumentRecord
+    from annotator.models import FinalGrade, Grade
+    from annotator.services.grading import documents_import
+    from tests.disputes.factories import grade
+
+    pair = cast_for_browser["pair"]
+    grade(pair, cast_for_browser["ed"], 2)
+    grade(pair, cast_for_browser["eve"], 2)
+    documents_import(
+        project=cast_for_browser["project"],
+        records=[DocumentRecord(line=1, external_id="B", body="Settings, then Contact: no deadline any more.")],
+    )
+    base = live_server.url
+    log_in(page, base, "rita", PASSWORD)
+    page.goto(f"{base}/p/alpha/")
+    page.get_by_role("link", name="Settled pairs to re-check: 1").click()
+    page.get_by_role("link", name="Re-check q1 / B").click()
+    expect(page.get_by_role("region", name="Document body")).to_contain_text("no deadline any more")
+    page.get_by_text("The document as graded (version 1)").click()  # the <details> opens
+    expect(page.get_by_role("region", name="Document body, version 1")).to_be_visible()
+
+    page.get_by_role("radio", name="1").focus()
+    page.keyboard.press("Space")
+    expect(page.get_by_role("radio", name="1")).to_be_checked()
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("textbox", name="Note")).to_be_focused()
+    page.keyboard.type("The deadline is gone from the new text.")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # "Record the re-check"
+    expect(page.get_by_text("Re-checked q1 / B: final grade changed from 2 to 1.")).to_be_visible()
+    expect(page.get_by_text("No settled pair needs re-checking")).to_be_visible()
+    assert FinalGrade.objects.get(candidate=pair).grade == 1
+    assert not Grade.objects.filter(candidate=pair, stale=True).exists()
+
+    page.goto(f"{base}/p/alpha/disputes/pairs/{pair.pk}/timeline/")
+    expect(page.locator(".event-final_rechecked")).to_contain_text(
+        "rita re-read the pair (document version 2) and changed the final grade from 2 to 1."
+    )

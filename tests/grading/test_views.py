@@ -512,7 +512,7 @@ def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking
     grade_submit(candidate=a, editor=cast.editor2, value=3)  # unanimous: settled
     documents_import(project=cast.alpha, records=read_documents("doc_id,title,body\nA,T,rewritten\n", "csv"))
     html = as_user(client, cast.editor).get(url("stale_list", cast)).content.decode()
-    assert "This pair is settled: changes go through a reviewer." in html
+    assert "This pair is settled: a reviewer re-checks its final grade on the new text" in html
     assert f"#cand-{a.pk}" not in html
     # Nothing for the editor to do there, so the counts that send them to the list leave it out.
     for page in ("grading_queue", "project_detail"):
