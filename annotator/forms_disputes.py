@@ -112,7 +112,12 @@ class SettleForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         grade = data.get("grade")
-        if grade is not None and grade not in self.on_record and not data.get("note", "").strip():
+        if (
+            grade is not None
+            and grade not in self.on_record
+            and "note" not in self.errors  # refused for its length: not a missing note
+            and not data.get("note", "").strip()
+        ):
             self.add_error("note", override_needs_note_message(grade, self.on_record))
         return data
 
@@ -136,7 +141,9 @@ class RecheckForm(forms.Form):
     )
     # What the page showed (services.disputes.recheck_token): a re-check made on an outdated page
     # is refused, not recorded.
-    seen = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    # Not required: a missing or mangled value is refused by the service like an outdated one
+    # (409, the pair as it is now), not with Django's "(Hidden field seen)" message (QA).
+    seen = forms.CharField(widget=forms.HiddenInput, required=False)
 
     def __init__(self, *args: Any, current: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -145,6 +152,7 @@ class RecheckForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         grade = data.get("grade")
-        if grade is not None and grade != self.current and not data.get("note", "").strip():
+        # A note refused for its length is not a missing note (QA: both errors showed).
+        if grade is not None and grade != self.current and "note" not in self.errors and not data.get("note", "").strip():
             self.add_error("note", recheck_needs_note_message(self.current, grade))
         return data

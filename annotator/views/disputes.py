@@ -25,6 +25,8 @@ from annotator.access import ProjectRequest, project_role
 from annotator.forms_disputes import ReasonForm, RecheckForm, RevisionForm, SettleForm
 from annotator.http import post_from
 from annotator.models import (
+    GRADE_VALUES,
+    REASON_MAX_LENGTH,
     Candidate,
     CriteriaVersion,
     Dispute,
@@ -533,6 +535,12 @@ def _recheck_context(
             form = RecheckForm(initial={"seen": token}, current=final.grade)
     else:
         form = None
+    rechecks = list(candidate.final_rechecks.select_related("reviewer", "document_version"))
+    # The criteria the grades were given under, where newer ones replaced them: the reviewer compares.
+    older_criteria = sorted(
+        {g.criteria_version for g in grades if g.criteria_version.number != current_criteria.number},
+        key=lambda c: c.number,
+    )
     # The texts the editors read, where the document changed since: the reviewer compares.
     older = sorted(
         {g.document_version for g in grades if g.document_version.version != candidate.document.version},
@@ -552,7 +560,11 @@ def _recheck_context(
             for g in grades
         ],
         "older_versions": older,
-        "rechecks": list(candidate.final_rechecks.select_related("reviewer", "document_version")),
+        "older_criteria": older_criteria,
+        # Queries keep no versions: the page says so rather than show nothing to compare.
+        "query_changed": any("query" in g.stale_reason.split(",") for g in grades if g.stale),
+        "rechecks": rechecks,
+        "final_note": "" if final is None or (rechecks and rechecks[-1].changed_grade) else final.note,
         "refusal": refusal,
         "form": form,
         "flash": flash,
@@ -560,11 +572,15 @@ def _recheck_context(
 
 
 def _next_to_recheck(request: ProjectRequest, after: Candidate) -> Candidate | None:
-    """The first pair of the list still to re-check that this reviewer may take, other than `after`."""
-    for candidate in _to_recheck(request).exclude(pk=after.pk)[:50]:
-        if not _graded_by(request.user, [candidate.pk]):
-            return candidate
-    return None
+    """The pair that follows `after` in the list (from the top again at its end) that this reviewer
+    may take: the list's order, not a jump back to its first row (QA)."""
+    order = ("grading_set__name", "query__external_id", "document__external_id", "pk")
+    rows = list(_to_recheck(request).exclude(pk=after.pk).values_list(*order))
+    here = (after.grading_set.name, after.query.external_id, after.document.external_id, after.pk)
+    following = [row for row in rows if row > here] + [row for row in rows if row < here]
+    mine = _graded_by(request.user, [row[-1] for row in following[:200]])
+    pk = next((row[-1] for row in following[:200] if row[-1] not in mine), None)
+    return None if pk is None else Candidate.objects.get(pk=pk)
 
 
 @project_role(Role.REVIEWER)
@@ -580,8 +596,16 @@ def final_recheck(request: ProjectRequest, slug: str, candidate_id: int) -> Http
     if request.method != "POST":
         return render(request, template, _recheck_context(request, candidate))
     final = FinalGrade.objects.filter(candidate=candidate).first()
-    if final is None:
-        return render(request, template, _recheck_context(request, candidate), status=409)
+    if final is None or final_recheck_refusal(candidate=candidate, user=request.user):
+        # Nothing this reviewer may record here (the page says why), whatever the form holds; a
+        # grade they chose (e.g. another reviewer re-checked the pair first) is shown as not
+        # recorded, so that a disagreement is not lost silently (QA).
+        context = _recheck_context(request, candidate)
+        chosen = request.POST.get("grade", "")
+        if chosen in {str(g) for g in GRADE_VALUES}:
+            note = request.POST.get("note", "").strip()[:REASON_MAX_LENGTH]
+            context["unrecorded"] = {"grade": int(chosen), "note": note}
+        return render(request, template, context, status=409)
     form = RecheckForm(request.POST, current=final.grade)
     if not form.is_valid():
         return render(request, template, _recheck_context(request, candidate, form))
@@ -595,9 +619,11 @@ def final_recheck(request: ProjectRequest, slug: str, candidate_id: int) -> Http
         )
     except (AlreadyRechecked, PairChangedSinceShown) as exc:
         # Someone was faster, or the pair changed under the page: show it as it is now, with what
-        # the reviewer had chosen and typed (the hidden token is the new page's).
+        # the reviewer had chosen and typed (the hidden token is the new page's). With no form
+        # left (another reviewer re-checked it), their choice is shown as not recorded (QA).
         candidate.refresh_from_db()
         context = _recheck_context(request, candidate, flash=exc.message)
+        context["unrecorded"] = {"grade": form.cleaned_data["grade"], "note": form.cleaned_data["note"]}
         if context["form"] is not None:
             context["form"] = RecheckForm(
                 initial={

@@ -333,7 +333,7 @@ def test_an_outdated_page_gets_409_with_the_pair_as_it_is_now_and_the_typed_choi
 
 @pytest.mark.parametrize(
     "data",
-    [{"grade": "7", "seen": "x"}, {"grade": "", "seen": "x"}, {"grade": "2"}, {"grade": "2", "seen": "x" * 65}],
+    [{"grade": "7", "seen": "x"}, {"grade": "", "seen": "x"}, {"grade": "3", "note": "x" * 5001, "seen": "x"}],
 )
 def test_bad_form_input_is_a_clear_refusal_not_a_500(cast: Cast, client: Client, data: dict[str, str]) -> None:
     candidate = settled(cast)
@@ -385,3 +385,104 @@ def test_criteria_shown_are_the_current_ones(cast: Cast, client: Client) -> None
     page = client.get(url("final_recheck", candidate_id=candidate.pk)).content.decode()
     assert "Answers every part, with the deadline." in page
     assert CriteriaVersion.objects.current_for(cast.alpha).number == 2
+
+
+@pytest.mark.parametrize("seen", [None, "", "x" * 200, "0" * 32])
+def test_a_missing_or_mangled_digest_is_refused_like_an_outdated_page(
+    cast: Cast, client: Client, seen: str | None
+) -> None:
+    """QA: a missing or over-long value showed Django's "(Hidden field seen) This field is required"."""
+    candidate = settled(cast)
+    change_document(candidate)
+    client.force_login(cast.reviewer)
+    data = {"grade": "2"} if seen is None else {"grade": "2", "seen": seen}
+    response = client.post(url("final_recheck", candidate_id=candidate.pk), data)
+    page = response.content.decode()
+    assert response.status_code == 409 and "changed since the page was shown" in page
+    assert "Hidden field" not in page and not FinalGradeRecheck.objects.exists()
+
+
+def test_an_over_long_note_is_one_error_not_also_a_missing_note(cast: Cast, client: Client) -> None:
+    candidate = settled(cast)
+    change_document(candidate)
+    client.force_login(cast.reviewer)
+    target = url("final_recheck", candidate_id=candidate.pk)
+    page = client.get(target).content.decode()
+    response = client.post(target, {"grade": "3", "note": "x" * 5001, "seen": _seen(page)})
+    html = response.content.decode()
+    assert response.status_code == 200 and "at most 5000 characters" in html
+    assert "needs a note saying why" not in html
+
+
+def test_a_second_reviewer_sees_what_they_chose_was_not_recorded_and_the_reason_once(
+    cast: Cast, client: Client
+) -> None:
+    candidate = settled(cast)
+    change_document(candidate)
+    client.force_login(cast.owner)
+    target = url("final_recheck", candidate_id=candidate.pk)
+    seen = _seen(client.get(target).content.decode())
+    recheck(candidate, cast.reviewer, 2)  # rita, meanwhile
+    response = client.post(target, {"grade": "1", "note": "Owner thinks 1.", "seen": seen})
+    page = response.content.decode()
+    assert response.status_code == 409
+    assert page.count("Already re-checked by rita: final grade 2.") == 1
+    assert "Your choice was not recorded: grade 1." in page and "Owner thinks 1." in page
+    assert 'name="seen"' not in page
+
+
+def test_a_refusal_comes_before_the_form_check_and_is_said_once(cast: Cast, client: Client) -> None:
+    from annotator.models import Membership, Role
+
+    Membership.objects.filter(project=cast.alpha, user=cast.editor2).update(role=Role.REVIEWER)
+    candidate = settled(cast)
+    change_document(candidate)
+    client.force_login(cast.editor2)  # graded it
+    response = client.post(url("final_recheck", candidate_id=candidate.pk), {"grade": "9"})
+    page = response.content.decode()
+    assert response.status_code == 409
+    assert page.count("You graded this pair, so you cannot re-check its final grade") == 1
+    assert "is not a grade" not in page
+
+
+def test_the_next_pair_is_the_one_after_in_the_list_then_the_first(cast: Cast, client: Client) -> None:
+    pairs = [settled(cast, document=d) for d in ("B", "C", "D")]
+    for pair in pairs:
+        change_document(pair)
+    client.force_login(cast.reviewer)
+
+    def recheck_page(pair: Candidate) -> str:
+        target = url("final_recheck", candidate_id=pair.pk)
+        response = client.post(target, {"grade": "2", "seen": _seen(client.get(target).content.decode())})
+        return response["Location"]
+
+    assert recheck_page(pairs[1]) == url("final_recheck", candidate_id=pairs[2].pk)  # C -> D
+    assert recheck_page(pairs[2]) == url("final_recheck", candidate_id=pairs[0].pk)  # D -> back to B
+    assert recheck_page(pairs[0]) == url("final_recheck_list")
+
+
+def test_the_page_shows_the_criteria_the_grades_were_given_under_and_says_queries_keep_no_history(
+    cast: Cast, client: Client
+) -> None:
+    candidate = settled(cast)
+    levels = {3: "Answers every part, with the deadline.", 2: "Most of it.", 1: "A little.", 0: "Nothing."}
+    criteria_publish(project=cast.alpha, levels=levels, change=CriteriaChange.MEANING, note="x", by=cast.owner)
+    queries_import(
+        project=cast.alpha,
+        records=[QueryRecord(line=1, external_id=candidate.query.external_id, text="How do I change my phone?")],
+    )
+    client.force_login(cast.reviewer)
+    page = client.get(url("final_recheck", candidate_id=candidate.pk)).content.decode()
+    old = CriteriaVersion.objects.get(project=cast.alpha, number=1)
+    assert "The criteria as graded (version 1)" in page and old.level_3 in page
+    assert "Queries keep no earlier versions" in page
+
+
+def test_a_changed_final_grade_shows_its_note_once(cast: Cast, client: Client) -> None:
+    candidate = settled(cast)
+    change_document(candidate)
+    recheck(candidate, cast.reviewer, 1, note="A note to show once.")
+    change_document(candidate, body="Third text.")
+    client.force_login(cast.owner)
+    page = client.get(url("final_recheck", candidate_id=candidate.pk)).content.decode()
+    assert page.count("A note to show once.") == 1

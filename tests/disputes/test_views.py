@@ -553,3 +553,17 @@ def test_with_names_hidden_the_departed_editor_is_named_by_their_column(cast: Ca
     hidden = client.get(review + "?names=hide").content.decode()
     assert "This dispute waits for Editor 2, who can no longer" in hidden
     assert "editor-3" not in hidden
+
+
+def test_an_over_long_settle_note_is_one_error_not_also_a_missing_note() -> None:
+    """QA (on the re-check form, which shares the rule): a note refused for its length was also
+    reported missing."""
+    from annotator.forms_disputes import SettleForm
+
+    form = SettleForm({"grade": "0", "note": "x" * 5001}, on_record={2, 3})
+    assert not form.is_valid()
+    assert [str(e) for e in form.errors["note"]] == [
+        "Ensure this value has at most 5000 characters (it has 5001)."
+    ]
+    form = SettleForm({"grade": "0", "note": " "}, on_record={2, 3})
+    assert not form.is_valid() and "write a note saying why" in form.errors["note"][0]

@@ -232,5 +232,6 @@ def test_a_reviewer_re_checks_a_settled_pair_whose_document_changed_with_the_key
 
     page.goto(f"{base}/p/alpha/disputes/pairs/{pair.pk}/timeline/")
     expect(page.locator(".event-final_rechecked")).to_contain_text(
-        "rita re-read the pair (document version 2) and changed the final grade from 2 to 1."
+        "rita re-checked the settled pair on document version 2 (its grades were marked for re-checking) and "
+        "changed the final grade from 2 to 1."
     )
