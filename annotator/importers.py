@@ -42,6 +42,7 @@ from evaluation.formats.common import (
     DuplicateKeyError,
     JSONLineError,
     as_json,
+    as_written,
     escape_unprintable,
     first_bad_id_char,
     load_json_line,
@@ -228,9 +229,9 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
     written = [h.strip() for h in header]
     columns = [name.lower() for name in written]
     bad_header = False
-    for name, as_written in zip(columns, written, strict=True):
+    for name, shown in zip(columns, written, strict=True):
         if name not in allowed:
-            errors.add(1, _("header"), as_written, _("unknown column. Allowed columns: %(columns)s.")
+            errors.add(1, _("header"), shown, _("unknown column. Allowed columns: %(columns)s.")
                        % {"columns": ", ".join(allowed)})
             bad_header = True
     for name in required:
@@ -239,9 +240,9 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
                        % {"column": name})
             bad_header = True
     seen: set[str] = set()
-    for name, as_written in zip(columns, written, strict=True):
+    for name, shown in zip(columns, written, strict=True):
         if name in seen:
-            errors.add(1, _("header"), as_written, _("this column appears twice."))
+            errors.add(1, _("header"), shown, _("this column appears twice."))
             bad_header = True
         seen.add(name)
     if bad_header:
@@ -329,12 +330,13 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
             elif key in ID_KEYS and isinstance(value, float):
                 # 1.5 or 1e2 would be stored as "1.5" and "100.0": IDs are text or whole JSON numbers,
                 # as the evaluation readers take them.
-                errors.add(number, key, json.dumps(value), _("an ID must be text or a whole number, not %(value)s.")
-                           % {"value": json.dumps(value)})
+                written = as_json(as_written(raw, key, value))  # 1e2 as in the file, not 100.0
+                errors.add(number, key, written, _("an ID must be text or a whole number, not %(value)s.")
+                           % {"value": written})
                 ok = False
             elif key in TEXT_KEYS and not isinstance(value, str):
                 # A number would be stored as Python writes it back (1e2 as "100.0"), not as typed.
-                errors.add(number, key, json.dumps(value), _("must be text in quotes, not a number."))
+                errors.add(number, key, as_json(as_written(raw, key, value)), _("must be text in quotes, not a number."))
                 ok = False
             else:
                 row[key] = value if isinstance(value, str) else json.dumps(value)

@@ -387,11 +387,31 @@ class GradeReader:
         return self._range(int(value), query, doc, line, repr(value))  # type: ignore[call-overload]
 
 
+class _Written(str):
+    """A JSON number as the file wrote it (see `as_written`)."""
+
+
+def as_written(line: str, key: str, value: object) -> object:
+    """`value`, read from `key` of the JSON object on `line`, as the file wrote it when it is a
+    number: 1e400 overflows to inf and 1e2 reads as 100.0, and an error message quoting those
+    would not show what is in the file. For messages only: the line is parsed again, so a reader
+    pays for it only when it refuses the value."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    try:
+        record = json.loads(line, parse_float=_Written, parse_int=_Written)
+    except (ValueError, RecursionError):
+        return value
+    written = record.get(key) if isinstance(record, dict) else None
+    return written if isinstance(written, _Written) else value
+
+
 def as_json(value: object, limit: int = 60) -> str:
     """A value read from JSON, shown as the file wrote it (true, null, "2"), not as Python would
     print it (True, None, '2'): the person reading the error wrote JSON. Long values are cut."""
     # json.dumps leaves NEL, U+2028 and other unprintables raw: a message must stay one line.
-    text = escape_unprintable(json.dumps(value, ensure_ascii=False))
+    written = str(value) if isinstance(value, _Written) else json.dumps(value, ensure_ascii=False)
+    text = escape_unprintable(written)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

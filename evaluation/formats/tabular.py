@@ -37,6 +37,7 @@ from evaluation.formats.common import (
     RunBuilder,
     Source,
     as_json,
+    as_written,
     check_doc_id,
     check_query_id,
     load_json_line,
@@ -224,7 +225,8 @@ JSON_LINE_PROBLEMS = {
 }
 
 
-def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """(line number, object, the line's text) per object line; the text serves error messages."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -254,7 +256,7 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
                 source=name,
                 line=number,
             )
-        yield number, value
+        yield number, value, line
 
 
 def _key(record: dict[str, Any], key: str, name: str, line: int) -> Any:
@@ -272,7 +274,7 @@ def read_jsonl_qrels(source: Source, *, grade_map: dict[int, int] | None = None)
     def read(open_lines: Callable[[], Iterator[str]], name: str) -> Pool:
         grades = GradeReader(grade_map, name)
         builder = QrelsBuilder(name)
-        for line, record in _json_objects(open_lines(), name):
+        for line, record, _text in _json_objects(open_lines(), name):
             query = check_query_id(_key(record, "query_id", name, line), source=name, line=line)
             doc = check_doc_id(_key(record, "doc_id", name, line), source=name, line=line, query=query)
             builder.add(
@@ -288,7 +290,7 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
 
     def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
         builder = RunBuilder(label)
-        for line, record in _json_objects(open_lines(), label):
+        for line, record, text in _json_objects(open_lines(), label):
             query = check_query_id(_key(record, "query_id", label, line), source=label, line=line)
             doc = check_doc_id(_key(record, "doc_id", label, line), source=label, line=line, query=query)
             builder.system(record.get("system"), line)
@@ -299,7 +301,7 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
                         gettext_noop(
                             "query %(query)r, document %(doc)r: score must be a finite number, got %(score)s"
                         ),
-                        {"query": query, "doc": doc, "score": as_json(score)},
+                        {"query": query, "doc": doc, "score": as_json(as_written(text, "score", score))},
                         query=query,
                         doc_id=doc,
                         source=label,
@@ -313,7 +315,7 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
                         gettext_noop(
                             "query %(query)r, document %(doc)r: rank must be a positive integer, got %(rank)s"
                         ),
-                        {"query": query, "doc": doc, "rank": as_json(rank)},
+                        {"query": query, "doc": doc, "rank": as_json(as_written(text, "rank", rank))},
                         query=query,
                         doc_id=doc,
                         source=label,

@@ -232,6 +232,11 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
         ),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": null}\n', 1, r"score must be a finite number, got null$"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": true}\n', 1, r"rank must be a positive integer, got true$"),
+        # As the file wrote them: 1e400 overflows to inf, 1e2 reads as 100.0 (QA: "got Infinity").
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": 1e400}\n', 1, r"score must be a finite number, got 1e400$"),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": -1E+999}\n', 1, r"finite number, got -1E\+999$"),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": 1e2}\n', 1, r"rank must be a positive integer, got 1e2$"),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": 0}\n', 1, r"rank must be a positive integer, got 0$"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A"}\n', 1, r"neither 'score' nor 'rank'"),
         # A quote never closed would otherwise swallow the rest of the file into one field.
         (
