@@ -172,7 +172,7 @@ class CandidateAddForm(forms.Form):
         return [found[i] for i in ids]
 
 
-FORMAT_CHOICES = [("", _("From the file name (.csv or .jsonl)")), ("csv", "CSV"), ("jsonl", "JSONL")]
+FORMAT_CHOICES = [("", _("From the file name (.csv, .jsonl or .ndjson)")), ("csv", "CSV"), ("jsonl", "JSONL")]
 RUN_FORMAT_CHOICES = [
     ("", _("From the file name (.csv, .jsonl; anything else is a TREC run)")),
     ("trec", _("TREC run")),

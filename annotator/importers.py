@@ -48,6 +48,7 @@ from evaluation.formats.common import (
     load_json_line,
     plain_number,
     text_lines,
+    underflows,
 )
 from evaluation.formats.tabular import CSV_FIELD_LIMIT, JSON_LINE_PROBLEMS, RUN_COLUMNS
 from evaluation.formats.trec import split_fields
@@ -427,7 +428,9 @@ def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
                     raise ValidationError("too long")
                 _url_validator(url)
             except ValidationError:
-                errors.add(line, "url", url, _("is not an http(s) URL of at most %(max)d characters.")
+                # Django's URL rule wants a host with a domain (https://x/d1 fails): say what passes.
+                errors.add(line, "url", url, _("is not an http(s) URL with a full host name (like "
+                                               "https://help.example.com/a/1) of at most %(max)d characters.")
                            % {"max": URL_MAX_LENGTH})
                 ok = False
         unit = row.get("unit", "").strip().lower() or "document"
@@ -488,6 +491,9 @@ def _parse_score(line: int, raw: str, errors: _Collector) -> tuple[bool, float |
     score = plain_number(raw)
     if score is None:
         errors.add(line, "score", raw, _("must be a finite number written with the digits 0-9 (e.g. 12.5 or -3e-2)."))
+        return False, None
+    if underflows(raw, score):
+        errors.add(line, "score", raw, _("is too close to 0 to be told apart from it (the smallest is about 4.9e-324)."))
         return False, None
     return True, score
 

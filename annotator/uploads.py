@@ -53,10 +53,12 @@ def upload_text(data: bytes | str) -> str:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
+            # Where on the line, and which byte, as `evaluate` says it (QA: "byte 7 of the file").
+            line_start = data.rfind(b"\n", 0, exc.start) + 1
             raise UploadTextError(
-                data[: exc.start].count(b"\n") + 1,
-                _("the file is not UTF-8 text (byte %(byte)d of the file). Save it as UTF-8 and upload again.")
-                % {"byte": exc.start + 1},
+                data.count(b"\n", 0, exc.start) + 1,
+                _("the file is not UTF-8 text: byte 0x%(byte)02x at column %(column)d. Save it as UTF-8 and upload again.")
+                % {"byte": data[exc.start], "column": exc.start - line_start + 1},
             ) from None
     else:
         text = data.removeprefix("\ufeff")

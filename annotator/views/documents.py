@@ -44,6 +44,7 @@ from annotator.services.grading import (
     documents_import,
     queries_import,
 )
+from annotator.uploads import ZIP_MAGIC
 
 PAGE_SIZE = 50
 
@@ -253,8 +254,13 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     upload = form.cleaned_data["file"]
     fmt = detect_format(upload.name, form.cleaned_data["format"])
     if fmt == "trec":
-        section.errors = [_("“%(name)s” is neither .csv nor .jsonl: choose the format, or rename the file.")
-                          % {"name": upload.name}]
+        # A zip (e.g. a pool export) is said to be one, whatever its name, as with a chosen format.
+        if upload.read(len(ZIP_MAGIC)) == ZIP_MAGIC:
+            section.errors = [_("“%(name)s” is a zip archive: upload the .csv or .jsonl file inside it instead.")
+                              % {"name": upload.name}]
+        else:
+            section.errors = [_("“%(name)s” is neither .csv, .jsonl nor .ndjson: choose the format, or rename "
+                                "the file.") % {"name": upload.name}]
         return _respond(request, section)
     try:
         data = upload.read()

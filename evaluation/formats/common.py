@@ -114,6 +114,19 @@ def plain_number(token: str) -> float | None:
     return value if math.isfinite(value) else None  # 1e999 overflows to inf
 
 
+def underflows(written: str, value: float) -> bool:
+    """Whether a score written as nonzero reads as 0.0: 1e-400 is below the smallest double
+    (~4.9e-324). It would tie with a 0 the file tells apart from it, and a tie message would
+    quote a 0.0 the file does not hold (QA); such scores are refused, as 1e400 is."""
+    return value == 0.0 and any(c in "123456789" for c in written.lower().split("e")[0])
+
+
+SCORE_UNDERFLOW = gettext_noop(
+    "query %(query)r, document %(doc)r: score %(token)s is too close to 0 to be told apart from it "
+    "(the smallest number a score can hold is about 4.9e-324)"
+)
+
+
 def detect_format(source: Source, explicit: str = "auto") -> Format:
     """The explicit format, else by extension: .csv -> csv, .jsonl/.ndjson -> jsonl, else trec.
 
@@ -663,6 +676,15 @@ class RunBuilder:
 
 def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> float:
     value = plain_number(token)
+    if value is not None and underflows(token, value):
+        raise EvaluationError(
+            SCORE_UNDERFLOW,
+            {"query": query, "doc": doc, "token": repr(token)},
+            query=query,
+            doc_id=doc,
+            source=source,
+            line=line,
+        )
     if value is None:
         raise EvaluationError(
             gettext_noop(

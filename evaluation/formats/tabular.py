@@ -30,6 +30,7 @@ from typing import Any
 
 from evaluation.formats.common import (
     MAX_DIGITS,
+    SCORE_UNDERFLOW,
     DuplicateKeyError,
     GradeReader,
     JSONLineError,
@@ -45,6 +46,7 @@ from evaluation.formats.common import (
     parse_rank,
     parse_score,
     run_name,
+    underflows,
     with_source,
 )
 from evaluation.metrics.data import Pool, Run
@@ -302,6 +304,16 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
                             "query %(query)r, document %(doc)r: score must be a finite number, got %(score)s"
                         ),
                         {"query": query, "doc": doc, "score": as_json(as_written(text, "score", score))},
+                        query=query,
+                        doc_id=doc,
+                        source=label,
+                        line=line,
+                    )
+                # Only a 0.0 can be an underflow: the line is parsed again for those alone.
+                if score == 0.0 and underflows(str(written := as_written(text, "score", score)), score):
+                    raise EvaluationError(
+                        SCORE_UNDERFLOW,
+                        {"query": query, "doc": doc, "token": as_json(written)},
                         query=query,
                         doc_id=doc,
                         source=label,

@@ -28,6 +28,7 @@ from evaluation.formats.common import (
     open_target,
     parse_score,
     run_name,
+    underflows,
     with_source,
 )
 from evaluation.metrics.data import Pool, Run
@@ -161,6 +162,9 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
         return None
     if not np.isfinite(scores).all():
         return None
+    zeros = np.flatnonzero(scores == 0.0)
+    if any(underflows(tokens[i], 0.0) for i in zeros.tolist()):
+        return None  # the careful pass refuses it, naming the line
     n = len(docs)
     lines_of_rows = np.arange(1, n + 1, dtype=np.int64)
     block_ends = [*block_starts[1:], n]

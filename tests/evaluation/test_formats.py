@@ -236,6 +236,11 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": 1e400}\n', 1, r"score must be a finite number, got 1e400$"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": -1E+999}\n', 1, r"finite number, got -1E\+999$"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": 1e2}\n', 1, r"rank must be a positive integer, got 1e2$"),
+        # A nonzero score that reads as 0.0 would tie with a real 0 and be quoted as 0.0 (QA).
+        ("r.txt", "q1 Q0 A 1 1e-400 t\nq1 Q0 B 2 0 t\n", 1, r"score '1e-400' is too close to 0 to be told apart"),
+        ("r.txt", "q1 Q0 A 1 2 t\nq1 Q0 B 2 -0.5e-999 t\n", 2, r"score '-0.5e-999' is too close to 0"),
+        ("r.csv", "query_id,doc_id,score\nq1,A,9E-1000\n", 2, r"score '9E-1000' is too close to 0"),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": 1e-400}\n', 1, r"score 1e-400 is too close to 0"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": 0}\n', 1, r"rank must be a positive integer, got 0$"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A"}\n', 1, r"neither 'score' nor 'rank'"),
         # A quote never closed would otherwise swallow the rest of the file into one field.
@@ -472,3 +477,17 @@ def test_a_gzip_file_is_named_as_such(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(b"q1 0 A 3\n"))
     with pytest.raises(EvaluationError, match="line 1: the file is gzip-compressed: decompress it"):
         read_qrels(path, format="trec")
+
+
+@pytest.mark.parametrize("name", ["r.txt", "r.csv"])
+@pytest.mark.parametrize("zero", ["0", "-0", "0.000", "0e5", "00.0E-400", ".0"])
+def test_a_zero_written_any_way_reads_as_0(tmp_path: Path, name: str, zero: str) -> None:
+    """The underflow refusal is for nonzero digits only: every spelling of 0 is a 0."""
+    path = tmp_path / name
+    if name.endswith(".csv"):
+        path.write_text(f"query_id,doc_id,score\nq1,A,2\nq1,B,{zero}\n")
+    else:
+        path.write_text(f"q1 Q0 A 1 2 t\nq1 Q0 B 2 {zero} t\n")
+    run = read_run(path)
+    assert run.ranking("q1") == ("A", "B")
+    assert run.scores_of("q1") == (2.0, 0.0)

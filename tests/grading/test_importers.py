@@ -79,6 +79,8 @@ def test_a_duplicate_id_names_both_lines() -> None:
         (b"X1,body,t\nX2,body2,t\n", "value “X1, body, t”: the required column “doc_id” is missing"),
         (b"Doc_ID,Body,Body\nA,x,y\n", "field “header”, value “Body”: this column appears twice"),
         (b"doc_id,body,url\nA,x,javascript:alert(1)\n", "field “url”, value “javascript:alert(1)”: is not an http(s) URL"),
+        # QA: a host without a domain was refused as if the scheme were wrong.
+        (b"doc_id,body,url\nA,x,https://x/d1\n", "value “https://x/d1”: is not an http(s) URL with a full host name (like https://help.example.com/a/1)"),
         (b"doc_id,body,unit\nA,x,paragraph\n", "field “unit”, value “paragraph”: must be one of: document, page, chunk"),
         (b"", "Line 1: the file is empty"),
         (b"doc_id,body\n\n", "Line 1: the file has a header but no rows"),
@@ -174,7 +176,7 @@ def test_an_error_shows_a_line_break_inside_a_value_escaped_on_one_line() -> Non
 def test_text_that_is_not_utf8_names_the_line() -> None:
     data = b"doc_id,body\nA,ok\nB," + "caf\u00e9".encode("latin-1") + b"\n"
     assert problems(lambda: read_documents(data, "csv")) == [
-        "Line 3: the file is not UTF-8 text (byte 23 of the file). Save it as UTF-8 and upload again."
+        "Line 3: the file is not UTF-8 text: byte 0xe9 at column 6. Save it as UTF-8 and upload again."
     ]
 
 
@@ -287,6 +289,7 @@ def test_a_run_written_by_the_evaluation_formats_pools_in_the_engines_order(fmt:
         ("trec", "q1 Q0 A 1 high bm25\n", "Line 1, field “score”, value “high”: must be a finite number written with the digits 0-9"),
         ("trec", "q1 Q0 A 1 nan bm25\n", "must be a finite number"),
         ("trec", "q1 Q0 A 1 1_000 bm25\n", "value “1_000”: must be a finite number written with the digits 0-9"),
+        ("trec", "q1 Q0 A 1 1e-400 bm25\n", "value “1e-400”: is too close to 0 to be told apart from it"),
         ("trec", "q1 Q0 A 1 0.5 r\nq1 Q0 A 2 0.4 r\n", "Line 2, field “doc_id”, value “A”: this document is already listed"),
         ("csv", "query_id,doc_id,rank\nq1,A,1\nq1,B,1\n", "Line 3, field “rank”, value “1”: rank used twice"),
         ("csv", "query_id,doc_id,rank\nq1,A,first\n", "Line 2, field “rank”, value “first”: must be a whole number"),

@@ -167,7 +167,8 @@ def test_the_import_commands_print_progress_and_a_summary(cast: Cast, tmp_path: 
     call_command("import_candidates", "alpha", "Pool", str(run), "--depth", "10", "--create", stdout=out, stderr=err)
     assert "created 2500, updated 0, unchanged 0" in out.getvalue()
     assert "documents: 2500 / 2500 (100%" in err.getvalue()
-    assert "Pool: added 10 candidates, 0 already there (1 queries; runs: bm25)" in out.getvalue()
+    assert "Pool: added 10 candidates, 0 already there (1 query; runs: bm25)" in out.getvalue()
+    assert "2500 documents valid" in err.getvalue() and "1 query valid" in err.getvalue()
 
 
 def test_the_import_command_refuses_a_bad_file_and_stores_nothing(cast: Cast, tmp_path: Path) -> None:
@@ -179,6 +180,23 @@ def test_the_import_command_refuses_a_bad_file_and_stores_nothing(cast: Cast, tm
     with pytest.raises(CommandError, match="No project with slug 'nope'") as refused:
         call_command("import_documents", "nope", str(docs), stdout=io.StringIO(), stderr=io.StringIO())
     assert refused.value.returncode == 2  # bad input, like `evaluate` (was 1, the crash status)
+
+
+def test_the_import_command_says_a_zip_is_one_whatever_its_name(cast: Cast, tmp_path: Path) -> None:
+    """QA: a pool export given to import_documents was refused as "does not end in .csv or .jsonl"."""
+    import zipfile
+
+    for name in ("export.zip", "export.bin"):
+        archive = tmp_path / name
+        with zipfile.ZipFile(archive, "w") as z:
+            z.writestr("docs.csv", "doc_id,body\nA,b\n")
+        with pytest.raises(CommandError, match="is a zip archive; give the .csv or .jsonl file inside it"):
+            call_command("import_documents", "alpha", str(archive), stdout=io.StringIO(), stderr=io.StringIO())
+    other = tmp_path / "docs.txt"
+    other.write_text("doc_id,body\nA,b\n")
+    with pytest.raises(CommandError, match=r"does not end in \.csv, \.jsonl or \.ndjson"):
+        call_command("import_documents", "alpha", str(other), stdout=io.StringIO(), stderr=io.StringIO())
+    assert not Document.objects.exists()
 
 
 def test_a_refused_candidate_import_creates_no_set(cast: Cast, tmp_path: Path) -> None:

@@ -345,7 +345,11 @@ def test_a_bad_upload_lists_every_problem_and_imports_nothing(cast: Cast, client
     assert "Line 3: not valid JSON" in html
     assert not Document.objects.exists()
     response = client.post(url("import_documents", cast), {"file": upload("docs.txt", "x")})
-    assert "is neither .csv nor .jsonl" in response.content.decode()
+    assert "is neither .csv, .jsonl nor .ndjson" in response.content.decode()
+    # A zip is said to be one (QA: it was refused for its name only).
+    zipped = SimpleUploadedFile("pool-export.zip", b"PK\x03\x04" + b"\x00" * 40)
+    response = client.post(url("import_documents", cast), {"file": zipped})
+    assert "“pool-export.zip” is a zip archive: upload the .csv or .jsonl file inside it" in response.content.decode()
     response = client.post(url("import_documents", cast), {})
     assert response.status_code == 200 and "Choose a file to upload." in response.content.decode()
 

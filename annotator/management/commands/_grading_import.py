@@ -13,6 +13,12 @@ from django.db import transaction
 
 from annotator.importers import ImportFileError, detect_format
 from annotator.models import Project
+from annotator.uploads import ZIP_MAGIC
+
+
+def counted(n: int, singular: str, plural: str) -> str:
+    """ "1 query", "2 queries": the commands' English output (the web pages use ngettext)."""
+    return f"{n} {singular if n == 1 else plural}"
 
 
 def bad_input(message: str) -> CommandError:
@@ -40,6 +46,17 @@ def read_bytes(path: str) -> bytes:
         raise bad_input(f"Cannot read {path}: {error.strerror or error}") from None
 
 
+def _is_zip(path: str) -> bool:
+    """Whether `path` is a zip archive (e.g. a pool export), to say so instead of "not .csv"."""
+    if path == "-":
+        return False
+    try:
+        with Path(path).open("rb") as stream:
+            return stream.read(len(ZIP_MAGIC)) == ZIP_MAGIC
+    except OSError:
+        return False
+
+
 def file_error(path: str, error: ImportFileError) -> CommandError:
     lines = [f"{path}: nothing was imported."] + [f"  {message}" for message in error.messages()]
     return bad_input("\n".join(lines))
@@ -65,7 +82,7 @@ class Progress:
 class RecordImportCommand(BaseCommand):
     """`import_documents` and `import_queries`: read a CSV/JSONL file whole, then store it all or nothing."""
 
-    noun = ""  # "documents" / "queries", for the progress lines
+    noun = ("", "")  # ("document", "documents") / ("query", "queries"), for the progress lines
     reader: Callable[[bytes, str], list[Any]]
     importer: Callable[..., Any]
 
@@ -80,15 +97,17 @@ class RecordImportCommand(BaseCommand):
         path = options["file"]
         fmt = detect_format(path, options["format"])
         if fmt not in ("csv", "jsonl"):
-            raise bad_input(f"{path}: the name does not end in .csv or .jsonl; say which with --format.")
+            if _is_zip(path):
+                raise bad_input(f"{path}: the file is a zip archive; give the .csv or .jsonl file inside it instead.")
+            raise bad_input(f"{path}: the name does not end in .csv, .jsonl or .ndjson; say which with --format.")
         self.stderr.write(f"Reading {path} ({fmt})…")
         try:
             records = self.reader(read_bytes(path), fmt)
         except ImportFileError as error:
             raise file_error(path, error) from None
-        self.stderr.write(f"{len(records)} {self.noun} are valid; storing…")
+        self.stderr.write(f"{counted(len(records), *self.noun)} valid; storing…")
         with transaction.atomic():
-            summary = self.importer(project=project, records=records, on_progress=Progress(self, self.noun))
+            summary = self.importer(project=project, records=records, on_progress=Progress(self, self.noun[1]))
             if options["dry_run"]:
                 transaction.set_rollback(True)
         prefix = "Dry run (nothing stored): " if options["dry_run"] else ""

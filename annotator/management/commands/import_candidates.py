@@ -18,6 +18,7 @@ from annotator.importers import ImportFileError, detect_format, pool_top_k, read
 from annotator.management.commands._grading_import import (
     add_project_argument,
     bad_input,
+    counted,
     file_error,
     get_project,
     read_bytes,
@@ -74,5 +75,5 @@ class Command(BaseCommand):
             raise bad_input(str(error)) from None
         self.stdout.write(self.style.SUCCESS(
             f"{grading_set.name}: added {summary.added} candidates, {summary.already} already there "
-            f"({summary.queries} queries; runs: {', '.join(summary.runs) or '-'})."
+            f"({counted(summary.queries, 'query', 'queries')}; runs: {', '.join(summary.runs) or '-'})."
         ))

@@ -14,6 +14,6 @@ from annotator.services.grading import documents_import
 
 class Command(RecordImportCommand):
     help = "Import documents (CSV or JSONL) into a project, all or nothing."
-    noun = "documents"
+    noun = ("document", "documents")
     reader = staticmethod(read_documents)
     importer = staticmethod(documents_import)

@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotator.management.commands._grading_import import counted
 from annotator.models import Pool, Project
 from annotator.services.pools import EXPORT_FORMATS, PoolImportError, guess_format, pool_import
 
@@ -63,5 +64,6 @@ class Command(BaseCommand):
             raise fail(str(exc)) from exc
         self.stdout.write(
             f"Imported {path.name} as {version.pool.name} version {version.number}: "
-            f"{version.counts['judgments']} judgments in {version.counts['queries']} queries, sha256 {version.sha256}"
+            f"{counted(version.counts['judgments'], 'judgment', 'judgments')} in "
+            f"{counted(version.counts['queries'], 'query', 'queries')}, sha256 {version.sha256}"
         )

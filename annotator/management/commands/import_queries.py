@@ -13,6 +13,6 @@ from annotator.services.grading import queries_import
 
 class Command(RecordImportCommand):
     help = "Import queries (CSV or JSONL) into a project, all or nothing."
-    noun = "queries"
+    noun = ("query", "queries")
     reader = staticmethod(read_queries)
     importer = staticmethod(queries_import)
