@@ -353,6 +353,12 @@ def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> 
         shell=True, cwd=ROOT, capture_output=False, stderr=subprocess.PIPE, text=True, timeout=120,
     )
     assert (closed.returncode, closed.stderr) == (2, "CommandError: cannot write the report: standard output is closed\n")
+    # The same through Django's own parser (a Django option sends it there).
+    closed = subprocess.run(
+        f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc --traceback >&-',
+        shell=True, cwd=ROOT, capture_output=False, stderr=subprocess.PIPE, text=True, timeout=120,
+    )
+    assert (closed.returncode, closed.stderr) == (2, "CommandError: cannot write the report: standard output is closed\n")
 
 
 def test_a_zip_is_named_as_a_zip_not_as_bad_utf8(tmp_path: Path) -> None:

@@ -43,7 +43,10 @@ class Command(BaseCommand):
             raise CommandError(str(error), returncode=2) from error
         self.stdout.ending = ""  # the report ends its own lines
         if getattr(self, "_called_from_command_line", False):
-            cli.write_and_exit(report, self.stdout)  # type: ignore[arg-type]  # an OutputWrapper writes text
+            # Started with stdout closed (`>&-`), Django wraps the None Python leaves: the same one
+            # line and status 2 as the shell path, not an AttributeError traceback.
+            out = self.stdout if getattr(self.stdout, "_out", None) is not None else None
+            cli.write_and_exit(report, out)  # type: ignore[arg-type]  # an OutputWrapper writes text
         try:
             self.stdout.write(report)
             self.stdout.flush()
