@@ -280,14 +280,19 @@ def _seen(page: str) -> str:
     return match.group(1)
 
 
+def open_recheck(client: Client, user: object, candidate: Candidate) -> tuple[str, str]:
+    """Sign in as `user` and open the pair's re-check page: (its address, the page's HTML)."""
+    client.force_login(user)  # type: ignore[arg-type]
+    target = url("final_recheck", candidate_id=candidate.pk)
+    return target, client.get(target).content.decode()
+
+
 def test_the_page_shows_the_current_text_and_the_graded_one_and_records_the_re_check(
     cast: Cast, client: Client
 ) -> None:
     candidate = settled(cast)
     change_document(candidate)
-    client.force_login(cast.reviewer)
-    target = url("final_recheck", candidate_id=candidate.pk)
-    page = client.get(target).content.decode()
+    target, page = open_recheck(client, cast.reviewer, candidate)
     assert NEW_BODY in page  # what users read now
     assert "The document as graded (version 1)" in page and "How to request a change after submitting (B)." in page
     assert 'type="radio" name="grade" value="2"' in page and "checked" not in page  # nothing chosen in advance
@@ -307,9 +312,7 @@ def test_after_a_re_check_the_next_pair_opens(cast: Cast, client: Client) -> Non
     first, second = settled(cast, document="B"), settled(cast, document="C")
     change_document(first)
     change_document(second)
-    client.force_login(cast.reviewer)
-    target = url("final_recheck", candidate_id=first.pk)
-    page = client.get(target).content.decode()
+    target, page = open_recheck(client, cast.reviewer, first)
     response = client.post(target, {"grade": "2", "seen": _seen(page)})
     assert response["Location"] == url("final_recheck", candidate_id=second.pk)
 
@@ -319,9 +322,8 @@ def test_an_outdated_page_gets_409_with_the_pair_as_it_is_now_and_the_typed_choi
 ) -> None:
     candidate = settled(cast)
     change_document(candidate)
-    client.force_login(cast.reviewer)
-    target = url("final_recheck", candidate_id=candidate.pk)
-    old_seen = _seen(client.get(target).content.decode())
+    target, page = open_recheck(client, cast.reviewer, candidate)
+    old_seen = _seen(page)
     change_document(candidate, body="Version three of the text.")
     response = client.post(target, {"grade": "1", "note": "Typed note", "seen": old_seen})
     page = response.content.decode()
@@ -347,9 +349,7 @@ def test_bad_form_input_is_a_clear_refusal_not_a_500(cast: Cast, client: Client,
 
 def test_a_pair_with_nothing_to_re_check_says_why_and_has_no_form(cast: Cast, client: Client) -> None:
     candidate = settled(cast)
-    client.force_login(cast.reviewer)
-    target = url("final_recheck", candidate_id=candidate.pk)
-    page = client.get(target).content.decode()
+    target, page = open_recheck(client, cast.reviewer, candidate)
     assert "there is nothing to re-check" in page and 'name="seen"' not in page
     response = client.post(target, {"grade": "2", "seen": "0" * 32})
     assert response.status_code == 409 and "there is nothing to re-check" in response.content.decode()
@@ -405,9 +405,7 @@ def test_a_missing_or_mangled_digest_is_refused_like_an_outdated_page(
 def test_an_over_long_note_is_one_error_not_also_a_missing_note(cast: Cast, client: Client) -> None:
     candidate = settled(cast)
     change_document(candidate)
-    client.force_login(cast.reviewer)
-    target = url("final_recheck", candidate_id=candidate.pk)
-    page = client.get(target).content.decode()
+    target, page = open_recheck(client, cast.reviewer, candidate)
     response = client.post(target, {"grade": "3", "note": "x" * 5001, "seen": _seen(page)})
     html = response.content.decode()
     assert response.status_code == 200 and "at most 5000 characters" in html
@@ -419,9 +417,8 @@ def test_a_second_reviewer_sees_what_they_chose_was_not_recorded_and_the_reason_
 ) -> None:
     candidate = settled(cast)
     change_document(candidate)
-    client.force_login(cast.owner)
-    target = url("final_recheck", candidate_id=candidate.pk)
-    seen = _seen(client.get(target).content.decode())
+    target, page = open_recheck(client, cast.owner, candidate)
+    seen = _seen(page)
     recheck(candidate, cast.reviewer, 2)  # rita, meanwhile
     response = client.post(target, {"grade": "1", "note": "Owner thinks 1.", "seen": seen})
     page = response.content.decode()
