@@ -87,10 +87,15 @@ class CriteriaForm(forms.Form):
     )
     note = forms.CharField(label=_("What changed and why"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
                            max_length=2000)
+    # The version the page showed and the edit starts from: publishing over a newer one would undo
+    # it without a word (QA: a stale tab turned a meaning-changing version back, "wording only").
+    based_on = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
 
     def __init__(self, *args: Any, current: CriteriaVersion, **kwargs: Any) -> None:
         self.current = current
-        kwargs.setdefault("initial", {f"level_{n}": text for n, text in current.levels()})
+        kwargs.setdefault(
+            "initial", {**{f"level_{n}": text for n, text in current.levels()}, "based_on": current.number}
+        )
         super().__init__(*args, **kwargs)
 
     def clean(self) -> dict[str, Any]:

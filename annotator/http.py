@@ -82,3 +82,11 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponseBase:
     if not request.user.is_authenticated:
         return sign_in_again(request)
     return render(request, "403_csrf.html", status=403)
+
+
+def gone(request: HttpRequest, message: str, back_url: str, back_label: str) -> HttpResponse:
+    """404 for an action on something no longer there (a second tab removing it again): the page
+    says so and links back, instead of the bare "not found". Still 404, with the same words for an
+    ID that never was in the project, so nothing is revealed about other projects."""
+    context = {"gone_message": message, "back_url": back_url, "back_label": back_label}
+    return render(request, "404.html", context, status=404)

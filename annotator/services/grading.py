@@ -60,6 +60,18 @@ class CriteriaChanged(GradingError):
     """The criteria changed meaning after the page the grade came from was loaded."""
 
 
+class CriteriaOutdated(GradingError):
+    """A criteria edit made on version `based_on` while version `latest` is the newest."""
+
+    def __init__(self, latest: int, based_on: int) -> None:
+        super().__init__(
+            _("Criteria version %(latest)d was published after this page showed version %(based)d: publishing "
+              "your edit now would undo its changes. Read version %(latest)d below, make your edit on it, then "
+              "publish.") % {"latest": latest, "based": based_on}
+        )
+        self.latest = latest
+
+
 class UnknownDocumentVersion(GradingError):
     """The grade names a document (or criteria) version that never existed: bad input, not a change."""
 
@@ -629,13 +641,20 @@ def candidate_remove(*, candidate: Candidate) -> None:
 
 @transaction.atomic
 def criteria_publish(
-    *, project: Project, levels: dict[int, str], change: str, note: str, by: User
+    *, project: Project, levels: dict[int, str], change: str, note: str, by: User, based_on: int | None = None
 ) -> tuple[CriteriaVersion, int]:
     """Publish the next criteria version. Meaning-changing: every grade in an open set made under
-    an older version is flagged for re-checking. Returns (version, grades flagged)."""
+    an older version is flagged for re-checking. Returns (version, grades flagged).
+
+    `based_on`: the version the edit started from (the page sends the one it showed). A newer
+    version published since is refused (CriteriaOutdated): the edit would undo it unseen."""
     if change not in (CriteriaChange.MEANING, CriteriaChange.WORDING):
         raise GradingError(_("Say whether the change is meaning-changing or wording only."))
     CriteriaVersion.objects.current_for(project)  # version 1 exists before version 2 does
+    # Locked, so that two owners publishing at once are told, not both published on one base.
+    latest = CriteriaVersion.objects.select_for_update().filter(project=project).order_by("-number").first()
+    if based_on is not None and latest is not None and latest.number != based_on:
+        raise CriteriaOutdated(latest.number, based_on)
     version = CriteriaVersion.publish(project=project, levels=levels, change=change, note=note, by=by)
     flagged = 0
     if change == CriteriaChange.MEANING:

@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC
+from functools import cached_property
 from pathlib import PurePath
 from typing import Any
 
@@ -202,9 +203,31 @@ class FreezePreview:
     # the one it continues exists (another set froze, or a file was imported, meanwhile).
     refusal: str = ""
 
+    @cached_property
+    def inherited(self) -> dict[tuple[str, str], PoolJudgment]:
+        """The judgments of the version this set continues, by (query, document)."""
+        based_on = self.grading_set.based_on
+        return {(j.query_id, j.doc_id): j for j in based_on.judgments.all()} if based_on is not None else {}
+
+    def recorded_source(self, candidate: Candidate) -> str:
+        """The source freezing records for a ready pair: its final grade's, except that a copy
+        whose grade is unchanged keeps the source it had in the version it came from (an
+        imported judgment stays "imported": FinalGrade has no such source, see
+        grading_set_create_from_version)."""
+        final = candidate.final_grade
+        if candidate.source == CandidateSource.COPIED:
+            old = self.inherited.get((candidate.query.external_id, candidate.document.external_id))
+            if old is not None and old.grade == final.grade:
+                return old.source
+        return final.source
+
     @property
     def criteria_versions(self) -> list[int]:
-        return sorted({c.final_grade.criteria_version.number for c in self.ready})
+        """The criteria the final grades were decided under. An imported judgment carried along
+        was judged under none of this project's versions (QA: it claimed the current one)."""
+        return sorted(
+            {c.final_grade.criteria_version.number for c in self.ready if self.recorded_source(c) != "imported"}
+        )
 
     @property
     def grade_counts(self) -> list[int]:
@@ -297,7 +320,9 @@ def _provenance(preview: FreezePreview, included: list[Candidate], excluded: int
             {"pool": based_on.pool.name, "version": based_on.number, "sha256": based_on.sha256} if based_on else None
         ),
         "candidates": candidates,
-        "final_grades": dict(sorted(Counter(c.final_grade.source for c in included).items())),
+        # As the judgments record them (QA: imported grades carried along were counted as settled
+        # by a reviewer, the stand-in source of their copied final grade).
+        "final_grades": dict(sorted(Counter(preview.recorded_source(c) for c in included).items())),
         "excluded_pairs": excluded,
     }
 
@@ -364,19 +389,13 @@ def pool_freeze(
     ):
         graded_version[cand_id] = (dv_id, dv_number)
     # Copied pairs have no grades here: they keep what the version they came from recorded.
-    inherited: dict[tuple[str, str], PoolJudgment] = {}
-    if grading_set.based_on is not None:
-        inherited = {(j.query_id, j.doc_id): j for j in grading_set.based_on.judgments.all()}
+    inherited = preview.inherited
 
     judgments, document_versions = [], {}
     for c in preview.ready:
         pair = (c.query.external_id, c.document.external_id)
-        final = c.final_grade
-        source = final.source
         old = inherited.get(pair)
-        if c.source == CandidateSource.COPIED and old is not None and old.grade == final.grade:
-            source = old.source  # an unchanged copy keeps its original provenance (e.g. imported)
-        judgments.append((*pair, final.grade, source))
+        judgments.append((*pair, c.final_grade.grade, preview.recorded_source(c)))
         if c.pk in graded_version:
             document_versions[pair] = graded_version[c.pk][0]
         elif old is not None and old.document_version_id is not None:

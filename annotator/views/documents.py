@@ -37,6 +37,7 @@ from annotator.importers import (
 from annotator.models import CriteriaVersion, Document, Query, Role
 from annotator.services.grading import (
     CandidateSummary,
+    CriteriaOutdated,
     GradingError,
     ImportSummary,
     candidates_add,
@@ -120,8 +121,16 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
         try:
             version, flagged = criteria_publish(
                 project=request.project, levels=form.levels(), change=form.cleaned_data["change"],
-                note=form.cleaned_data["note"].strip(), by=request.user,
+                note=form.cleaned_data["note"].strip(), by=request.user, based_on=form.cleaned_data["based_on"],
             )
+        except CriteriaOutdated as error:
+            # The typed text stays; the form now stands on the newest version, which the page
+            # shows: publishing again after reading it is the owner's informed choice.
+            data = request.POST.copy()
+            data["based_on"] = str(error.latest)
+            form = CriteriaForm(data, current=CriteriaVersion.objects.current_for(request.project))
+            form.is_valid()
+            form.add_error(None, str(error))
         except GradingError as error:
             form.add_error(None, str(error))
         else:

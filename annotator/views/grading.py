@@ -23,7 +23,7 @@ from django_htmx.http import reswap, retarget, trigger_client_event
 from annotator.access import ProjectRequest, project_role
 from annotator.converters import parse_id
 from annotator.forms_grading import CandidateAddForm, GradeForm, GradingSetForm
-from annotator.http import post_from, redirect_after_post
+from annotator.http import gone, post_from, redirect_after_post
 from annotator.models import (
     REASON_MAX_LENGTH,
     Candidate,
@@ -161,10 +161,19 @@ def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpRespon
 @project_role(Role.OWNER)
 @require_POST
 def candidate_remove_view(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
-    candidate = get_object_or_404(
-        Candidate.objects.select_related("query", "document"),
-        pk=candidate_id, grading_set_id=set_id, grading_set__project=request.project,
+    candidate = (
+        Candidate.objects.select_related("query", "document")
+        .filter(pk=candidate_id, grading_set_id=set_id, grading_set__project=request.project)
+        .first()
     )
+    if candidate is None:  # removed in another tab, say (QA: Django's bare 404)
+        grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
+        return gone(
+            request,
+            _("This pair is no longer in the set: removed already."),
+            reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk}),
+            _("Back to the grading set"),
+        )
     try:
         candidate_remove(candidate=candidate)
     except GradingError as error:

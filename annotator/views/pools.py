@@ -142,6 +142,10 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     gap = version.evidence_gap()
     context["gap_documents"] = gap.values("document_version__document").distinct().count()
     context["gap_rows"] = list(gap.order_by("doc_id", "query_id")[:20])
+    # Judgments with no graded document version (imported from a file, or carried along from such
+    # a version): the gap cannot be checked for them, and the page says so (QA: silence read as
+    # "no gap").
+    context["unknown_text"] = version.judgments.filter(document_version__isnull=True).count()
     context["exclusion_reasons"] = {OPEN_DISPUTE: _("open dispute"), NO_FINAL_GRADE: _("no final grade")}
     # TREC qrels split fields at spaces, so an ID holding one cannot be written there (the export
     # refuses it): offer the formats that can hold every ID, and say why qrels is missing (QA).

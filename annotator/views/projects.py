@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotator.access import ProjectRequest, SignedInRequest, project_role, signed_in
 from annotator.forms import MemberAddForm, MemberRoleForm
+from annotator.http import gone
 from annotator.models import (
     Candidate,
     CriteriaVersion,
@@ -159,7 +160,14 @@ def member_update(request: ProjectRequest, slug: str, membership_id: int) -> Htt
 @project_role(Role.OWNER)
 @require_POST
 def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> HttpResponse:
-    membership = get_object_or_404(Membership, pk=membership_id, project=request.project)
+    membership = Membership.objects.filter(pk=membership_id, project=request.project).first()
+    if membership is None:  # removed in another tab, say (QA: Django's bare 404)
+        return gone(
+            request,
+            _("This member is no longer in the project: removed already."),
+            reverse("member_list", kwargs={"slug": request.project.slug}),
+            _("Back to the members"),
+        )
     try:
         # Only the membership goes: the person's grades and decisions stay, attributed to them
         # (but for grades awaiting their own re-check, which nobody else could ever clear).

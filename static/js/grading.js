@@ -238,13 +238,20 @@
       return;
     }
     if (event.ctrlKey) return;
+    // Single keys act only on the grading area: a key pressed on the site's menu, the language
+    // button or the footer keeps its meaning (QA: "2" on a menu link saved a grade, which could
+    // complete the pair and lock it; WCAG 2.1.4).
+    const nowhere = target === document.body || target === document.documentElement;
+    if (!nowhere && !root.contains(target)) return;
     const onControl = target.closest && target.closest("button, a, summary");
     switch (event.key) {
       case "0":
       case "1":
       case "2":
       case "3": {
-        const row = currentRow();
+        // A grade goes to the document the focus is on (or the current one when the focus is
+        // nowhere), never to a remembered one from the criteria panel or the Next button.
+        const row = nowhere ? currentRow() : target.closest("article.candidate");
         if (!row) return;
         event.preventDefault();
         submitGrade(row, event.key);

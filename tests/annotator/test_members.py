@@ -258,3 +258,18 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     waiting = client.get(reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": their_part_done.pk}))
     assert "no longer active" not in waiting.content.decode()
     assert "No reason yet." in waiting.content.decode()  # editor, still a member, has not written one
+
+
+def test_removing_a_member_removed_already_says_so(cast: Cast, client: Client) -> None:
+    """QA: a second tab's Remove got Django's bare 404."""
+    membership = Membership.objects.get(project=cast.alpha, user=cast.editor2)
+    client.force_login(cast.owner)
+    remove = reverse("member_remove", kwargs={"slug": "alpha", "membership_id": membership.pk})
+    assert client.post(remove).status_code == 302
+    again = client.post(remove)
+    assert again.status_code == 404
+    assert "This member is no longer in the project: removed already." in again.content.decode()
+    # Another project's membership ID gets the same words: nothing about that project shows.
+    beta = Membership.objects.get(project=cast.beta, user=cast.outsider)
+    other = client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": beta.pk}))
+    assert other.status_code == 404 and Membership.objects.filter(pk=beta.pk).exists()

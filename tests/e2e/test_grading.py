@@ -135,6 +135,27 @@ def test_undo_and_the_shortcut_help_work_from_the_keyboard(page: Page, live_serv
     expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_hidden()
 
 
+def test_grade_keys_pressed_on_the_site_menu_keep_their_meaning_and_save_nothing(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    """QA: "2" pressed with the focus on a menu link saved a grade (which could complete the pair
+    and lock it at once); WCAG 2.1.4. Single keys act on the grading area only."""
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.keyboard.press("Enter")  # Start grading
+    row_id = page.locator("article.candidate:focus").get_attribute("id")
+    page.get_by_role("link", name="Grading sets").focus()
+    for key in ("2", "u", "j"):
+        page.keyboard.press(key)
+    expect(page.get_by_role("link", name="Grading sets")).to_be_focused()
+    expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "ungraded")
+    assert not Grade.objects.filter(editor__username="editor-b").exists()
+    # Back on the document, the same key grades it.
+    page.locator(f"#{row_id}").focus()
+    page.keyboard.press("2")
+    expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
+
+
 def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(page: Page, live_server: Any, grading_demo: None) -> None:
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")

@@ -278,6 +278,11 @@ def test_an_owner_removes_an_ungraded_candidate_but_never_a_graded_one(cast: Cas
     assert as_user(client, cast.editor).post(
         url("candidate_remove", cast, set_id=a.grading_set_id, candidate_id=a.pk)
     ).status_code == 403
+    # A second tab removing B again: 404 that says so and links back (QA: Django's bare 404).
+    again = as_user(client, cast.owner).post(url("candidate_remove", cast, set_id=b.grading_set_id, candidate_id=b.pk))
+    assert again.status_code == 404
+    assert "This pair is no longer in the set: removed already." in again.content.decode()
+    assert url("grading_set_detail", cast, set_id=b.grading_set_id) in again.content.decode()
 
 
 # --- criteria ----------------------------------------------------------------------------------

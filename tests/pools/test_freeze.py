@@ -266,6 +266,26 @@ def test_copying_an_imported_version_keeps_imported_as_the_source_of_unchanged_p
 
     assert set(v2.judgments.values_list("source", flat=True)) == {"imported"}
     assert v2.sha256 == v1.sha256  # same judgments, same hash
+    # QA: the version's own record said "settled by a reviewer 2" and claimed the project's
+    # current criteria for grades judged under none of them.
+    assert v2.provenance["final_grades"] == {"imported": 2}
+    assert v2.criteria_versions == []
+
+
+def test_the_version_page_says_which_judgments_cannot_be_checked_for_an_evidence_gap(
+    cast: Cast, client: Client
+) -> None:
+    factories.document(cast.alpha, "A")
+    factories.query(cast.alpha, "q1")
+    pool = Pool.objects.create(project=cast.alpha, name="Imported")
+    v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, "imported")], source=PoolVersionSource.IMPORTED,
+                             by=cast.owner)
+    client.force_login(cast.owner)
+    page = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": pool.pk, "version_id": v1.pk}))
+    assert "1 judgment records no document version (imported from a file" in page.content.decode()
+    frozen = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
+    page = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": frozen.pool_id, "version_id": frozen.pk}))
+    assert "records no document version" not in page.content.decode()
 
 
 def test_a_version_whose_ids_are_not_in_the_project_cannot_be_copied(cast: Cast) -> None:
