@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, models
 from django.db.models import F, Q
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.projects import Project
@@ -241,6 +241,14 @@ def exclusion_text(why: str, values: dict[str, Any]) -> str | None:
         label = DisputeStatus(status).label if status in DisputeStatus.values else status
         return gettext("open dispute (%(status)s)") % {"status": label}
     if why == "no_final_grade" and {"grades", "required"} <= values.keys():
+        if values.get("stale"):
+            # All grades in, yet no final grade: some wait for their editor's re-check (QA: "2 of 2
+            # grades" did not say what was missing).
+            return ngettext(
+                "no final grade (%(n)d of %(required)d grades; %(stale)d waits for its editor's re-check)",
+                "no final grade (%(n)d of %(required)d grades; %(stale)d wait for their editors' re-check)",
+                values["stale"],
+            ) % {"n": values["grades"], "required": values["required"], "stale": values["stale"]}
         return gettext("no final grade (%(n)d of %(required)d grades)") % {
             "n": values["grades"],
             "required": values["required"],

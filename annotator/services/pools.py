@@ -278,9 +278,10 @@ def freeze_preview(grading_set: GradingSet) -> FreezePreview:
             blockers.append(Blocker(c.query.external_id, c.document.external_id, OPEN_DISPUTE, {"status": status}))
         elif not _has_final(c):
             n = len({g.editor_id for g in c.grades.all()})
-            blockers.append(
-                Blocker(c.query.external_id, c.document.external_id, NO_FINAL_GRADE, {"grades": n, "required": required})
-            )
+            values = {"grades": n, "required": required}
+            if stale := sum(1 for g in c.grades.all() if g.stale):
+                values["stale"] = stale
+            blockers.append(Blocker(c.query.external_id, c.document.external_id, NO_FINAL_GRADE, values))
         else:
             ready.append(c)
     frozen_as = PoolVersion.objects.filter(grading_set=grading_set).select_related("pool").first()

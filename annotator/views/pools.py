@@ -172,13 +172,18 @@ def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, versio
             % {"fmt": fmt, "allowed": ", ".join(EXPORT_FORMATS)},
         )
         return redirect(back)
+    part = request.GET.get("part", "")
+    if part not in ("", "data"):
+        messages.error(request, _("Unknown export part “%(part)s”: leave it out for the zip, or ask for “data”.")
+                       % {"part": part})
+        return redirect(back)
     problems = version.integrity_problems()
     if problems:
         # Never hand out a file that does not match its hash.
         messages.error(request, _("This version failed its integrity check, so it cannot be exported."))
         return redirect(back)
     try:
-        if request.GET.get("part") == "data":
+        if part == "data":
             name, text = export_data(version, fmt)
             response = HttpResponse(text.encode("utf-8"), content_type="text/plain; charset=utf-8")
         else:
@@ -231,8 +236,12 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
     if request.method == "POST" and form.is_valid():
         try:
             grading_set = grading_set_create_from_version(version=version, by=request.user, name=form.cleaned_data["name"])
-        except (CopyError, PoolIntegrityError) as exc:
+        except CopyError as exc:
             form.add_error(None, str(exc))
+        except PoolIntegrityError as exc:
+            # Said as what it is (QA: only the row mismatch was shown, not that nothing was made).
+            form.add_error(None, _("Nothing was created: this version failed its integrity check. %(problem)s")
+                           % {"problem": exc})
         else:
             messages.success(
                 request,
@@ -245,6 +254,10 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
             return redirect_after_post(request, reverse("grading_set_detail", kwargs={"slug": slug, "set_id": grading_set.pk}))
     # Said before the form is filled in, not only after it is sent (QA).
     refusal = continue_refusal(version) if request.method == "GET" else ""
+    if request.method == "GET" and not refusal and (problems := version.integrity_problems()):
+        refusal = _("No new version can start from this one: it failed its integrity check. %(problem)s") % {
+            "problem": problems[0]
+        }
     context = {"version": version, "pool": version.pool, "form": form, "refusal": refusal}
     template = "annotator/pools/continue.html" + ("#continue-form" if request.htmx else "")
     return render(request, template, context)

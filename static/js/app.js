@@ -132,9 +132,12 @@ document.addEventListener("htmx:afterSettle", markScrollable);
 document.addEventListener("DOMContentLoaded", () => {
   if (document.activeElement && document.activeElement !== document.body) return;
   if (document.querySelector("[autofocus]")) return;
+  // Else the message that says what the last action did ("Settled: final grade 2."): present at
+  // load, a status is not read out, and a screen-reader user would not know it worked (QA).
   const place =
     document.querySelector('main [aria-invalid="true"]') ||
-    document.querySelector("#messages .message-error, main .message-error, main .errorlist");
+    document.querySelector("#messages .message-error, main .message-error, main .errorlist") ||
+    document.querySelector("#messages .message");
   if (!place) return;
   if (!place.matches("a[href], button, input, select, textarea, [tabindex]")) place.setAttribute("tabindex", "-1");
   place.focus();

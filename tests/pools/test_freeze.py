@@ -341,3 +341,18 @@ def test_a_copied_pair_can_be_removed_and_added_again_to_be_graded_anew(cast: Ca
     candidate_remove(candidate=Candidate.objects.get(grading_set=v3_set, document__external_id="E"))
     v3 = pool_freeze(grading_set=v3_set, by=cast.reviewer)
     assert sorted(v3.judgments.values_list("doc_id", flat=True)) == ["A", "B", "C", "D"]
+
+
+def test_a_pair_waiting_for_a_re_check_says_so_among_the_blockers(cast: Cast) -> None:
+    """QA: "no final grade (2 of 2 grades)" did not say what was missing."""
+    from annotator.importers import DocumentRecord
+    from annotator.services.grading import documents_import
+    from annotator.services.pools import freeze_preview
+    from tests.disputes.factories import grade, make_pair
+
+    pair = make_pair(cast.alpha)
+    grade(pair, cast.editor, 2)
+    documents_import(project=cast.alpha, records=[DocumentRecord(line=1, external_id="B", body="Changed.")])
+    grade(pair, cast.editor2, 2)  # on the new text: the first grade still waits for its re-check
+    (blocker,) = freeze_preview(pair.grading_set).blockers
+    assert blocker.detail == "no final grade (2 of 2 grades; 1 waits for its editor's re-check)"

@@ -223,6 +223,18 @@ def test_the_version_page_reports_tampering_loudly_and_refuses_exports(version: 
     response = client.get(reverse("pool_version_export", kwargs=kwargs), {"format": "csv"})
     assert response.status_code == 302
     assert "cannot be exported" in client.get(response["Location"]).content.decode()
+    # No new version starts from it: the page offers none, and its form says why (QA: the button
+    # stayed, and the refusal did not say that nothing was made).
+    assert "Start a new version from this one" not in html
+    assert "No new version can start from this one while it fails its integrity check." in html
+    page = client.get(reverse("pool_version_continue", kwargs=kwargs)).content.decode()
+    assert "No new version can start from this one: it failed its integrity check. Stored row (q1, B)" in page
+    from annotator.models import GradingSet
+
+    sets = GradingSet.objects.count()
+    refused = client.post(reverse("pool_version_continue", kwargs=kwargs), {"name": "Next", "confirm": "on"}).content.decode()
+    assert "Nothing was created: this version failed its integrity check. Stored row (q1, B)" in refused
+    assert GradingSet.objects.count() == sets
     # Nor scored, as the page says (QA: a new comparison was computed and stored on it).
     from evaluation.metrics import Settings
     from evaluation.models import Comparison

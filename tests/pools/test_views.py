@@ -162,6 +162,10 @@ def archive_data(payload: bytes, name: str) -> bytes:
 def test_an_unknown_export_format_goes_back_with_a_clear_message(cast: Cast, client: Client, frozen: PoolVersion) -> None:
     response = login(client, cast.reviewer).get(version_url("pool_version_export", frozen), {"format": "xlsx"}, follow=True)
     assert "Unknown export format “xlsx”: choose one of qrels, csv, jsonl." in response.content.decode()
+    # QA: an unknown part silently served the zip.
+    response = client.get(version_url("pool_version_export", frozen), {"format": "csv", "part": "zzz"}, follow=True)
+    assert response.headers["Content-Type"].startswith("text/html")
+    assert "Unknown export part “zzz”" in response.content.decode()
 
 
 def test_a_format_that_cannot_hold_the_ids_goes_back_with_the_reason(cast: Cast, client: Client) -> None:
