@@ -166,6 +166,7 @@ if not DEBUG:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"one_line_403": {"()": "annotator.log_filters.OneLineForbidden"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["one_line_403"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
 }

@@ -780,7 +780,8 @@ def _refusal(name: str, line: int | None, problem: str) -> PoolImportError:
 
 
 def _file_stem(version: PoolVersion) -> str:
-    return f"{slugify(version.pool.name) or f'pool-{version.pool_id}'}-v{version.number}"
+    # allow_unicode: a Chinese pool name stays readable ("退款-v1"; QA: it became "qa-set-v1").
+    return f"{slugify(version.pool.name, allow_unicode=True) or f'pool-{version.pool_id}'}-v{version.number}"
 
 
 def export_data(version: PoolVersion, fmt: str) -> tuple[str, str]:

@@ -14,6 +14,7 @@ from django.db.models import Count, Max, OuterRef, Subquery
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods
@@ -192,7 +193,8 @@ def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, versio
     except PoolExportError as exc:  # e.g. a space inside an ID cannot be written as qrels
         messages.error(request, str(exc))
         return redirect(back)
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    # RFC 6266/5987: a name beyond ASCII is sent as filename*=utf-8''... (and an ASCII fallback).
+    response["Content-Disposition"] = content_disposition_header(True, name)
     return response
 
 
@@ -330,6 +332,9 @@ def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
             )
         except PoolImportError as exc:
             form.add_error("file", str(exc))
+            # The page comes back without the chosen file, as after a form error (QA: the pool
+            # name refusal did not say to choose it again).
+            form.add_error("file", PoolImportForm.CHOOSE_AGAIN)
         else:
             messages.success(
                 request,

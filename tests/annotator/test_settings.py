@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
+from django.urls import reverse
 
 from annotator.models import Membership, Project
+from tests.conftest import Cast
 
 ROOT = Path(__file__).resolve().parents[2]
 PROD_ENV = {
@@ -84,3 +87,34 @@ def test_every_model_is_registered_in_the_admin() -> None:
     for app_label in ("annotator", "evaluation"):
         for model in apps.get_app_config(app_label).get_models():
             assert admin.site.is_registered(model), f"{model.__name__} is not registered in the admin"
+
+
+def test_a_refused_request_is_logged_in_one_line_and_a_crash_with_its_traceback(client: Client, cast: Cast) -> None:
+    """QA: every 403 wrote the PermissionDenied traceback, burying the real ones."""
+    import logging
+
+    from annotator.log_filters import OneLineForbidden
+
+    console = next(h for h in logging.getLogger().handlers if any(isinstance(f, OneLineForbidden) for f in h.filters))
+    lines: list[str] = []
+
+    class Keep(logging.Handler):  # the console handler's filters, writing where the test can read
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(self.format(record))
+
+    keep = Keep()
+    keep.filters = console.filters
+    logger = logging.getLogger("django.request")
+    logger.addHandler(keep)
+    try:
+        client.force_login(cast.editor)
+        assert client.get(reverse("pool_list", kwargs={"slug": "alpha"})).status_code == 403
+    finally:
+        logger.removeHandler(keep)
+    assert lines == ["Forbidden (Permission denied): /p/alpha/pools/"]
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        crash = logging.LogRecord("django.request", logging.ERROR, __file__, 1, "crash", (), sys.exc_info())
+    crash.status_code = 500
+    assert OneLineForbidden().filter(crash) and crash.exc_info is not None

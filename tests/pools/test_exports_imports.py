@@ -394,7 +394,14 @@ def test_a_form_error_elsewhere_asks_for_the_file_again(cast: Cast, client: Clie
     assert "Choose the file again: a browser does not keep a chosen file" in html
     without_file = client.post(reverse("pool_import", kwargs={"slug": "alpha"}), {"format": "auto"}).content.decode()
     assert "Choose the file again" not in without_file
-    assert not Pool.objects.filter(project=cast.alpha).exclude(name="Phone").exists()
+    # A refusal of the import itself (here: the name is taken) asks for it too (QA).
+    Pool.objects.create(project=cast.alpha, name="Taken")
+    taken = client.post(
+        reverse("pool_import", kwargs={"slug": "alpha"}),
+        {"file": SimpleUploadedFile("a.qrels", b"q1 0 A 3\n"), "format": "auto", "pool_name": "Taken"},
+    ).content.decode()
+    assert "A pool named Taken exists already" in taken and "Choose the file again" in taken
+    assert not Pool.objects.filter(project=cast.alpha).exclude(name__in=["Phone", "Taken"]).exists()
 
 
 def _patch_headers(archive: bytes, member: str, *, size: int | None = None, flags: int | None = None) -> bytes:

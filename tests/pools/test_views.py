@@ -154,6 +154,19 @@ def test_an_export_downloads_a_zip_with_data_and_manifest(cast: Cast, client: Cl
     assert data_only.content == archive_data(response.content, f"phone-number-change-v1.{fmt}")
 
 
+def test_an_export_of_a_chinese_named_pool_keeps_the_name_in_its_file_names(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
+    """QA: "QA 退款 set ✓" was exported as qa-set-v1-csv.zip."""
+    from urllib.parse import quote
+
+    frozen.pool.name = "QA 退款 set ✓"
+    frozen.pool.save()
+    response = login(client, cast.reviewer).get(version_url("pool_version_export", frozen), {"format": "csv"})
+    assert response["Content-Disposition"] == f"attachment; filename*=utf-8''{quote('qa-退款-set-v1-csv.zip')}"
+    assert archive_data(response.content, "qa-退款-set-v1.csv")  # the data file inside, named alike
+
+
 def archive_data(payload: bytes, name: str) -> bytes:
     with zipfile.ZipFile(io.BytesIO(payload)) as archive:
         return archive.read(name)
