@@ -109,6 +109,23 @@ document.addEventListener("htmx:afterSettle", (event) => {
   place.focus();
 });
 
+// A filter or a pager replaces a table and the focus stays on the control used: a screen reader
+// heard nothing of the result (QA). Say it: the table's empty state ("No query matches these
+// filters."), else its page ("Page 2 of 5"). Form posts say their own result in #messages.
+document.addEventListener("htmx:afterSettle", (event) => {
+  const live = document.getElementById("live-status");
+  const config = event.detail.requestConfig;
+  if (!live || !config || config.verb !== "get" || document.querySelector("[data-own-focus]")) return;
+  const target = event.detail.target;
+  const scope = (target && target.id && document.getElementById(target.id)) || target;
+  if (!scope || !scope.isConnected) return;
+  const said = scope.querySelector(".empty-state") || scope.querySelector(".pager span");
+  if (!said) return;
+  // Emptied first, so the same sentence twice in a row (two filters, both empty) is said twice.
+  live.textContent = "";
+  setTimeout(() => { live.textContent = said.textContent.trim(); }, 50);
+});
+
 // A table wider than its box scrolls inside it (phones): keyboard users must be able to scroll it
 // too, so it takes the focus while (and only while) it actually overflows (axe:
 // scrollable-region-focusable).

@@ -90,6 +90,12 @@ def test_a_filter_link_keeps_the_focus_after_its_table_is_replaced(
     page.keyboard.press("Enter")
     expect(page).to_have_url(f"{live_server.url}/p/{DEMO_SLUG}/disputes/?status=settled")
     expect(page.locator(":focus")).to_have_attribute("href", "?status=settled")
+    # A filter that leaves the table empty says so to screen readers too (QA: nothing was heard).
+    page.locator('#dispute-table a[href="?status=awaiting_reasons"]').focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#dispute-table .empty-state")).to_have_text("No disputes with this status.")
+    expect(page.locator("#live-status")).to_have_text("No disputes with this status.")
+    expect(page.locator(":focus")).to_have_attribute("href", "?status=awaiting_reasons")
 
 
 def test_the_names_toggle_keeps_the_focus_so_enter_toggles_back(
