@@ -106,6 +106,24 @@ class CriteriaForm(forms.Form):
             raise forms.ValidationError(_("Nothing changed: edit at least one level's text before publishing."))
         return data
 
+    @staticmethod
+    def merge(typed: dict[int, str], base: CriteriaVersion, latest: CriteriaVersion) -> tuple[dict[int, str], list[int]]:
+        """An edit typed on `base`, carried onto `latest` (published meanwhile): each level the
+        owner left as `base` had it takes `latest`'s text; a level only they changed keeps theirs.
+        Returns (the levels for the form, the levels both changed: the form keeps the owner's text
+        there and the page shows `latest`'s beside it). So publishing again undoes nothing unseen
+        (QA: a stale tab's second click published over the newer version)."""
+        before, now = dict(base.levels()), dict(latest.levels())
+        merged, conflicts = {}, []
+        for level, text in typed.items():
+            if text.strip() == before[level].strip():
+                merged[level] = now[level]
+            else:
+                merged[level] = text
+                if now[level].strip() not in (before[level].strip(), text.strip()):
+                    conflicts.append(level)
+        return merged, conflicts
+
     def levels(self) -> dict[int, str]:
         return {n: self.cleaned_data.get(f"level_{n}", "").strip() for n in (3, 2, 1, 0)
                 if f"level_{n}" in getattr(self, "cleaned_data", {})}

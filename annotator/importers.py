@@ -340,7 +340,10 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
                 errors.add(number, key, as_json(as_written(raw, key, value)), _("must be text in quotes, not a number."))
                 ok = False
             else:
-                row[key] = value if isinstance(value, str) else json.dumps(value)
+                # A 0.0 may be a score written nonzero (1e-400): kept as written, the score rule
+                # refuses it as it does in CSV and TREC files (QA). Only zeros are parsed again.
+                zero = isinstance(value, float) and value == 0.0
+                row[key] = value if isinstance(value, str) else str(as_written(raw, key, value)) if zero else json.dumps(value)
         for key in required:
             if key not in obj:
                 errors.add(number, key, "", _("the required key is missing."))

@@ -146,14 +146,16 @@ def write_and_exit(text: str, stdout: TextIO | None) -> NoReturn:
         os._exit(1)
     except OSError as error:
         fail(f"cannot write the report: {error.strerror or error}")
-    sys.stderr.flush()
+    if sys.stderr is not None:  # started with stderr closed (`2>&-`): the report is out, status 0 (QA)
+        sys.stderr.flush()
     os._exit(0)
 
 
 def fail(message: str) -> NoReturn:
     """One line on stderr, status 2: the same line Django prints for the command's CommandError."""
-    sys.stderr.write(f"CommandError: {message}\n")
-    sys.stderr.flush()
+    if sys.stderr is not None:  # closed (`2>&-`): the status alone says it
+        sys.stderr.write(f"CommandError: {message}\n")
+        sys.stderr.flush()
     os._exit(2)
 
 

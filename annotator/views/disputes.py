@@ -597,10 +597,11 @@ def final_recheck(request: ProjectRequest, slug: str, candidate_id: int) -> Http
         return render(request, template, _recheck_context(request, candidate))
     final = FinalGrade.objects.filter(candidate=candidate).first()
     if final is None or final_recheck_refusal(candidate=candidate, user=request.user):
-        # Nothing this reviewer may record here (the page says why), whatever the form holds; a
-        # grade they chose (e.g. another reviewer re-checked the pair first) is shown as not
-        # recorded, so that a disagreement is not lost silently (QA).
+        # Nothing this reviewer may record here (the page says why, as an alert: the answer to
+        # their action), whatever the form holds; a grade they chose (e.g. another reviewer
+        # re-checked the pair first) is shown as not recorded, so a disagreement is not lost (QA).
         context = _recheck_context(request, candidate)
+        context["flash"] = context["refusal"]
         chosen = request.POST.get("grade", "")
         if chosen in {str(g) for g in GRADE_VALUES}:
             note = request.POST.get("note", "").strip()[:REASON_MAX_LENGTH]

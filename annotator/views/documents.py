@@ -123,14 +123,32 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
                 project=request.project, levels=form.levels(), change=form.cleaned_data["change"],
                 note=form.cleaned_data["note"].strip(), by=request.user, based_on=form.cleaned_data["based_on"],
             )
-        except CriteriaOutdated as error:
-            # The typed text stays; the form now stands on the newest version, which the page
-            # shows: publishing again after reading it is the owner's informed choice.
+        except CriteriaOutdated:
+            # The newer version's changes join the owner's in the form (CriteriaForm.merge); where
+            # both changed a level, the owner's text stays and the newer one is shown beside it.
+            latest = CriteriaVersion.objects.current_for(request.project)
+            based = form.cleaned_data["based_on"]
+            # A number no version has (a hand-made post) merges onto the newest as it is.
+            base = (
+                CriteriaVersion.objects.filter(project=request.project, number=based).first()
+                or latest
+            )
+            merged, conflicts = CriteriaForm.merge(form.levels(), base, latest)
             data = request.POST.copy()
-            data["based_on"] = str(error.latest)
-            form = CriteriaForm(data, current=CriteriaVersion.objects.current_for(request.project))
+            data.update({f"level_{n}": text for n, text in merged.items()})
+            data["based_on"] = str(latest.number)
+            form = CriteriaForm(data, current=latest)
             form.is_valid()
-            form.add_error(None, str(error))
+            form.add_error(None, _(
+                "Criteria version %(latest)d was published after this page showed version %(based)d. Its changes "
+                "are now in the form, with yours: check the text, then publish."
+            ) % {"latest": latest.number, "based": based})
+            now = dict(latest.levels())
+            for level in conflicts:
+                form.add_error(f"level_{level}", _(
+                    "Version %(latest)d changed this level too; it says: “%(text)s”. The form keeps your text: "
+                    "merge the two before publishing."
+                ) % {"latest": latest.number, "text": now[level]})
         except GradingError as error:
             form.add_error(None, str(error))
         else:

@@ -7,6 +7,7 @@ holds every final grade, and editors grade blind.
 from __future__ import annotations
 
 import json
+import re
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -193,9 +194,18 @@ def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, versio
     except PoolExportError as exc:  # e.g. a space inside an ID cannot be written as qrels
         messages.error(request, str(exc))
         return redirect(back)
-    # RFC 6266/5987: a name beyond ASCII is sent as filename*=utf-8''... (and an ASCII fallback).
-    response["Content-Disposition"] = content_disposition_header(True, name)
+    response["Content-Disposition"] = _attachment(name)
     return response
+
+
+def _attachment(name: str) -> str:
+    """RFC 6266: a name beyond ASCII goes as filename*=utf-8''..., with an ASCII filename= beside
+    it for clients that read only that one (QA)."""
+    header = content_disposition_header(True, name) or ""
+    if "filename*=" not in header:
+        return header
+    fallback = re.sub(r"-{2,}", "-", name.encode("ascii", "ignore").decode()).strip("-") or "export"
+    return f'attachment; filename="{fallback}"; {header.removeprefix("attachment; ")}'
 
 
 @project_role(Role.REVIEWER)

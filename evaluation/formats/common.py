@@ -122,7 +122,7 @@ def underflows(written: str, value: float) -> bool:
 
 
 SCORE_UNDERFLOW = gettext_noop(
-    "query %(query)r, document %(doc)r: score %(token)s is too close to 0 to be told apart from it "
+    "query %(query)r, document %(doc)r: score %(token)r is too close to 0 to be told apart from it "
     "(the smallest number a score can hold is about 4.9e-324)"
 )
 
@@ -679,7 +679,7 @@ def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> 
     if value is not None and underflows(token, value):
         raise EvaluationError(
             SCORE_UNDERFLOW,
-            {"query": query, "doc": doc, "token": repr(token)},
+            {"query": query, "doc": doc, "token": token},
             query=query,
             doc_id=doc,
             source=source,

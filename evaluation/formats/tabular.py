@@ -313,7 +313,7 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
                 if score == 0.0 and underflows(str(written := as_written(text, "score", score)), score):
                     raise EvaluationError(
                         SCORE_UNDERFLOW,
-                        {"query": query, "doc": doc, "token": as_json(written)},
+                        {"query": query, "doc": doc, "token": as_json(written)},  # cut when long
                         query=query,
                         doc_id=doc,
                         source=label,

@@ -120,10 +120,10 @@ document.addEventListener("htmx:afterSettle", (event) => {
   const scope = (target && target.id && document.getElementById(target.id)) || target;
   if (!scope || !scope.isConnected) return;
   const said = scope.querySelector(".empty-state") || scope.querySelector(".pager span");
-  if (!said) return;
-  // Emptied first, so the same sentence twice in a row (two filters, both empty) is said twice.
+  // Emptied first, so the same sentence twice in a row (two filters, both empty) is said twice;
+  // and when the new table has nothing to say, nothing stale stays (QA).
   live.textContent = "";
-  setTimeout(() => { live.textContent = said.textContent.trim(); }, 50);
+  if (said) setTimeout(() => { live.textContent = said.textContent.trim(); }, 50);
 });
 
 // A table wider than its box scrolls inside it (phones): keyboard users must be able to scroll it
@@ -153,7 +153,7 @@ document.addEventListener("DOMContentLoaded", () => {
   // load, a status is not read out, and a screen-reader user would not know it worked (QA).
   const place =
     document.querySelector('main [aria-invalid="true"]') ||
-    document.querySelector("#messages .message-error, main .message-error, main .errorlist") ||
+    document.querySelector('#messages .message-error, main .message-error, main .errorlist, main [role="alert"]') ||
     document.querySelector("#messages .message");
   if (!place) return;
   if (!place.matches("a[href], button, input, select, textarea, [tabindex]")) place.setAttribute("tabindex", "-1");

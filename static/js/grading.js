@@ -252,7 +252,10 @@
         // A grade goes to the document the focus is on (or the current one when the focus is
         // nowhere), never to a remembered one from the criteria panel or the Next button.
         const row = nowhere ? currentRow() : target.closest("article.candidate");
-        if (!row) return;
+        if (!row) {
+          announce(msg("msgFocusDocument")); // on Undo, Next or the shortcuts: say why nothing happened
+          return;
+        }
         event.preventDefault();
         submitGrade(row, event.key);
         break;

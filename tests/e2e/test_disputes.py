@@ -235,3 +235,28 @@ def test_a_reviewer_re_checks_a_settled_pair_whose_document_changed_with_the_key
         "rita re-checked the settled pair on document version 2 (its grades were marked for re-checking) and "
         "changed the final grade from 2 to 1."
     )
+
+
+def test_a_re_check_refused_because_another_reviewer_was_first_takes_the_focus_to_the_refusal(
+    page: Page, live_server: Any, cast_for_browser: dict[str, Any]
+) -> None:
+    """QA: the 409 page said who was first, but the focus stayed on <body>."""
+    from annotator.importers import DocumentRecord
+    from annotator.services.disputes import final_grade_recheck, recheck_token
+    from annotator.services.grading import documents_import
+    from tests.disputes.factories import grade
+
+    pair, project = cast_for_browser["pair"], cast_for_browser["project"]
+    grade(pair, cast_for_browser["ed"], 2)
+    grade(pair, cast_for_browser["eve"], 2)
+    documents_import(project=project, records=[DocumentRecord(line=1, external_id="B", body="New text.")])
+    other = make_user("olga")
+    Membership.objects.create(project=project, user=other, role=Role.REVIEWER)
+    log_in(page, live_server.url, "rita", PASSWORD)
+    page.goto(f"{live_server.url}/p/alpha/disputes/pairs/{pair.pk}/recheck/")
+    page.get_by_role("radio", name="2").check()
+    final_grade_recheck(candidate=pair, by=other, grade=2, seen=recheck_token(pair))  # olga, meanwhile
+    page.get_by_role("button", name="Record the re-check").click()
+    refusal = page.get_by_role("alert").filter(has_text="Already re-checked by olga: final grade 2.")
+    expect(refusal).to_be_focused()
+    expect(page.get_by_text("Your choice was not recorded: grade 2.")).to_be_visible()

@@ -150,6 +150,11 @@ def test_grade_keys_pressed_on_the_site_menu_keep_their_meaning_and_save_nothing
     expect(page.get_by_role("link", name="Grading sets")).to_be_focused()
     expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "ungraded")
     assert not Grade.objects.filter(editor__username="editor-b").exists()
+    # On the grading area's own buttons a grade key says why it did nothing (QA: silence).
+    page.locator("#undo-form button").focus()
+    page.keyboard.press("3")
+    expect(page.locator("#announcer")).to_contain_text("A grade key grades the document that has the focus")
+    assert not Grade.objects.filter(editor__username="editor-b").exists()
     # Back on the document, the same key grades it.
     page.locator(f"#{row_id}").focus()
     page.keyboard.press("2")

@@ -353,6 +353,12 @@ def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> 
         shell=True, cwd=ROOT, capture_output=False, stderr=subprocess.PIPE, text=True, timeout=120,
     )
     assert (closed.returncode, closed.stderr) == (2, "CommandError: cannot write the report: standard output is closed\n")
+    # Only stderr closed (`2>&-`): the report is out, status 0 (QA: 1, from flushing a closed stderr).
+    quiet = subprocess.run(
+        f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc 2>&-',
+        shell=True, cwd=ROOT, capture_output=False, stdout=subprocess.PIPE, text=True, timeout=120,
+    )
+    assert quiet.returncode == 0 and "ndcg_cut_10" in quiet.stdout
     # The same through Django's own parser (a Django option sends it there).
     closed = subprocess.run(
         f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc --traceback >&-',

@@ -240,7 +240,7 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
         ("r.txt", "q1 Q0 A 1 1e-400 t\nq1 Q0 B 2 0 t\n", 1, r"score '1e-400' is too close to 0 to be told apart"),
         ("r.txt", "q1 Q0 A 1 2 t\nq1 Q0 B 2 -0.5e-999 t\n", 2, r"score '-0.5e-999' is too close to 0"),
         ("r.csv", "query_id,doc_id,score\nq1,A,9E-1000\n", 2, r"score '9E-1000' is too close to 0"),
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": 1e-400}\n', 1, r"score 1e-400 is too close to 0"),
+        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": 1e-400}\n', 1, r"score '1e-400' is too close to 0"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": 0}\n', 1, r"rank must be a positive integer, got 0$"),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A"}\n', 1, r"neither 'score' nor 'rank'"),
         # A quote never closed would otherwise swallow the rest of the file into one field.

@@ -290,6 +290,7 @@ def test_a_run_written_by_the_evaluation_formats_pools_in_the_engines_order(fmt:
         ("trec", "q1 Q0 A 1 nan bm25\n", "must be a finite number"),
         ("trec", "q1 Q0 A 1 1_000 bm25\n", "value “1_000”: must be a finite number written with the digits 0-9"),
         ("trec", "q1 Q0 A 1 1e-400 bm25\n", "value “1e-400”: is too close to 0 to be told apart from it"),
+        ("jsonl", '{"query_id": "q1", "doc_id": "A", "score": -1e-400}\n', "value “-1e-400”: is too close to 0"),
         ("trec", "q1 Q0 A 1 0.5 r\nq1 Q0 A 2 0.4 r\n", "Line 2, field “doc_id”, value “A”: this document is already listed"),
         ("csv", "query_id,doc_id,rank\nq1,A,1\nq1,B,1\n", "Line 3, field “rank”, value “1”: rank used twice"),
         ("csv", "query_id,doc_id,rank\nq1,A,first\n", "Line 2, field “rank”, value “first”: must be a whole number"),
