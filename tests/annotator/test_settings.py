@@ -96,6 +96,10 @@ def test_a_refused_request_is_logged_in_one_line_and_a_crash_with_its_traceback(
     from annotator.log_filters import OneLineForbidden
 
     console = next(h for h in logging.getLogger().handlers if any(isinstance(f, OneLineForbidden) for f in h.filters))
+    # Django's own logger writes through that handler alone (QA: with DEBUG on, its own console
+    # handler printed each 403 a second time, with the traceback).
+    django_logger = logging.getLogger("django")
+    assert django_logger.handlers == [console] and not django_logger.propagate
     lines: list[str] = []
 
     class Keep(logging.Handler):  # the console handler's filters, writing where the test can read
