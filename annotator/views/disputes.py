@@ -551,7 +551,7 @@ def _recheck_context(
         "candidate": candidate,
         "query": candidate.query,
         "document": candidate.document,
-        "document_version": None,
+        "document_version": candidate.document.current_version,  # named in the heading: "version N"
         "criteria": current_criteria,
         "current_criteria": current_criteria,
         "final_grade": final,

@@ -294,6 +294,7 @@ def test_the_page_shows_the_current_text_and_the_graded_one_and_records_the_re_c
     change_document(candidate)
     target, page = open_recheck(client, cast.reviewer, candidate)
     assert NEW_BODY in page  # what users read now
+    assert "B · version 2" in page  # the heading names the version shown
     assert "The document as graded (version 1)" in page and "How to request a change after submitting (B)." in page
     assert 'type="radio" name="grade" value="2"' in page and "checked" not in page  # nothing chosen in advance
 
