@@ -161,6 +161,26 @@ def test_grade_keys_pressed_on_the_site_menu_keep_their_meaning_and_save_nothing
     expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
 
 
+def test_on_a_narrow_screen_tab_goes_down_the_page_as_it_is_shown(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    """QA (WCAG 2.4.3): at 640 px the criteria panel is shown above the documents, but came after
+    them in the page, so Tab jumped from the last document back up to Undo. It is first now."""
+    page.set_viewport_size({"width": 640, "height": 900})
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.keyboard.press("Enter")  # Start grading
+    expect(page.locator("article.candidate:focus")).to_have_count(1)
+    page.locator("#grading a").first.focus()  # the grading set link, at the top
+    tops = []
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if not page.evaluate("document.getElementById('grading').contains(document.activeElement)"):
+            break
+        tops.append(page.evaluate("document.activeElement.getBoundingClientRect().top + window.scrollY"))
+    assert len(tops) > 5 and tops == sorted(tops), tops
+
+
 def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(page: Page, live_server: Any, grading_demo: None) -> None:
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
