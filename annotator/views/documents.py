@@ -161,7 +161,7 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
                 )
             return redirect_after_post(request, reverse("criteria", kwargs={"slug": request.project.slug}))
     context = _criteria_context(request, form)
-    template = "annotator/grading/criteria.html" + ("#criteria-form" if request.htmx else "")
+    template = "annotator/grading/criteria.html" + ("#criteria-update" if request.htmx else "")
     return render(request, template, context)
 
 

@@ -28,3 +28,18 @@ def test_the_nav_marks_the_page_and_its_section(cast: Cast, client: Client) -> N
     one_set = client.get(reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
     assert _current(one_set.content.decode()) == {"Grading sets": "true"}  # a page inside the section
     assert 'class="nav-project" aria-current' not in one_set.content.decode()
+
+
+def test_no_template_comment_spans_lines() -> None:
+    """Django's {# #} comment ends at its line: one spread over two lines is printed on the page
+    (it was, under the criteria page's form). Longer comments use {% comment %}."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "templates"
+    spread = [
+        f"{path.relative_to(root)}:{number}"
+        for path in root.rglob("*.html")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if "{#" in line and "#}" not in line[line.index("{#"):]
+    ]
+    assert not spread, spread

@@ -113,6 +113,11 @@ def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_
     assert "Tab 1&#x27;s level 3." in html and "Tab 2&#x27;s level 2." in html
     # Level 0: both changed it: tab 2's text stays, tab 1's is shown beside it.
     assert "Version 2 changed this level too; it says: “Tab 1&#x27;s level 0.”" in html
+    # Through htmx the page's "Current" card and history come along (QA: they still said version 1).
+    fragment = client.post(publish, tab2, HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in fragment and 'id="criteria-form"' in fragment
+    assert re.search(r'id="criteria-current"[^>]*hx-swap-oob="true"', fragment) and "Current: version 2" in fragment
+    assert re.search(r'id="criteria-history"[^>]*hx-swap-oob="true"', fragment) and "Tab 1&#x27;s level 0." in fragment
     # Publishing the form as it now stands keeps both edits.
     merged = {**tab2, "level_3": "Tab 1's level 3.", "based_on": "2"}
     assert client.post(publish, merged).status_code == 302
