@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -11,7 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.http import content_disposition_header, url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -90,3 +91,14 @@ def gone(request: HttpRequest, message: str, back_url: str, back_label: str) -> 
     ID that never was in the project, so nothing is revealed about other projects."""
     context = {"gone_message": message, "back_url": back_url, "back_label": back_label}
     return render(request, "404.html", context, status=404)
+
+
+def attachment_header(name: str) -> str:
+    """Content-Disposition for a download named `name` (RFC 6266): a name beyond ASCII goes as
+    filename*=utf-8''..., with an ASCII filename= beside it for clients that read only that one
+    (QA: pool exports dropped Chinese names, then sent only filename*)."""
+    header = content_disposition_header(True, name) or ""
+    if "filename*=" not in header:
+        return header
+    fallback = re.sub(r"-{2,}", "-", name.encode("ascii", "ignore").decode()).strip("-") or "download"
+    return f'attachment; filename="{fallback}"; {header.removeprefix("attachment; ")}'

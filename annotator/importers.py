@@ -204,7 +204,10 @@ def detect_format(filename: str, declared: str = "") -> str:
     return "trec"
 
 
-def _decode(data: bytes | str) -> str:
+def decode_upload(data: bytes | str) -> str:
+    """The file's text, by the uploads' one rule (UTF-8, no NUL; a zip or gzip said to be one), or
+    ImportFileError: every importer reads through it, and so does a check before the format is
+    known (a zip named anything is refused as a zip, QA)."""
     try:
         return upload_text(data)
     except UploadTextError as exc:
@@ -339,11 +342,14 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
                 # A number would be stored as Python writes it back (1e2 as "100.0"), not as typed.
                 errors.add(number, key, as_json(as_written(raw, key, value)), _("must be text in quotes, not a number."))
                 ok = False
+            elif isinstance(value, str):
+                row[key] = value
+            elif value == 0.0 and isinstance(value, float):
+                # Maybe a score written nonzero (1e-400): kept as written, so the score rule refuses
+                # it as it does in CSV and TREC files (QA). Only zeros are parsed again.
+                row[key] = str(as_written(raw, key, value))
             else:
-                # A 0.0 may be a score written nonzero (1e-400): kept as written, the score rule
-                # refuses it as it does in CSV and TREC files (QA). Only zeros are parsed again.
-                zero = isinstance(value, float) and value == 0.0
-                row[key] = value if isinstance(value, str) else str(as_written(raw, key, value)) if zero else json.dumps(value)
+                row[key] = json.dumps(value)
         for key in required:
             if key not in obj:
                 errors.add(number, key, "", _("the required key is missing."))
@@ -410,7 +416,7 @@ _url_validator = URLValidator(schemes=["http", "https"])
 def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
     """Validated documents from a CSV or JSONL file; raises ImportFileError naming every bad line."""
     errors = _Collector()
-    text = _decode(data)
+    text = decode_upload(data)
     records: list[DocumentRecord] = []
     seen: dict[str, int] = {}
     for line, row in _rows(text, fmt, DOCUMENT_COLUMNS, ("doc_id", "body"), errors):
@@ -452,7 +458,7 @@ def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
 def read_queries(data: bytes | str, fmt: str) -> list[QueryRecord]:
     """Validated queries from a CSV or JSONL file; raises ImportFileError naming every bad line."""
     errors = _Collector()
-    text = _decode(data)
+    text = decode_upload(data)
     records: list[QueryRecord] = []
     seen: dict[str, int] = {}
     for line, row in _rows(text, fmt, QUERY_COLUMNS, ("query_id", "text"), errors):
@@ -510,7 +516,7 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
     Errors: malformed lines, a document twice in one query, a rank used twice in one query.
     """
     errors = _Collector()
-    text = _decode(data)
+    text = decode_upload(data)
     rows: list[RunRow] = []
     row: dict[str, str] | RunRow  # a CSV/JSONL record in the reading loop, a RunRow in the checks
     if fmt == "trec":

@@ -15,13 +15,12 @@ from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.access import ProjectRequest, project_role
-from annotator.http import post_from, redirect_after_post
+from annotator.http import attachment_header, post_from, redirect_after_post
 from annotator.models import Document, PoolVersion, Query, Role
 from annotator.models.pools import PoolIntegrityError
 from evaluation import metrics, services
@@ -160,7 +159,7 @@ def run_download(request: ProjectRequest, slug: str, run_id: int) -> HttpRespons
     """The run exactly as uploaded: same bytes, same file name (the SHA-256 is on the run page)."""
     run = get_object_or_404(Run, pk=run_id, project=request.project)
     response = HttpResponse(bytes(run.raw), content_type="application/octet-stream")
-    response["Content-Disposition"] = content_disposition_header(True, run.file_name)
+    response["Content-Disposition"] = attachment_header(run.file_name)
     response["X-Content-SHA256"] = run.sha256
     return response
 
@@ -512,7 +511,7 @@ def comparison_export_download(request: ProjectRequest, slug: str, comparison_id
     except PoolIntegrityError as error:
         return _integrity_failure(request, comparison, error)
     response = HttpResponse(data, content_type="application/zip")
-    response["Content-Disposition"] = content_disposition_header(True, file_name)
+    response["Content-Disposition"] = attachment_header(file_name)
     return response
 
 

@@ -55,6 +55,7 @@ from annotator.services.disputes import (
     gone_editor_ids,
     graded_pair,
     pair_timeline,
+    pairs_graded_by,
     reason_refusal,
     recheck_token,
     revision_refusal,
@@ -473,19 +474,6 @@ def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpR
 # Re-checking settled pairs whose grades went stale -----------------------------------------------
 
 
-def _graded_by(user: Any, candidate_ids: list[int]) -> set[int]:
-    """Which of these pairs `user` graded (or was an editor of in a dispute): not theirs to re-check."""
-    return set(
-        Grade.objects.filter(editor=user, candidate_id__in=candidate_ids).values_list(
-            "candidate_id", flat=True
-        )
-    ) | set(
-        DisputeStatement.objects.filter(editor=user, dispute__candidate_id__in=candidate_ids).values_list(
-            "dispute__candidate_id", flat=True
-        )
-    )
-
-
 def _to_recheck(request: ProjectRequest) -> Any:
     return (
         Candidate.objects.filter(grading_set__project=request.project)
@@ -503,7 +491,7 @@ def _to_recheck(request: ProjectRequest) -> Any:
 def final_recheck_list(request: ProjectRequest, slug: str) -> HttpResponse:
     """Settled pairs whose grades are marked for re-checking: their editors cannot re-grade them."""
     page = _page(request, _to_recheck(request))
-    mine = _graded_by(request.user, [c.pk for c in page])
+    mine = pairs_graded_by(request.user, [c.pk for c in page])
     rows = [
         {
             "candidate": c,
@@ -578,7 +566,7 @@ def _next_to_recheck(request: ProjectRequest, after: Candidate) -> Candidate | N
     rows = list(_to_recheck(request).exclude(pk=after.pk).values_list(*order))
     here = (after.grading_set.name, after.query.external_id, after.document.external_id, after.pk)
     following = [row for row in rows if row > here] + [row for row in rows if row < here]
-    mine = _graded_by(request.user, [row[-1] for row in following[:200]])
+    mine = pairs_graded_by(request.user, [row[-1] for row in following[:200]])
     pk = next((row[-1] for row in following[:200] if row[-1] not in mine), None)
     return None if pk is None else Candidate.objects.get(pk=pk)
 

@@ -28,6 +28,7 @@ from annotator.http import post_from, redirect_after_post
 from annotator.importers import (
     ImportFileError,
     LineError,
+    decode_upload,
     detect_format,
     pool_top_k,
     read_documents,
@@ -45,7 +46,6 @@ from annotator.services.grading import (
     documents_import,
     queries_import,
 )
-from annotator.uploads import ZIP_MAGIC
 
 PAGE_SIZE = 50
 
@@ -281,10 +281,10 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     upload = form.cleaned_data["file"]
     fmt = detect_format(upload.name, form.cleaned_data["format"])
     if fmt == "trec":
-        # A zip (e.g. a pool export) is said to be one, whatever its name, as with a chosen format.
-        if upload.read(len(ZIP_MAGIC)) == ZIP_MAGIC:
-            section.errors = [_("“%(name)s” is a zip archive: upload the .csv or .jsonl file inside it instead.")
-                              % {"name": upload.name}]
+        try:
+            decode_upload(upload.read())  # a zip (e.g. a pool export) is refused as one, whatever its name
+        except ImportFileError as error:
+            section.errors = _file_problem(error)
         else:
             section.errors = [_("“%(name)s” is neither .csv, .jsonl nor .ndjson: choose the format, or rename "
                                 "the file.") % {"name": upload.name}]

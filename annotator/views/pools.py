@@ -7,7 +7,6 @@ holds every final grade, and editors grade blind.
 from __future__ import annotations
 
 import json
-import re
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -15,14 +14,13 @@ from django.db.models import Count, Max, OuterRef, Subquery
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import content_disposition_header
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.access import ProjectRequest, project_role
 from annotator.forms_pools import ContinueForm, FreezeForm, PoolImportForm
-from annotator.http import redirect_after_post
+from annotator.http import attachment_header, redirect_after_post
 from annotator.models import GradingSet, Pool, PoolVersion, Project, Query, Role
 from annotator.models.pools import PoolIntegrityError, sha256_hex
 from annotator.services.pools import (
@@ -194,18 +192,8 @@ def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, versio
     except PoolExportError as exc:  # e.g. a space inside an ID cannot be written as qrels
         messages.error(request, str(exc))
         return redirect(back)
-    response["Content-Disposition"] = _attachment(name)
+    response["Content-Disposition"] = attachment_header(name)
     return response
-
-
-def _attachment(name: str) -> str:
-    """RFC 6266: a name beyond ASCII goes as filename*=utf-8''..., with an ASCII filename= beside
-    it for clients that read only that one (QA)."""
-    header = content_disposition_header(True, name) or ""
-    if "filename*=" not in header:
-        return header
-    fallback = re.sub(r"-{2,}", "-", name.encode("ascii", "ignore").decode()).strip("-") or "export"
-    return f'attachment; filename="{fallback}"; {header.removeprefix("attachment; ")}'
 
 
 @project_role(Role.REVIEWER)

@@ -190,7 +190,7 @@ def test_the_import_command_says_a_zip_is_one_whatever_its_name(cast: Cast, tmp_
         archive = tmp_path / name
         with zipfile.ZipFile(archive, "w") as z:
             z.writestr("docs.csv", "doc_id,body\nA,b\n")
-        with pytest.raises(CommandError, match="is a zip archive; give the .csv or .jsonl file inside it"):
+        with pytest.raises(CommandError, match="the file is a zip archive; upload the text file inside it instead"):
             call_command("import_documents", "alpha", str(archive), stdout=io.StringIO(), stderr=io.StringIO())
     other = tmp_path / "docs.txt"
     other.write_text("doc_id,body\nA,b\n")

@@ -354,7 +354,7 @@ def test_a_bad_upload_lists_every_problem_and_imports_nothing(cast: Cast, client
     # A zip is said to be one (QA: it was refused for its name only).
     zipped = SimpleUploadedFile("pool-export.zip", b"PK\x03\x04" + b"\x00" * 40)
     response = client.post(url("import_documents", cast), {"file": zipped})
-    assert "“pool-export.zip” is a zip archive: upload the .csv or .jsonl file inside it" in response.content.decode()
+    assert "Line 1: the file is a zip archive; upload the text file inside it instead." in response.content.decode()
     response = client.post(url("import_documents", cast), {})
     assert response.status_code == 200 and "Choose a file to upload." in response.content.decode()
 

@@ -11,9 +11,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotator.importers import ImportFileError, detect_format
+from annotator.importers import ImportFileError, decode_upload, detect_format
 from annotator.models import Project
-from annotator.uploads import ZIP_MAGIC
 
 
 def counted(n: int, singular: str, plural: str) -> str:
@@ -44,17 +43,6 @@ def read_bytes(path: str) -> bytes:
         return Path(path).read_bytes()
     except OSError as error:
         raise bad_input(f"Cannot read {path}: {error.strerror or error}") from None
-
-
-def _is_zip(path: str) -> bool:
-    """Whether `path` is a zip archive (e.g. a pool export), to say so instead of "not .csv"."""
-    if path == "-":
-        return False
-    try:
-        with Path(path).open("rb") as stream:
-            return stream.read(len(ZIP_MAGIC)) == ZIP_MAGIC
-    except OSError:
-        return False
 
 
 def file_error(path: str, error: ImportFileError) -> CommandError:
@@ -97,8 +85,10 @@ class RecordImportCommand(BaseCommand):
         path = options["file"]
         fmt = detect_format(path, options["format"])
         if fmt not in ("csv", "jsonl"):
-            if _is_zip(path):
-                raise bad_input(f"{path}: the file is a zip archive; give the .csv or .jsonl file inside it instead.")
+            try:
+                decode_upload(read_bytes(path))  # a zip (e.g. a pool export) is refused as one, whatever its name
+            except ImportFileError as error:
+                raise file_error(path, error) from None
             raise bad_input(f"{path}: the name does not end in .csv, .jsonl or .ndjson; say which with --format.")
         self.stderr.write(f"Reading {path} ({fmt})…")
         try:
