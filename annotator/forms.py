@@ -53,6 +53,16 @@ class MemberAddForm(forms.Form):
         )
 
 
+class ProjectSettingsForm(forms.ModelForm):
+    """What an owner may change about the project. The slug is not here: it is in every link,
+    bookmark and export name made so far."""
+
+    class Meta:
+        model = Project
+        fields = ["name", "name_zh_hans", "description", "content_language"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+
+
 class MemberRoleForm(forms.Form):
     # The last-owner rule is checked by membership_set_role, under a lock (a form check could race).
     role = forms.ChoiceField(label=_("Role"), choices=Role.choices)

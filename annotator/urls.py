@@ -10,6 +10,7 @@ from evaluation import urls as evaluation_urls
 
 project_patterns = [
     path("", projects.project_detail, name="project_detail"),
+    path("settings/", projects.project_settings, name="project_settings"),
     path("members/", projects.member_list, name="member_list"),
     path("members/<id:membership_id>/role/", projects.member_update, name="member_update"),
     path("members/<id:membership_id>/remove/", projects.member_remove, name="member_remove"),

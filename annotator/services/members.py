@@ -106,10 +106,14 @@ class ProjectCreateError(Exception):
     """The project cannot be created as asked; the message says why."""
 
 
-def project_create(*, slug: str, name: str, owner: User, name_zh_hans: str = "", description: str = "") -> Project:
+def project_create(
+    *, slug: str, name: str, owner: User, name_zh_hans: str = "", description: str = "", content_language: str = ""
+) -> Project:
     """A new project with `owner` as its first owner (a project always has one)."""
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_slug
+
+    from annotator.models.projects import validate_language_tag
 
     try:
         validate_slug(slug)
@@ -127,11 +131,22 @@ def project_create(*, slug: str, name: str, owner: User, name_zh_hans: str = "",
             )
     if not name.strip():
         raise ProjectCreateError(_("A project needs a name."))
+    if content_language:
+        try:
+            validate_language_tag(content_language)
+        except ValidationError:
+            raise ProjectCreateError(
+                _("“%(tag)s” is not a language tag: use one such as zh-Hans, en or pt-BR.") % {"tag": content_language}
+            ) from None
     with transaction.atomic():
         if Project.objects.filter(slug=slug).exists():
             raise ProjectCreateError(_("A project with the slug “%(slug)s” exists already.") % {"slug": slug})
         project = Project.objects.create(
-            slug=slug, name=name.strip(), name_zh_hans=name_zh_hans.strip(), description=description.strip()
+            slug=slug,
+            name=name.strip(),
+            name_zh_hans=name_zh_hans.strip(),
+            description=description.strip(),
+            content_language=content_language,
         )
         Membership.objects.create(project=project, user=owner, role=Role.OWNER)
     return project

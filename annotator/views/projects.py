@@ -13,7 +13,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.access import ProjectRequest, SignedInRequest, project_role, signed_in
-from annotator.forms import MemberAddForm, MemberRoleForm
+from annotator.forms import MemberAddForm, MemberRoleForm, ProjectSettingsForm
 from annotator.http import gone
 from annotator.models import (
     Candidate,
@@ -100,6 +100,22 @@ def _setup_steps(project: Project) -> list[tuple[str, str, bool]] | None:
          project.memberships.exclude(role=Role.OWNER).exists()),
     ]
     return None if all(done for _what, _where, done in steps) else steps
+
+
+@project_role(Role.OWNER)
+@require_http_methods(["GET", "POST"])
+def project_settings(request: ProjectRequest, slug: str) -> HttpResponse:
+    """The project's names, description and the language its queries and documents are in."""
+    project: Project = request.project
+    form = ProjectSettingsForm(request.POST or None, instance=project)
+    if request.method == "POST" and form.is_valid():
+        if form.has_changed():
+            form.save()
+            messages.success(request, _("The project settings were saved."))
+        else:
+            messages.info(request, _("Nothing changed: the settings are as they were."))
+        return redirect("project_settings", slug=project.slug)
+    return render(request, "annotator/project_settings.html", {"project": project, "form": form})
 
 
 @project_role(Role.OWNER)

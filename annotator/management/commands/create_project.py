@@ -26,6 +26,12 @@ class Command(BaseCommand):
         parser.add_argument("--create-owner", action="store_true", help="create the owner's account if it is missing")
         parser.add_argument("--name-zh", default="", help="the name shown in the Chinese interface")
         parser.add_argument("--description", default="")
+        parser.add_argument(
+            "--content-language",
+            default="",
+            help="language tag of the queries and documents, e.g. zh-Hans (pages mark their text with it for "
+            "screen readers); leave out when they are in several languages",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         username = options["owner"]
@@ -40,7 +46,7 @@ class Command(BaseCommand):
         try:
             project = project_create(
                 slug=options["slug"], name=options["name"], owner=owner, name_zh_hans=options["name_zh"],
-                description=options["description"],
+                description=options["description"], content_language=options["content_language"],
             )
         except ProjectCreateError as error:
             raise bad_input(str(error)) from None

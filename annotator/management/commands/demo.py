@@ -43,6 +43,7 @@ def build_demo() -> Project:
             "name": "Help center demo",
             "name_zh_hans": "帮助中心示例",
             "description": "The seeds' help-center example: grade, dispute, freeze and compare.",
+            "content_language": "zh-Hans",  # the seeds' queries and articles are in Chinese
         },
     )
     users = {}
