@@ -33,6 +33,7 @@ from django.utils.translation import gettext_lazy as _lazy
 from annotator.models import (
     Candidate,
     CandidateSource,
+    CriteriaChange,
     CriteriaVersion,
     Document,
     FinalGrade,
@@ -207,7 +208,9 @@ class FreezePreview:
     def inherited(self) -> dict[tuple[str, str], PoolJudgment]:
         """The judgments of the version this set continues, by (query, document)."""
         based_on = self.grading_set.based_on
-        return {(j.query_id, j.doc_id): j for j in based_on.judgments.all()} if based_on is not None else {}
+        if based_on is None:
+            return {}
+        return {(j.query_id, j.doc_id): j for j in based_on.judgments.select_related("document_version")}
 
     def recorded_source(self, candidate: Candidate) -> str:
         """The source freezing records for a ready pair: its final grade's, except that a copy
@@ -237,6 +240,46 @@ class FreezePreview:
     @property
     def stale_pairs(self) -> int:
         return sum(1 for c in self.ready if any(g.stale for g in c.grades.all()))
+
+    @cached_property
+    def evidence_gap(self) -> list[tuple[str, str, int, int]]:
+        """(query, document, graded version, current version) of the copied pairs whose judgment
+        was graded on an older version of its document than the current one. No grade of this set
+        is about them, so nothing marks them for re-checking; freezing records the older version,
+        and the new version's page would show the gap: the freeze page says it before."""
+        gap = []
+        for c in self.ready:
+            if c.source != CandidateSource.COPIED or c.grades.all():
+                continue
+            old = self.inherited.get((c.query.external_id, c.document.external_id))
+            graded = old.document_version if old is not None else None
+            if graded is not None and graded.version < c.document.version:
+                gap.append((c.query.external_id, c.document.external_id, graded.version, c.document.version))
+        return sorted(gap, key=lambda row: (row[1], row[0]))
+
+    @cached_property
+    def copies_under_old_criteria(self) -> list[tuple[str, str, int]]:
+        """(query, document, criteria version) of the copied pairs whose final grade was decided
+        under criteria that a meaning-changing version has replaced since. Publishing it marked
+        this set's grades for re-checking, but a copied pair has none (QA: a new version froze
+        grades made under criteria v1 of v3 without a word). Imported judgments claim no criteria."""
+        newest_meaning = (
+            CriteriaVersion.objects.filter(project=self.grading_set.project, change=CriteriaChange.MEANING)
+            .order_by("-number")
+            .values_list("number", flat=True)
+            .first()
+        )
+        if newest_meaning is None:
+            return []
+        rows = [
+            (c.query.external_id, c.document.external_id, c.final_grade.criteria_version.number)
+            for c in self.ready
+            if c.source == CandidateSource.COPIED
+            and not c.grades.all()
+            and self.recorded_source(c) != "imported"
+            and c.final_grade.criteria_version.number < newest_meaning
+        ]
+        return sorted(rows, key=lambda row: (row[0], row[1]))
 
     @property
     def blockers_key(self) -> str:

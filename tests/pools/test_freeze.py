@@ -356,3 +356,56 @@ def test_a_pair_waiting_for_a_re_check_says_so_among_the_blockers(cast: Cast) ->
     grade(pair, cast.editor2, 2)  # on the new text: the first grade still waits for its re-check
     (blocker,) = freeze_preview(pair.grading_set).blockers
     assert blocker.detail == "no final grade (2 of 2 grades; 1 waits for its editor's re-check)"
+
+
+def test_the_freeze_page_lists_copied_judgments_graded_on_an_older_document_version(
+    cast: Cast, client: Client
+) -> None:
+    """A copied pair has no grade in its new set, so a changed document marks nothing there for
+    re-checking: the freeze page names it before freezing records the older version."""
+    from annotator.services.grading import candidate_remove, candidates_add_by_hand
+
+    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+    next_set = grading_set_create_from_version(version=v1, by=cast.reviewer)
+    page = reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": next_set.pk})
+    client.force_login(cast.reviewer)
+    assert "graded on an older version" not in client.get(page).content.decode()
+
+    Document.upsert(project=cast.alpha, external_id="C", title="Document C", body="Rewritten: now with the deadline.")
+    Document.upsert(project=cast.alpha, external_id="C", title="Document C", body="Rewritten again.")
+    html = client.get(page).content.decode()
+    assert "1 copied judgment was graded on an older version of its document" in html
+    assert "<tr><td>C</td><td>q1</td><td class=\"num\">1</td><td class=\"num\">3</td></tr>" in html
+
+    # Freezing records the version the grade was about, and the new version shows the same gap.
+    v2 = pool_freeze(grading_set=next_set, by=cast.reviewer)
+    assert v2.judgments.get(doc_id="C").document_version.version == 1
+    assert [j.doc_id for j in v2.evidence_gap()] == ["C"]
+
+    # Removed and added again, the pair is graded anew: no longer a copied judgment in the gap.
+    v3_set = grading_set_create_from_version(version=v2, by=cast.reviewer)
+    copied = Candidate.objects.select_related("query", "document").get(grading_set=v3_set, document__external_id="C")
+    candidate_remove(candidate=copied)
+    candidates_add_by_hand(grading_set=v3_set, query=copied.query, documents=[copied.document], by=cast.owner)
+    html = client.get(reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": v3_set.pk})).content.decode()
+    assert "graded on an older version" not in html
+
+
+def test_the_freeze_page_lists_copied_judgments_decided_under_replaced_criteria(cast: Cast, client: Client) -> None:
+    """QA: a new version copied grades made under criteria v1 after v3 (meaning-changing) was
+    published, and its freeze page said nothing; only meaning-changing versions count."""
+    from annotator.services.grading import criteria_publish
+
+    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+    levels = {3: "Complete.", 2: "Partial.", 1: "Related.", 0: "Unrelated."}
+    criteria_publish(project=cast.alpha, levels=levels, change="wording", note="typo", by=cast.owner)
+    next_set = grading_set_create_from_version(version=v1, by=cast.reviewer)
+    page = reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": next_set.pk})
+    client.force_login(cast.reviewer)
+    assert "replaced since" not in client.get(page).content.decode()  # wording only: the grades stand
+
+    criteria_publish(project=cast.alpha, levels={**levels, 3: "Complete, with the deadline."}, change="meaning",
+                     note="deadline", by=cast.owner)
+    html = client.get(page).content.decode()
+    assert "5 copied judgments were decided under criteria that a meaning-changing version has replaced since" in html
+    assert html.count('<td class="num">1</td></tr>') == 5  # each row names criteria version 1
