@@ -515,6 +515,11 @@ def _recheck_context(
         candidate.grades.select_related("editor", "document_version", "criteria_version").order_by("pk")
     )
     labels = _editor_labels([g.editor_id for g in grades])
+    # A pair settled by a dispute: each editor's reason and revision were the basis of its final
+    # grade, so the reviewer re-reads them too (QA: a grade revised 1 -> 0 read as a plain 1).
+    statements = {
+        s.editor_id: s for s in DisputeStatement.objects.filter(dispute__candidate=candidate)
+    }
     current_criteria = CriteriaVersion.objects.current_for(request.project)
     refusal = final_recheck_refusal(candidate=candidate, user=request.user)
     if not refusal and final is not None:
@@ -544,7 +549,12 @@ def _recheck_context(
         "current_criteria": current_criteria,
         "final_grade": final,
         "grades": [
-            {"label": labels[g.editor_id], "grade": g, "reasons": g.stale_reasons_for_others()}
+            {
+                "label": labels[g.editor_id],
+                "grade": g,
+                "reasons": g.stale_reasons_for_others(),
+                "statement": statements.get(g.editor_id),
+            }
             for g in grades
         ],
         "older_versions": older,

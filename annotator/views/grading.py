@@ -499,7 +499,13 @@ def stale_list(request: ProjectRequest, slug: str) -> HttpResponse:
         "candidate__query", "candidate__document", "candidate__grading_set", "candidate__final_grade",
         "candidate__dispute", "document_version", "criteria_version",
     ).order_by("candidate__grading_set__name", "candidate__query__external_id", "candidate__document__external_id")
-    page = Paginator(grades, PAGE_SIZE).get_page(request.GET.get("page"))
-    # A settled or disputed pair cannot be re-graded here: say so instead of sending the editor there.
-    rows = [(grade, _locked_stale(grade.candidate)) for grade in page]
-    return render(request, "annotator/grading/stale_list.html", {"page": page, "rows": rows})
+    # Two tables: the grades this editor re-checks (what every "need re-checking" count counts,
+    # Grade.to_recheck), and those on settled or disputed pairs, which a reviewer takes (QA: the
+    # overview said 1 while this page listed 4 rows, 3 of them out of the editor's hands).
+    mine = grades.filter(candidate__final_grade__isnull=True, candidate__dispute__isnull=True)
+    page = Paginator(mine, PAGE_SIZE).get_page(request.GET.get("page"))
+    waiting = Paginator(grades.exclude(pk__in=mine.values("pk")), PAGE_SIZE).get_page(request.GET.get("waiting_page"))
+    # A settled or disputed pair cannot be re-graded here: each row says who takes it instead.
+    waiting_rows = [(grade, _locked_stale(grade.candidate)) for grade in waiting]
+    context = {"page": page, "rows": [(grade, None) for grade in page], "waiting": waiting, "waiting_rows": waiting_rows}
+    return render(request, "annotator/grading/stale_list.html", context)

@@ -484,3 +484,34 @@ def test_a_changed_final_grade_shows_its_note_once(cast: Cast, client: Client) -
     client.force_login(cast.owner)
     page = client.get(url("final_recheck", candidate_id=candidate.pk)).content.decode()
     assert page.count("A note to show once.") == 1
+
+
+def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: Cast, client: Client) -> None:
+    """QA: a pair settled by discussion (one editor revised 1 -> 0) showed "Editor 2: 1" and none
+    of the dispute's reasons, so it read as a disagreement nobody had settled."""
+    from annotator.services.disputes import dispute_give_reason, dispute_revise
+    from tests.disputes.factories import disputed_pair
+
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 1))
+    dispute_give_reason(dispute=dispute, editor=cast.editor, reason="No refund rule at all.")
+    dispute_give_reason(dispute=dispute, editor=cast.editor2, reason="Mentions cancelling.", criteria_level=1)
+    dispute_revise(dispute=dispute, editor=cast.editor, grade=0)
+    dispute_revise(dispute=dispute, editor=cast.editor2, grade=0, note="Cancelling alone does not answer it.")
+    assert FinalGrade.objects.get(candidate=dispute.candidate).source == FinalSource.DISCUSSION
+    change_document(dispute.candidate)
+
+    _target, page = open_recheck(client, cast.reviewer, dispute.candidate)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+    assert "Grade 1 → 0 (revised after the reveal)" in text
+    assert "Grade 0 (kept after the reveal)" in text
+    assert "No refund rule at all." in page and "Mentions cancelling." in page
+    assert "Rests on criteria level 1." in page
+    assert "Cancelling alone does not answer it." in page
+
+
+def test_a_pair_settled_without_a_dispute_shows_the_grades_alone(cast: Cast, client: Client) -> None:
+    candidate = settled(cast)
+    change_document(candidate)
+    _target, page = open_recheck(client, cast.reviewer, candidate)
+    assert "after the reveal" not in page and "Reason in the dispute" not in page
+    assert "Ed read v1" in page and "Eve read v1" in page

@@ -490,6 +490,35 @@ def test_the_stale_list_shows_my_grades_to_recheck_and_regrading_clears_them(cas
     assert "Nothing to re-check" in client.get(url("stale_list", cast)).content.decode()
 
 
+def test_the_stale_list_counts_what_the_editor_can_re_check_apart_from_what_a_reviewer_takes(
+    cast: Cast, client: Client
+) -> None:
+    """QA: the overview said "need re-checking: 1" while this page listed 4 rows, 3 of them on
+    settled or disputed pairs the editor cannot re-grade."""
+    from annotator.importers import read_documents
+    from annotator.services.grading import documents_import
+
+    a, b, c = make_pairs(cast.alpha, "ABC", required=2)
+    grade_submit(candidate=a, editor=cast.editor, value=2)  # waits for a second grade: the editor's to re-check
+    for editor in (cast.editor, cast.editor2):
+        grade_submit(candidate=b, editor=editor, value=1)  # settled
+    grade_submit(candidate=c, editor=cast.editor, value=0)
+    grade_submit(candidate=c, editor=cast.editor2, value=3)  # a dispute
+    documents_import(project=cast.alpha, records=read_documents("doc_id,title,body\nA,T,a2\nB,T,b2\nC,T,c2\n", "csv"))
+    as_user(client, cast.editor)
+    html = client.get(url("stale_list", cast)).content.decode()
+    assert "For you to re-check: 1" in html
+    assert "Your grades that need re-checking: 1" in client.get(url("grading_queue", cast)).content.decode()
+    assert "Settled or in dispute, for a reviewer: 2" in html
+    mine, waiting = html.split('id="stale-waiting"')
+    assert html.count("#cand-") == 1 and f"#cand-{a.pk}" in mine  # only A links to the grading page
+    assert "This pair is settled" in waiting and "This pair is settled" not in mine
+
+    client.post(grade_url(cast, a), {"grade": "2", "document_version": "2"})
+    html = client.get(url("stale_list", cast)).content.decode()
+    assert "Nothing for you to re-check" in html and "Settled or in dispute, for a reviewer: 2" in html
+
+
 def test_the_set_page_counts_per_query_pairs_done_and_mine(cast: Cast, client: Client) -> None:
     a, b = make_pairs(cast.alpha, "AB", query="q1", required=2)
     make_pairs(cast.alpha, "C", query="q2")
