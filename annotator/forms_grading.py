@@ -189,9 +189,12 @@ class CandidateAddForm(forms.Form):
         found = {d.external_id: d for d in Document.objects.filter(project=self.project, external_id__in=ids)}
         missing = [i for i in ids if i not in found]
         if missing:
-            raise forms.ValidationError(
-                _("No document with these IDs in this project: %(ids)s.") % {"ids": ", ".join(missing[:20])}
-            )
+            message = _("No document with these IDs in this project: %(ids)s.") % {"ids": ", ".join(missing[:20])}
+            if any(" " in i for i in missing):
+                # An ID may hold spaces, so they cannot separate IDs; "A B C" typed as a list was read
+                # as one ID with no word on why (QA).
+                message += " " + _("Separate IDs with commas or line breaks: a space is part of an ID.")
+            raise forms.ValidationError(message)
         return [found[i] for i in ids]
 
 

@@ -35,7 +35,7 @@ from annotator.importers import (
     read_queries,
     read_run,
 )
-from annotator.models import CriteriaVersion, Document, Query, Role
+from annotator.models import CriteriaVersion, Document, Grade, Query, Role, StaleReason
 from annotator.services.grading import (
     CandidateSummary,
     CriteriaOutdated,
@@ -103,7 +103,17 @@ def _criteria_context(request: ProjectRequest, form: CriteriaForm | None = None)
     )
     if form is None and request.membership.can(Role.OWNER):
         form = CriteriaForm(current=current)
-    return {"current": current, "history": history, "form": form}
+    # What a meaning-changing publish would flag (criteria_publish), for the question asked before
+    # it: one click flagged every grade of the open sets without a word (QA).
+    to_flag = (
+        Grade.objects.in_open_sets()
+        .filter(candidate__grading_set__project=request.project)
+        .exclude(stale=True, stale_reason__contains=StaleReason.CRITERIA.value)
+        .count()
+        if form is not None
+        else 0
+    )
+    return {"current": current, "history": history, "form": form, "grades_to_flag": to_flag}
 
 
 @project_role(Role.EDITOR)

@@ -107,6 +107,9 @@ def _set_detail_context(
         "queries": queries,
         "set_progress": grading_set.progress(),
         "my_progress": grading_set.progress_of(me),
+        # The queue's own rule, so the button is offered only where it leads to a pair (QA: on a
+        # set with nothing left for this editor it led to "nothing waiting" on the queue page).
+        "waiting_for_me": queue_candidates(project=request.project, editor=me, grading_set=grading_set).exists(),
         "is_owner": request.membership.can(Role.OWNER),
     }
     # Provenance (runs and positions) is for owners only: it is built here or not at all.
@@ -230,6 +233,12 @@ def grading_next(request: ProjectRequest, slug: str) -> HttpResponse:
             messages.error(request, _("No grading set “%(value)s” in this project.") % {"value": raw})
             return redirect("grading_queue", slug=request.project.slug)
     found = queue_next(project=request.project, editor=request.user, grading_set=grading_set)
+    if found is None and grading_set is not None:
+        # Asked from a set's page: the answer is about that set, and the editor stays there.
+        messages.info(
+            request, _("Nothing in %(set)s is waiting for your grade right now.") % {"set": grading_set.name}
+        )
+        return redirect("grading_set_detail", slug=request.project.slug, set_id=grading_set.pk)
     if found is None:
         messages.info(request, _("Nothing is waiting for your grade right now. Thank you!"))
         return redirect("grading_queue", slug=request.project.slug)

@@ -39,6 +39,28 @@ const reportFailure = () => {
 document.addEventListener("htmx:responseError", reportFailure);
 document.addEventListener("htmx:sendError", reportFailure);
 
+// A form may ask before it is sent when one choice is made: data-confirm-if="name=value" and the
+// question in data-confirm (a meaning-changing criteria version flags every grade of the open sets).
+document.addEventListener("htmx:confirm", (event) => {
+  const form = event.detail.elt;
+  if (!(form instanceof HTMLFormElement) || !form.dataset.confirmIf) return;
+  const [name, value] = form.dataset.confirmIf.split("=");
+  const chosen = Array.from(form.elements).find((field) => field.name === name && field.checked);
+  if (!chosen || chosen.value !== value) return;
+  event.preventDefault();
+  if (window.confirm(form.dataset.confirm)) event.detail.issueRequest(true);
+});
+
+// A form sent with htmx answers in place (its errors) or with a new page (its own messages): the
+// messages of the previous submission are out of date either way, and one left standing beside
+// the new answer contradicts it (QA: "added 1" in green above the next attempt's error).
+document.addEventListener("htmx:beforeRequest", (event) => {
+  const config = event.detail.requestConfig;
+  if (!config || config.verb === "get") return;
+  const box = document.getElementById("messages");
+  if (box) box.replaceChildren();
+});
+
 // Keep the keyboard focus when htmx replaces the element that held it (a pager link, a form sent
 // with an error, a filter): otherwise it falls back to <body> and a keyboard or screen-reader user
 // loses their place. After the swap it goes, within the new content, to the first invalid field,

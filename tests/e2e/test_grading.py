@@ -424,3 +424,68 @@ def test_a_touch_phone_gets_the_documents_without_the_keyboard_shortcut_list(
         expect(page.get_by_role("heading", name="Keyboard")).to_be_visible()  # a narrow window keeps them
     finally:
         desktop.close()
+
+
+def test_a_new_submission_takes_the_last_ones_message_away(page: Page, live_server: Any, grading_demo: None) -> None:
+    """QA: after "Candidates: added 1" a refused second attempt showed its error under the field
+    while the green "added 1" stayed at the top of the page, as if it were this attempt's result."""
+    from annotator.models import GradingSet
+
+    log_in(page, live_server.url, "owner", demo.DEMO_PASSWORD)
+    grading_set = GradingSet.objects.get(project__slug=demo.DEMO_SLUG, name="Phone number change")
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/sets/{grading_set.pk}/")
+    form = page.locator("#candidate-add")
+    form.get_by_label("Query ID").fill("q1")
+    form.get_by_label("Document IDs").fill("J-B")
+    form.get_by_role("button", name="Add").click()
+    expect(page.locator("#messages")).to_contain_text("Candidates: added 1")
+
+    form.get_by_label("Query ID").fill("q1")
+    form.get_by_label("Document IDs").fill("NOPE")
+    form.get_by_role("button", name="Add").click()
+    expect(page.locator("#candidate-add")).to_contain_text("NOPE")  # the refusal, at the field
+    expect(page.locator("#messages")).not_to_contain_text("added 1")
+
+
+def test_a_meaning_changing_publish_asks_first_with_the_number_of_grades_it_flags(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    """QA: one click on Publish flagged every grade of the open sets for re-checking, unasked."""
+    from django.contrib.auth import get_user_model
+
+    from annotator.models import Candidate, CriteriaVersion, Grade
+    from annotator.services.grading import grade_submit
+
+    editor = get_user_model().objects.get(username="editor-a")
+    for candidate in Candidate.objects.filter(grading_set__project__slug=demo.DEMO_SLUG).order_by("pk")[:3]:
+        grade_submit(candidate=candidate, editor=editor, value=1)
+    assert Grade.objects.count() == 3
+    log_in(page, live_server.url, "owner", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/criteria/")
+    form = page.locator("#criteria-form")
+    form.get_by_label("Grade 3").fill("Complete, with the deadline.")
+    questions: list[str] = []
+
+    def answer(dialog: Any, accept: bool) -> None:
+        questions.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    form.get_by_label("Meaning-changing: earlier grades need re-checking").check()
+    page.once("dialog", lambda dialog: answer(dialog, accept=False))
+    form.get_by_role("button", name="Publish").click()
+    expect(page.locator("#criteria-form")).to_be_visible()
+    assert questions == ["Publish as meaning-changing? 3 grades in open grading sets will be flagged for re-checking."]
+    assert CriteriaVersion.objects.filter(project__slug=demo.DEMO_SLUG).count() == 1  # declined: nothing sent
+
+    page.once("dialog", lambda dialog: answer(dialog, accept=True))
+    form.get_by_role("button", name="Publish").click()
+    expect(page.locator("#messages")).to_contain_text("Criteria version 2 is published.")
+    assert Grade.objects.filter(stale=True).count() == 3
+
+    # Wording only: no question, the grades stand.
+    form = page.locator("#criteria-form")
+    form.get_by_label("Grade 3").fill("Complete, with the deadline, stated plainly.")
+    form.get_by_label("Wording only: earlier grades stand").check()
+    form.get_by_role("button", name="Publish").click()
+    expect(page.locator("#messages")).to_contain_text("Criteria version 3 is published.")
+    assert len(questions) == 2

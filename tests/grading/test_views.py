@@ -262,6 +262,11 @@ def test_an_owner_adds_candidates_by_hand_and_unknown_ids_are_listed(cast: Cast,
     response = client.post(add, {"query_id": "q1", "doc_ids": "B, NOPE\nMISSING"}, headers=HTMX)
     assert response.status_code == 200 and 'id="candidate-add"' in response.content.decode()
     assert "No document with these IDs in this project: NOPE, MISSING." in response.content.decode()
+    assert "a space is part of an ID" not in response.content.decode()
+    # Spaces do not separate IDs (an ID may hold one): the refusal says how to list them (QA).
+    response = client.post(add, {"query_id": "q1", "doc_ids": "A B"}, headers=HTMX)
+    assert "No document with these IDs in this project: A B. Separate IDs with commas or line breaks: a space is " \
+        "part of an ID." in response.content.decode()
     response = client.post(add, {"query_id": "q1", "doc_ids": "A\nB"})
     assert response.status_code == 302
     assert set(Candidate.objects.values_list("document__external_id", "source")) == {("A", "manual"), ("B", "manual")}
@@ -735,6 +740,26 @@ def test_an_empty_set_offers_no_next_query_button_and_a_set_with_pairs_does(cast
     (pair,) = make_pairs(cast.alpha, "A", set_name="Full")
     html = client.get(url("grading_set_detail", cast, set_id=pair.grading_set_id)).content.decode()
     assert "Grade the next query" in html
+
+
+def test_a_set_with_nothing_left_for_me_offers_no_button_and_says_so_on_its_own_page(
+    cast: Cast, client: Client
+) -> None:
+    """QA: on a set where every pair had this editor's grade the button led to the queue page with
+    "Nothing is waiting for your grade right now", while that page said a pair of another set was."""
+    (done,) = make_pairs(cast.alpha, "A", set_name="Done")
+    make_pairs(cast.alpha, "B", set_name="Other")
+    grade_submit(candidate=done, editor=cast.editor, value=2)
+    as_user(client, cast.editor)
+    page = url("grading_set_detail", cast, set_id=done.grading_set_id)
+    assert "Grade the next query" not in client.get(page).content.decode()
+    # A stale page (or a second tab) still posts: the answer is about this set, on this set's page.
+    response = client.post(url("grading_next", cast), {"set_id": done.grading_set_id}, follow=True)
+    assert response.redirect_chain[-1][0] == page
+    assert "Nothing in Done is waiting for your grade right now." in response.content.decode()
+    # The other editor still has the pair to grade here.
+    as_user(client, cast.editor2)
+    assert "Grade the next query" in client.get(page).content.decode()
 
 
 def test_a_row_locked_by_a_dispute_links_to_it(cast: Cast, client: Client) -> None:
