@@ -146,7 +146,10 @@ class RunUploadForm(UploadForm):
         self.project = project
         versions = pool_versions_of(project)
         cast(PoolVersionChoiceField, self.fields["check_against"]).queryset = versions
-        if not self.is_bound and not self.initial.get("check_against"):
+        # The newest version is proposed only when the project has one pool: with several, a guess
+        # checks a run against another pool's queries and refuses it for a choice nobody made (QA).
+        unasked = not self.is_bound and not self.initial.get("check_against")
+        if unasked and versions.values("pool").distinct().count() == 1:
             latest = versions.order_by("-frozen_at", "-pk").first()
             self.fields["check_against"].initial = latest.pk if latest else None
         _policy_fields(self, with_scoring=False)

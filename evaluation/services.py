@@ -178,7 +178,8 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
     """`qid: id1, id2, ...` per line -> a rank-only run; the list order is the ranking.
 
     Blank lines and lines starting with # are skipped. IDs are separated by commas and/or
-    spaces. A query listed twice or a document listed twice for one query is refused.
+    spaces. A query listed twice or a document listed twice for one query is refused. A query
+    with no IDs ("q3:") is left out of the run: it is missing from it, as in any run file.
     """
     query_ids: list[str] = []
     docs: list[str] = []
@@ -247,6 +248,12 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
                     line=number,
                 )
             seen[doc] = position
+        if not ranking:
+            # "q3:" with no IDs: the system returned nothing for q3. No run file format can say
+            # that apart from leaving the query out (a TREC, CSV or JSONL run has lines per
+            # document), so it counts as a query the run did not answer, as in the copy `evaluate`
+            # reads from the comparison's export (QA: the export did not reproduce its counts).
+            continue
         query_ids.append(query)
         docs.extend(ranking)
         lines.extend([number] * len(ranking))
@@ -1160,14 +1167,24 @@ def _run_copy(run: Run, label: str) -> tuple[str, bytes]:
     )
 
 
+def verify_comparison_pool(comparison: Comparison) -> None:
+    """PoolIntegrityError unless the pool version still hashes to its record and that record is
+    the hash the comparison was computed on: the one check before any of its numbers is shown or
+    exported (QA: the export skipped the second, so a pool rewritten together with its hash was
+    exported beside numbers computed on the old one)."""
+    if problem := comparison.pinned_hash_problem():
+        raise PoolIntegrityError(problem)
+    verify_pool(comparison.pool_version)
+
+
 def comparison_export(*, comparison: Comparison) -> tuple[str, bytes]:
     """One zip: the pool (qrels + manifest), both runs as uploaded (plus copies `evaluate` reads),
     the computation report in JSON and CSV, and a Markdown summary (README.md).
 
-    The pool is hash-checked first: PoolIntegrityError, never an export of a tampered pool.
+    The pool is checked first (verify_comparison_pool): never an export of a tampered pool.
     """
     pool_version = comparison.pool_version
-    verify_pool(pool_version)
+    verify_comparison_pool(comparison)
     report = report_json(comparison)
     folder = f"comparison-{comparison.pk}"
     qrels_path, files = _pool_files(pool_version)

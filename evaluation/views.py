@@ -36,7 +36,6 @@ from evaluation.services import (
     comparison_export,
     comparison_recompute,
     run_upload,
-    verify_pool,
 )
 
 RUNS_PER_PAGE = 25
@@ -245,11 +244,9 @@ def _integrity_failure(request: ProjectRequest, comparison: Comparison, error: E
 
 def _verified(comparison: Comparison) -> None:
     """Re-check the pool's SHA-256 (and that it is still the one computed on) before any number."""
-    if problem := comparison.pinned_hash_problem():
-        raise PoolIntegrityError(problem)
     canonical = PoolVersion.objects.filter(pk=comparison.pool_version_id).values_list("canonical", flat=True).get()
     comparison.pool_version.canonical = canonical  # one query; reused by the breakdown
-    verify_pool(comparison.pool_version)
+    services.verify_comparison_pool(comparison)
 
 
 def _delta_chart(deltas: list[float]) -> dict[str, Any] | None:

@@ -1018,3 +1018,25 @@ def test_few_paired_queries_get_a_word_of_caution_and_enough_get_none(cast: Cast
         assert ("data-testid=\"few-queries\"" in html) is warned, n
         if warned:
             assert f"Only {n} paired queries: these tests say little on so few" in html
+
+
+@pytest.mark.parametrize(
+    ("with_hash", "reason"),
+    [
+        (False, "stored judgments do not match SHA-256"),
+        (True, "this comparison was computed on"),
+    ],
+)
+def test_the_export_is_refused_like_the_page_when_the_pool_version_was_altered(
+    cast: Cast, client: Client, e9: Comparison, with_hash: bool, reason: str
+) -> None:
+    """QA: with text and SHA-256 rewritten together the page answered 409 but export.zip was
+    served, the altered pool beside numbers computed on the old one."""
+    export = reverse("comparison_export", kwargs={"slug": "alpha", "comparison_id": e9.pk})
+    client.force_login(cast.reviewer)
+    assert client.get(export).status_code == 200
+    alter_pool_text(e9, with_hash=with_hash)
+    response = client.get(export)
+    assert response.status_code == 409
+    assert response["Content-Type"].startswith("text/html")
+    assert reason in html.unescape(response.content.decode())

@@ -90,13 +90,19 @@ def test_the_run_page_previews_the_first_rows_without_decoding_or_loading_the_re
     assert not any('"raw"' in query["sql"] for query in queries.captured_queries)
 
 
-def test_pasted_lists_keep_an_empty_ranking_and_skip_comments() -> None:
+def test_pasted_lists_leave_out_a_query_with_no_ids_and_skip_comments() -> None:
+    """"q2:" says the system returned nothing for q2: the run does not answer it, as a run file
+    would say it (no lines), so the comparison's export reproduces its counts (QA: missing from
+    the run 0 in the app, 1 from the exported TREC copy)."""
     run = parse_ranked_lists("# system X\nq1: A, B,\n\nq2:\nq3: C D，E\n", source="pasted.txt", name="x")
-    assert run.query_ids == ("q1", "q2", "q3")
+    assert run.query_ids == ("q1", "q3")
+    assert "q2" not in run
     assert run.ranking("q1") == ("A", "B")  # one trailing comma is fine
-    assert run.ranking("q2") == ()
     assert run.ranking("q3") == ("C", "D", "E")  # spaces and full-width commas separate too
     assert run.lines_of("q1") == (2, 2)
+    # Still one line per query: a query listed empty, then again, is refused like any repeat.
+    with pytest.raises(metrics.EvaluationError, match="listed twice"):
+        parse_ranked_lists("q2:\nq2: A\n", source="pasted.txt", name="x")
 
 
 @pytest.mark.parametrize(
@@ -272,6 +278,28 @@ def test_the_same_tied_run_is_accepted_under_trec_evals_tie_rule(cast: Cast, cli
     run = Run.objects.get()
     assert response.status_code == 302 and response["Location"] == run.get_absolute_url()
     assert run.format == "trec" and run.file_name == "tied.trec" and run.has_scores
+
+
+def test_the_upload_form_checks_against_the_newest_version_only_when_the_project_has_one_pool(
+    cast: Cast, client: Client
+) -> None:
+    """QA: with two pools the newest version of either was preselected, and a run for the other
+    pool was refused for a check nobody chose."""
+    client.force_login(cast.reviewer)
+    url = reverse("run_upload", kwargs={"slug": "alpha"})
+
+    def selected() -> str | None:
+        html = client.get(url).content.decode()
+        field = html[html.index('name="check_against"') : html.index("</select>", html.index('name="check_against"'))]
+        found = re.search(r'<option value="(\d*)" selected>', field)
+        return found.group(1) if found else None
+
+    assert selected() == ""  # no pool yet: "Do not check now"
+    make_pool(cast.alpha, E9_POOL, by=cast.owner, name="Phone")
+    newest = make_pool(cast.alpha, E9_POOL, by=cast.owner, name="Phone")
+    assert selected() == str(newest.pk)  # one pool: its newest version
+    make_pool(cast.alpha, {"other": {"X": 1}}, by=cast.owner, name="Other")
+    assert selected() == ""  # two pools: no guess, "Do not check now"
 
 
 def test_upload_page_full_page_and_htmx_fragment(cast: Cast, client: Client) -> None:
