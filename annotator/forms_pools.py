@@ -103,4 +103,11 @@ class PoolImportForm(UploadForm):
             data["format"] = guess_format(upload.name)
         if data.get("pool") is None and not (data.get("pool_name") or "").strip() and "pool" not in self.errors:
             self.add_error("pool_name", _("Name the new pool, or choose an existing pool above."))
+        elif data.get("pool") is not None and (data.get("pool_name") or "").strip():
+            # Both: the name was dropped without a word (QA). Which one was meant is not ours to guess.
+            self.add_error(
+                "pool_name",
+                _("A name is for a new pool, but %(pool)s is chosen above: clear the name, or choose “A new pool”.")
+                % {"pool": data["pool"].name},
+            )
         return data

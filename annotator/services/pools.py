@@ -71,6 +71,7 @@ def pool_version_create(
     file_sha256: str = "",
     document_versions: Mapping[tuple[str, str], int] | None = None,
     continues: PoolVersion | None = None,
+    refuse_unchanged: bool = False,
 ) -> PoolVersion:
     """Write version N+1 of `pool` from (query_id, doc_id, grade, source) rows.
 
@@ -78,6 +79,8 @@ def pool_version_create(
     the pair) for a duplicate pair, a grade outside 0..3, or an ID the serialisation cannot hold.
     `continues`: the version the rows were started from, which must still be the newest (else
     FreezeError): versions form a line, and N+1 built on N-1 would silently drop N's changes.
+    `refuse_unchanged`: PoolImportError when the rows are exactly the newest version's (an import
+    sent twice, a double click: versions are permanent, so a copy would stay for good).
     """
     rows = list(judgments)
     canonical = canonical_serialisation((q, d, g) for q, d, g, _ in rows)
@@ -87,6 +90,13 @@ def pool_version_create(
     latest = pool.latest_version()
     if continues is not None and (refusal := _newer_version_refusal(pool, continues, latest)):
         raise FreezeError(refusal)
+    # Checked under the lock above: of two identical imports sent at once, the second sees the first.
+    if refuse_unchanged and latest is not None and latest.sha256 == sha256_hex(canonical):
+        raise PoolImportError(
+            _("These judgments are exactly those of %(pool)s version %(number)d (SHA-256 %(hash)s…): "
+              "nothing was imported.")
+            % {"pool": pool.name, "number": latest.number, "hash": latest.sha256[:12]}
+        )
     grades = Counter(g for _, _, g, _ in rows)
     version = PoolVersion.objects.create(
         pool=pool,
@@ -729,6 +739,7 @@ def _import_rows(
         },
         file_name=file_name[:255],
         file_sha256=file_sha,
+        refuse_unchanged=True,
     )
 
 

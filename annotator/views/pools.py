@@ -304,8 +304,9 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
 
 
 def _warn_if_same_as_earlier(request: ProjectRequest, version: PoolVersion) -> None:
-    # Legitimate (a copy frozen again unchanged, a file imported twice), but worth knowing:
-    # nothing new was judged.
+    # Legitimate (a copy frozen again unchanged, an import back to an earlier version's
+    # judgments), but worth knowing: nothing new was judged. An import identical to the newest
+    # version is refused before it gets here (pool_version_create's refuse_unchanged).
     same = version.pool.versions.filter(sha256=version.sha256).exclude(pk=version.pk).order_by("number").first()
     if same is not None:
         messages.warning(

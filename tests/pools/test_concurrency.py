@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Pool, PoolVersion
-from annotator.services.pools import FreezeError, pool_freeze, pool_version_create
+from annotator.services.pools import (
+    FreezeError,
+    PoolImportError,
+    pool_freeze,
+    pool_import,
+    pool_version_create,
+)
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
 from tests.pools import factories
@@ -70,3 +76,19 @@ def test_a_pair_added_while_the_set_freezes_never_lands_in_the_closed_set(cast: 
     # (the import is refused): never a closed set holding a pair its version does not.
     assert not (added and not grading_set.is_open), results
     assert added != (not grading_set.is_open), results
+
+
+def test_one_file_imported_twice_at_once_makes_one_version(cast: Cast) -> None:
+    """QA: a double click on Import made versions 2 and 3 with one hash, for good."""
+    pool = Pool.objects.create(project=cast.alpha, name="Imported")
+    data = b"q1 0 A 3\nq1 0 B 1\n"
+
+    def send() -> PoolVersion:
+        return pool_import(project=cast.alpha, by=cast.owner, data=data, file_name="j.qrels", fmt="qrels", pool=pool)
+
+    results = at_once(send, send)
+
+    assert sorted(type(r).__name__ for r in results) == ["PoolImportError", "PoolVersion"], results
+    assert list(pool.versions.values_list("number", flat=True)) == [1]
+    refusal = next(r for r in results if isinstance(r, PoolImportError))
+    assert "exactly those of Imported version 1" in str(refusal)

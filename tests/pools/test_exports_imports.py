@@ -131,10 +131,17 @@ def test_trec_evals_qrels_test_imports_exports_and_reimports_to_the_same_hash(ca
         _, text = export_data(first, fmt)
         again = pool_import(
             project=cast.alpha, by=cast.owner, data=text.encode(), file_name=f"again.{fmt}", fmt=fmt,
-            pool=first.pool,
+            pool_name=f"again {fmt}",
         )
         assert again.sha256 == first.sha256
-    assert list(first.pool.versions.order_by("number").values_list("number", flat=True)) == [1, 2, 3, 4]
+        # Into the same pool the same judgments are refused: a version is permanent, and a copy of
+        # the newest one is an import sent twice (QA: a double click made v4 and v5, identical).
+        with pytest.raises(PoolImportError, match=r"exactly those of trec_eval version 1 .* nothing was imported"):
+            pool_import(
+                project=cast.alpha, by=cast.owner, data=text.encode(), file_name=f"again.{fmt}", fmt=fmt,
+                pool=first.pool,
+            )
+    assert list(first.pool.versions.values_list("number", flat=True)) == [1]
 
 
 def test_qrels_rel_level_is_refused_at_the_line_of_its_first_grade_outside_0_to_3(cast: Cast) -> None:
@@ -368,7 +375,7 @@ def test_a_zip_given_to_a_text_import_says_what_it_is() -> None:
         read_documents(gzip.compress(b"doc_id,body\nA,x\n"), "csv")
 
 
-def test_importing_the_same_judgments_again_warns_that_nothing_changed(cast: Cast, client: Client) -> None:
+def test_importing_the_newest_versions_judgments_again_is_refused_and_an_earlier_ones_noted(cast: Cast, client: Client) -> None:
     client.force_login(cast.owner)
     text = "q1 0 A 3\nq1 0 B 1\n"
     first = client.post(reverse("pool_import", kwargs={"slug": "alpha"}),
@@ -376,10 +383,29 @@ def test_importing_the_same_judgments_again_warns_that_nothing_changed(cast: Cas
                         follow=True)
     assert "holds exactly the same judgments" not in first.content.decode()
     pool = Pool.objects.get(name="Twice")
-    again = client.post(reverse("pool_import", kwargs={"slug": "alpha"}),
-                        {"file": SimpleUploadedFile("b.qrels", text.encode()), "format": "auto", "pool": pool.pk},
-                        follow=True)
-    assert "Version 2 holds exactly the same judgments as version 1 (same SHA-256)." in again.content.decode()
+
+    def send(body: str) -> str:
+        return client.post(reverse("pool_import", kwargs={"slug": "alpha"}),
+                           {"file": SimpleUploadedFile("b.qrels", body.encode()), "format": "auto", "pool": pool.pk},
+                           follow=True).content.decode()
+
+    # A copy of the newest version is an import sent twice: refused, nothing written (QA).
+    assert "exactly those of Twice version 1" in send(text)
+    assert pool.versions.count() == 1
+    # Back to an earlier version's judgments after a change: a new version, with a word on it.
+    assert "holds exactly the same judgments" not in send("q1 0 A 2\nq1 0 B 1\n")
+    assert "Version 3 holds exactly the same judgments as version 1 (same SHA-256)." in send(text)
+
+
+def test_an_existing_pool_and_a_new_name_together_are_refused_not_one_dropped(cast: Cast, client: Client) -> None:
+    pool = Pool.objects.create(project=cast.alpha, name="Phone")
+    client.force_login(cast.owner)
+    html = client.post(
+        reverse("pool_import", kwargs={"slug": "alpha"}),
+        {"file": SimpleUploadedFile("a.qrels", b"q1 0 A 3\n"), "format": "auto", "pool": pool.pk, "pool_name": "Other"},
+    ).content.decode()
+    assert "A name is for a new pool, but Phone is chosen above" in html
+    assert not PoolVersion.objects.exists() and not Pool.objects.filter(name="Other").exists()
 
 
 def test_a_form_error_elsewhere_asks_for_the_file_again(cast: Cast, client: Client) -> None:
