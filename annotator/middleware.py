@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http.multipartparser import MultiPartParserError
+from django.shortcuts import render
+from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+
+logger = logging.getLogger(__name__)
 
 
 class RejectNulCharactersMiddleware:
@@ -26,7 +35,10 @@ class RejectNulCharactersMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         params = [request.GET]
         if request.method == "POST" and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-            params.append(request.POST)  # parsed once; the view reuses it
+            try:
+                params.append(request.POST)  # parsed once; the view reuses it
+            except (RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent, MultiPartParserError) as error:
+                return _refused_request(request, error)
         for query in params:
             for key, values in query.lists():
                 if "\x00" in key or any("\x00" in v for v in values):
@@ -36,6 +48,38 @@ class RejectNulCharactersMiddleware:
                         content_type="text/plain; charset=utf-8",
                     )
         return self.get_response(request)
+
+
+def _refused_request(request: HttpRequest, error: Exception) -> HttpResponse:
+    """A post beyond Django's limits, read first here: a page saying which limit and that nothing
+    was saved, not Django's bare 400 with a traceback in the log (QA: 101 files on the candidates
+    import replaced the whole page with it). The view never runs, so nothing was written.
+
+    An htmx post gets the sentence in the page's message area (htmx does not swap a 4xx).
+    """
+    if isinstance(error, RequestDataTooBig):
+        limit = filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        message, status = _("What was sent is larger than the %(limit)s one form may carry (files aside). "
+                            "Nothing was saved: send less at once, or as a file.") % {"limit": limit}, 413
+    elif isinstance(error, TooManyFilesSent):
+        message, status = _("More than %(limit)d files were sent at once. Nothing was saved: send them in "
+                            "groups of at most %(limit)d.") % {"limit": settings.DATA_UPLOAD_MAX_NUMBER_FILES}, 400
+    elif isinstance(error, TooManyFieldsSent):
+        message, status = _("The form sent more than %(limit)d fields, more than any form here has. Nothing "
+                            "was saved.") % {"limit": settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}, 400
+    else:
+        message, status = _("The upload could not be read (%(detail)s). Nothing was saved: try again, and "
+                            "give the file a shorter name if it has a very long one.") % {"detail": error}, 400
+    logger.warning("Refused %s %s: %s", request.method, request.path, error)
+    referer = request.headers.get("Referer", "")
+    back = referer if url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure()) else ""
+    context = {"message": message, "back_url": back}
+    if getattr(request, "htmx", False):
+        response = render(request, "annotator/request_refused.html#refusal", context)
+        response["HX-Retarget"] = "#messages"
+        response["HX-Reswap"] = "innerHTML"
+        return response
+    return render(request, "annotator/request_refused.html", context, status=status)
 
 
 class PrivatePagesMiddleware:

@@ -56,12 +56,13 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "annotator.middleware.RejectNulCharactersMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # After the user and htmx are known: a post it refuses is answered with a page of the app.
+    "annotator.middleware.RejectNulCharactersMiddleware",
     "annotator.middleware.PrivatePagesMiddleware",
     "annotator.middleware.BrowserTimeZoneMiddleware",
 ]

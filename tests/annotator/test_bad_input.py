@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import Client
 from django.urls import URLPattern, reverse
@@ -75,3 +77,71 @@ def test_an_id_no_database_column_can_hold_is_a_404(
         # (follow: a POST-only action's GET goes to its page, which must not be found either)
         statuses = {client.get(url, follow=True).status_code, client.post(url, {"grade": "2"}).status_code}
         assert statuses in ({404}, {404, 405}), (url, statuses)
+
+
+# ---- Posts beyond Django's limits ----------------------------------------------------------------
+
+
+def _no_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    assert not [r for r in caplog.records if r.exc_info], "a refused post logged a traceback"
+
+
+def test_more_files_than_django_reads_get_a_page_saying_the_limit_and_nothing_is_imported(
+    cast: Cast, client: Client, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """QA: 101 run files on the candidates import replaced the page with Django's bare 400 and put a
+    traceback in the log."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotator.models import Candidate
+
+    settings.DATA_UPLOAD_MAX_NUMBER_FILES = 3
+    client.force_login(cast.owner)
+    files = [SimpleUploadedFile(f"run{i}.trec", b"q1 Q0 A 1 1 r\n") for i in range(4)]
+    response = client.post(reverse("import_candidates", kwargs={"slug": "alpha"}), {"files": files},
+                           HTTP_REFERER="http://testserver/p/alpha/imports/")
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "More than 3 files were sent at once. Nothing was saved: send them in groups of at most 3." in html
+    assert 'href="http://testserver/p/alpha/imports/"' in html and "olivia" in html  # a page of the app, signed in
+    assert not Candidate.objects.exists()
+    _no_traceback(caplog)
+
+
+def test_a_form_larger_than_the_limit_is_a_413_naming_it_and_htmx_gets_the_sentence_in_place(
+    cast: Cast, client: Client, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from evaluation.models import Run
+
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    client.force_login(cast.reviewer)
+    url = reverse("run_upload", kwargs={"slug": "alpha"})
+    data = {"name": "big", "format": "lists", "text": "q1: " + ", ".join(f"d{i}" for i in range(500))}
+    response = client.post(url, data)
+    assert response.status_code == 413
+    assert "larger than the 1000\xa0bytes one form may carry" in response.content.decode()
+    fragment = client.post(url, data, headers={"HX-Request": "true"})
+    assert fragment.status_code == 200 and fragment["HX-Retarget"] == "#messages"
+    assert b"<html" not in fragment.content and b'role="alert"' in fragment.content
+    assert not Run.objects.exists()
+    _no_traceback(caplog)
+
+
+def test_too_many_fields_and_an_unreadable_upload_are_400s_that_say_so(
+    cast: Cast, client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    client.force_login(cast.owner)
+    url = reverse("import_documents", kwargs={"slug": "alpha"})
+    fields = {f"f{i}": "x" for i in range(1100)}
+    response = client.post(url, fields)
+    assert response.status_code == 400 and "more than 1000 fields" in response.content.decode()
+    # A part's headers longer than Django reads (1 KB: here a 5,000-character file name, which the
+    # test client would shorten, so the body is written by hand).
+    body = (
+        '--B\r\nContent-Disposition: form-data; name="file"; filename="' + "d" * 5000 + '.csv"\r\n'
+        "Content-Type: text/csv\r\n\r\ndoc_id,title,body\r\n--B--\r\n"
+    )
+    response = client.post(url, body, content_type="multipart/form-data; boundary=B")
+    assert response.status_code == 400
+    assert "The upload could not be read" in response.content.decode()
+    _no_traceback(caplog)
