@@ -89,7 +89,13 @@ class CriteriaForm(forms.Form):
                            max_length=2000)
     # The version the page showed and the edit starts from: publishing over a newer one would undo
     # it without a word (QA: a stale tab turned a meaning-changing version back, "wording only").
-    based_on = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+    # Required: a post without it (not sent by this page) skipped the check (QA).
+    based_on = forms.IntegerField(
+        widget=forms.HiddenInput,
+        min_value=1,
+        error_messages={"required": _("This form did not say which version it was edited from: reload the page, "
+                                      "then publish.")},
+    )
 
     def __init__(self, *args: Any, current: CriteriaVersion, **kwargs: Any) -> None:
         self.current = current

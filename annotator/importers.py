@@ -58,6 +58,9 @@ ID_MAX_LENGTH = 255
 PROVENANCE_MAX_LENGTH = 500  # Candidate.source_detail
 TITLE_MAX_LENGTH = 500
 URL_MAX_LENGTH = 2000
+# A query is a question, its information need a paragraph or two: longer text is a wrong column
+# (QA: a 3 MB "text" made the queries page 2.9 MB, and every grading page of it as large).
+QUERY_TEXT_MAX_LENGTH = 10_000
 UNITS = ("document", "page", "chunk")
 FORMATS = ("csv", "jsonl", "trec")
 
@@ -468,6 +471,14 @@ def read_queries(data: bytes | str, fmt: str) -> list[QueryRecord]:
         if not query_text:
             errors.add(line, "text", row.get("text", ""), _("must not be empty."))
             ok = False
+        for name, value in (("text", query_text), ("information_need", row.get("information_need", "").strip())):
+            if len(value) > QUERY_TEXT_MAX_LENGTH:
+                errors.add(
+                    line, name, value[:40] + "…",
+                    _("is longer than %(max)d characters (it has %(length)d).")
+                    % {"max": QUERY_TEXT_MAX_LENGTH, "length": len(value)},
+                )
+                ok = False
         if ok:
             records.append(QueryRecord(
                 line=line, external_id=query_id, text=query_text,

@@ -242,7 +242,7 @@ UNDOABLE = frozenset({
 class UndoResult:
     candidate: Candidate
     grade: Grade | None  # None: the undone action was the first grade, so the pair is ungraded again
-    undone: tuple[int, str] | None = None  # the grade and reason the undo replaced (None: deleted)
+    undone: tuple[int, str] | None = None  # the grade and reason the undo replaced or deleted
 
 
 def _undo_target(entries: Iterable[GradeHistory]) -> GradeHistory | None:
@@ -296,7 +296,7 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
     if target.old_grade is None:
         _record(grade, by=editor, kind=GradeHistory.Kind.UNDONE, old=old, new=(None, ""))
         grade.delete()  # history keeps candidate + editor (SET_NULL on the grade link)
-        return UndoResult(candidate=candidate, grade=None)
+        return UndoResult(candidate=candidate, grade=None, undone=old)
     before_versions = (grade.document_version_id, grade.criteria_version_id)
     grade.grade, grade.reason = target.old_grade, target.old_reason
     # Back on the texts the old grade was given on (entries from before these were recorded have none).

@@ -377,11 +377,15 @@ def _row_response(
     saved: bool = False,
     undone: bool = False,
     criteria_changed: bool = False,
+    unsaved_reason: str | None = None,
 ) -> HttpResponse:
-    """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement."""
+    """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement.
+    `unsaved_reason`: text for the reason box of an ungraded row that is not stored (an undone grade's)."""
     grading_set, query = candidate.grading_set, candidate.query
     row = _rows_with_outcome(request, candidate, error=error, typed_reason=typed_reason)[1]
     row.just_saved = saved and not error
+    if unsaved_reason and row.grade is None and not row.locked:
+        row.typed_reason = unsaved_reason
     context = {
         "grading_set": grading_set, "query": query, "row": row, "announce": announce or error,
         "criteria": CriteriaVersion.objects.current_for(request.project),
@@ -475,8 +479,14 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
         return redirect(page)
     candidate = Candidate.objects.select_related("grading_set", "query", "document").get(pk=result.candidate.pk)
     document = candidate.document.external_id
+    # Undoing a first grade deletes it with its reason: the text stays in the box, unsaved, so that
+    # the next key saves it with the right grade (QA: the reason had to be typed again).
+    # (Only where the row is swapped in place: a reloaded page shows stored text alone.)
+    kept_reason = result.undone[1] if result.grade is None and result.undone and request.htmx else None
     if result.grade is None:
         text = _("Undone: %(document)s is ungraded again.") % {"document": document}
+        if kept_reason:
+            text += " " + _("Your reason stays in its box, not saved: a grade key saves it with the grade.")
     elif result.undone is not None and result.undone[0] == result.grade.grade:
         # Only the reason changed back (QA: "back to grade 1" said nothing of the reason it removed).
         if result.grade.reason:
@@ -487,7 +497,7 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
     else:
         text = _("Undone: %(document)s is back to grade %(grade)d.") % {"document": document, "grade": result.grade.grade}
     if request.htmx:
-        response = _row_response(request, candidate, announce=text, undone=True)
+        response = _row_response(request, candidate, announce=text, undone=True, unsaved_reason=kept_reason)
         return reswap(retarget(response, f"#cand-{candidate.pk}"), "outerHTML")
     messages.success(request, text)
     return redirect(f"{page}#cand-{candidate.pk}")

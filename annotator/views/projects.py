@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import cast
 
 from django.contrib import messages
+from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -131,9 +132,21 @@ def member_list(request: ProjectRequest, slug: str) -> HttpResponse:
             % {"user": membership.user.get_username(), "role": membership.get_role_display()},
         )
         return redirect("member_list", slug=project.slug)
+    # What removing each member would withdraw (membership_remove): said in the confirmation
+    # before it is sent, not only in the message after.
+    to_withdraw = dict(
+        Grade.objects.to_recheck()
+        .filter(candidate__grading_set__project=project)
+        .values("editor_id")
+        .annotate(n=Count("pk"))
+        .values_list("editor_id", "n")
+    )
+    memberships = list(project.memberships.with_users())
+    for m in memberships:
+        m.to_withdraw = to_withdraw.get(m.user_id, 0)  # type: ignore[attr-defined]
     context = {
         "project": project,
-        "memberships": project.memberships.with_users(),
+        "memberships": memberships,
         "form": form,
         "roles": Role.choices,
     }

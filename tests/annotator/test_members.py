@@ -46,6 +46,25 @@ def test_each_members_buttons_name_the_member_for_screen_readers(cast: Cast, cli
     name = cast.editor.get_username()
     assert f'Change role<span class="visually-hidden"> of {name}</span>' in html
     assert f'Remove<span class="visually-hidden"> {name}</span>' in html
+    assert f"Yes, remove {name}" in html
+
+
+def test_the_removal_question_says_how_many_grades_it_withdraws(cast: Cast, client: Client) -> None:
+    """Asked in the page, so that it works without JavaScript (QA: one click removed a member),
+    with what removing withdraws: the grades awaiting the member's re-check."""
+    from annotator.importers import read_documents
+    from annotator.services.grading import documents_import, grade_submit
+    from tests.grading.factories import make_pairs
+
+    a, b = make_pairs(cast.alpha, "AB")
+    grade_submit(candidate=a, editor=cast.editor, value=2)
+    grade_submit(candidate=b, editor=cast.editor, value=1)
+    documents_import(project=cast.alpha, records=read_documents("doc_id,title,body\nA,T,a2\nB,T,b2\n", "csv"))
+    client.force_login(cast.owner)
+    html = client.get(reverse("member_list", kwargs={"slug": "alpha"})).content.decode()
+    row = html[html.index(f"Remove {cast.editor.get_username()} from this project?"):]
+    assert row[: row.index("</p>")].count("2 grades awaiting their re-check are withdrawn") == 1
+    assert "confirm(" not in html  # no JavaScript question any more
 
 
 def test_an_invalid_role_is_refused_and_nothing_changes(cast: Cast, client: Client) -> None:

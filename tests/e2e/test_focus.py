@@ -139,14 +139,11 @@ def test_the_message_a_finished_action_leaves_takes_the_focus_on_the_next_page(
 ) -> None:
     """A success message present when a page loads is not read out as a status: a screen-reader
     user did not learn that the action worked (QA). It takes the focus, as an error does."""
-    from annotator.models import Membership
-
-    project = build_demo()
-    member = Membership.objects.get(project=project, user__username="editor-b")
+    build_demo()
     log_in(page, live_server.url, "owner", DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{DEMO_SLUG}/members/")
-    page.once("dialog", lambda dialog: dialog.accept())  # the removal asks first
-    page.locator(f"form[action$='/members/{member.pk}/remove/'] button").click()
+    page.get_by_text("Remove editor-b", exact=True).click()  # the removal asks first, in the page
+    page.get_by_role("button", name="Yes, remove editor-b").click()
     expect(page.locator("#messages .message").first).to_contain_text("editor-b was removed from the project.")
     expect(page.locator("#messages .message").first).to_be_focused()
     # A failed sign-in says so in the window title too (QA: only the page said it).

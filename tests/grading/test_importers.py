@@ -195,6 +195,18 @@ def test_queries_are_read_with_their_information_need() -> None:
     assert any("field “text”" in m for m in problems(lambda: read_queries(b'{"query_id": "q2", "text": ""}', "jsonl")))
 
 
+def test_a_query_text_or_information_need_longer_than_the_limit_is_refused_with_its_length() -> None:
+    """QA: a 3 MB query "text" was stored, and every page showing it grew as large."""
+    from annotator.importers import QUERY_TEXT_MAX_LENGTH
+
+    fine = "x" * QUERY_TEXT_MAX_LENGTH
+    assert read_queries(json.dumps({"query_id": "q1", "text": fine}).encode(), "jsonl")[0].text == fine
+    long = json.dumps({"query_id": "q1", "text": fine + "y", "information_need": "n" * (QUERY_TEXT_MAX_LENGTH + 2)})
+    messages = problems(lambda: read_queries(long.encode(), "jsonl"))
+    assert any("field “text”" in m and "is longer than 10000 characters (it has 10001)" in m for m in messages), messages
+    assert any("field “information_need”" in m and "(it has 10002)" in m for m in messages), messages
+
+
 def test_a_jsonl_id_is_text_or_a_whole_number_not_a_float() -> None:
     """1.5 and 1e2 were stored as the IDs "1.5" and "100.0" (QA report)."""
     assert [r.external_id for r in read_documents(b'{"doc_id": 7, "body": "b"}', "jsonl")] == ["7"]

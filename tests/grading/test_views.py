@@ -178,6 +178,22 @@ def test_undo_with_htmx_retargets_the_row_it_changed(cast: Cast, client: Client)
     assert GradeHistory.objects.filter(candidate=b, kind="undone").exists()
 
 
+def test_undoing_a_first_grade_keeps_its_reason_in_the_box_unsaved(cast: Cast, client: Client) -> None:
+    """QA: after `u` the reason just typed was gone and had to be typed again."""
+    (a,) = make_pairs(cast.alpha, "A")
+    undo = url("grade_undo", cast, set_id=a.grading_set_id, query_id=a.query_id)
+    as_user(client, cast.editor)
+    grade_submit(candidate=a, editor=cast.editor, value=1, reason="Misses the deadline.")
+    text = html_module.unescape(client.post(undo, headers=HTMX).content.decode())
+    assert "Undone: A is ungraded again. Your reason stays in its box, not saved" in text
+    assert re.search(r'<textarea[^>]*class="reason"[^>]*>Misses the deadline\.</textarea>', text)
+    assert not Grade.objects.filter(candidate=a).exists()  # nothing stored until a grade key
+    # Without a reason there is nothing to keep, and nothing said about it.
+    grade_submit(candidate=a, editor=cast.editor, value=2)
+    text = html_module.unescape(client.post(undo, headers=HTMX).content.decode())
+    assert "Undone: A is ungraded again." in text and "stays in its box" not in text
+
+
 def test_undoing_a_reason_alone_says_so(cast: Cast, client: Client) -> None:
     """QA: undoing a reason-only edit announced "A is back to grade 1", silent on the reason."""
     (a,) = make_pairs(cast.alpha, "A")
@@ -295,7 +311,18 @@ def test_an_owner_removes_an_ungraded_candidate_but_never_a_graded_one(cast: Cas
 
 def criteria_data(**overrides: str) -> dict[str, str]:
     return {"level_3": "All three conditions.", "level_2": "One missing.", "level_1": "Background.",
-            "level_0": "Nothing.", "change": "meaning", "note": "stricter", **overrides}
+            "level_0": "Nothing.", "change": "meaning", "note": "stricter", "based_on": "1", **overrides}
+
+
+def test_a_publish_that_does_not_say_its_base_version_is_refused(cast: Cast, client: Client) -> None:
+    """QA: leaving out based_on (a hand-made post) published over a newer version with no merge."""
+    as_user(client, cast.owner)
+    data = criteria_data()
+    del data["based_on"]
+    response = client.post(url("criteria_publish", cast), data)
+    assert response.status_code == 200
+    assert "did not say which version it was edited from" in response.content.decode()
+    assert CriteriaVersion.objects.filter(project=cast.alpha).count() == 1
 
 
 def test_an_owner_publishes_criteria_and_others_only_read_them(cast: Cast, client: Client) -> None:
