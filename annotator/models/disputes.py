@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q, Value
+from django.db.models.functions import Concat
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.documents import CriteriaVersion
-from annotator.models.grading import Candidate
+from annotator.models.grading import Candidate, CandidateSource, StaleReason
 from annotator.models.projects import Membership, Project, Role
 
 if TYPE_CHECKING:
@@ -285,6 +286,22 @@ class FinalGradeQuerySet(models.QuerySet["FinalGrade"]):
     def in_project(self, project: Project) -> FinalGradeQuerySet:
         return self.filter(candidate__grading_set__project=project)
 
+    def copied_in_open_sets(self) -> FinalGradeQuerySet:
+        """Final grades copied from a frozen version into an open set: no editor graded those
+        pairs here, so their own `stale_reason` is what marks them for a reviewer's re-check."""
+        return self.filter(candidate__source=CandidateSource.COPIED, candidate__grading_set__is_open=True)
+
+    def mark_stale(self, reason: StaleReason) -> int:
+        """Add `reason` to these final grades' re-check reasons (as Grade.mark_stale does for raw
+        grades); returns how many carry it now."""
+        fresh = self.filter(stale_reason="").update(stale_reason=reason.value)
+        already = (
+            self.exclude(stale_reason="")
+            .exclude(stale_reason__contains=reason.value)
+            .update(stale_reason=Concat(F("stale_reason"), Value("," + reason.value)))
+        )
+        return fresh + already
+
 
 class FinalGrade(models.Model):
     """The settled grade of a pair, with its provenance. One per pair, enforced by the database."""
@@ -298,6 +315,10 @@ class FinalGrade(models.Model):
     note = models.TextField(_("note"), blank=True)
     criteria_version = models.ForeignKey(CriteriaVersion, on_delete=models.PROTECT, related_name="+")
     decided_at = models.DateTimeField(_("decided at"), auto_now_add=True)
+    # StaleReason codes, comma-separated, for a copied final grade only (a pair copied from a frozen
+    # version has no raw grade here to carry the flag): its document, query or criteria changed
+    # since it was decided, and a reviewer re-checks it (final_grade_recheck clears it).
+    stale_reason = models.CharField(_("re-check reason"), max_length=64, blank=True, default="")
 
     objects = FinalGradeQuerySet.as_manager()
 

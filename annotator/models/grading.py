@@ -149,10 +149,13 @@ class CandidateQuerySet(models.QuerySet["Candidate"]):
         return Progress(done=totals["done"], total=totals["total"])
 
     def final_to_recheck(self) -> CandidateQuerySet:
-        """Settled pairs of open sets with a grade marked for re-checking. Their editors cannot
-        re-grade a settled pair: a reviewer re-checks the final grade (`final_grade_recheck`)."""
+        """Settled pairs of open sets with a grade marked for re-checking, or a copied final grade
+        marked itself (FinalGrade.stale_reason: no editor graded a copied pair here). Their editors
+        cannot re-grade a settled pair: a reviewer re-checks the final grade (`final_grade_recheck`)."""
         stale = Grade.objects.filter(candidate=OuterRef("pk"), stale=True)
-        return self.filter(final_grade__isnull=False, grading_set__is_open=True).filter(Exists(stale))
+        return self.filter(final_grade__isnull=False, grading_set__is_open=True).filter(
+            Exists(stale) | ~Q(final_grade__stale_reason="")
+        )
 
     def needing_grades(self) -> CandidateQuerySet:
         """Pairs that still lack their required number of grades from distinct editors."""

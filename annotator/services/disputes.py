@@ -452,7 +452,7 @@ def _check_recheck(candidate: Candidate, user: User) -> None:
         )
     if not candidate.grading_set.is_open:
         raise DisputeError(_("This pair's grading set is frozen: its final grades can no longer change."))
-    if not candidate.grades.filter(stale=True).exists():
+    if not candidate.final_grade.stale_reason and not candidate.grades.filter(stale=True).exists():
         raise AlreadyRechecked(candidate.final_rechecks.select_related("reviewer").last())
     if graded_pair(candidate_id=candidate.pk, user=user):
         raise DisputeError(
@@ -487,6 +487,7 @@ def recheck_token(candidate: Candidate) -> str:
         final.pk,
         final.grade,
         final.source,
+        final.stale_reason,
         list(stale),
     ]
     return hashlib.sha256(json.dumps(shown, ensure_ascii=False).encode()).hexdigest()[:32]
@@ -538,10 +539,12 @@ def final_grade_recheck(
         raise DisputeError(recheck_needs_note_message(final.grade, grade))
     stale = list(candidate.grades.filter(stale=True).order_by("pk"))
     criteria = CriteriaVersion.objects.current_for(candidate.grading_set.project)
+    # A copied pair's own flags (FinalGrade.stale_reason) first: it has no raw grades here.
+    reasons = dict.fromkeys([*filter(None, final.stale_reason.split(",")), *stale_reason_codes(stale)])
     recheck = FinalGradeRecheck.objects.create(
         candidate=candidate,
         reviewer=by,
-        reasons=",".join(stale_reason_codes(stale)),
+        reasons=",".join(reasons),
         old_grade=final.grade,
         old_source=final.source,
         old_decided_by=final.decided_by,
@@ -553,11 +556,13 @@ def final_grade_recheck(
         document_version=candidate.document.current_version,
         criteria_version=criteria,
     )
-    final.criteria_version = criteria
+    final.criteria_version, final.stale_reason = criteria, ""
     if grade != final.grade:
         final.grade, final.source, final.decided_by = grade, FinalSource.ADJUDICATED, by
         final.note, final.decided_at = note, recheck.created_at
-    final.save(update_fields=["grade", "source", "decided_by", "note", "criteria_version", "decided_at"])
+    final.save(
+        update_fields=["grade", "source", "decided_by", "note", "criteria_version", "decided_at", "stale_reason"]
+    )
     # Not an edit of the raw grades (no history entry, as for `mark_stale`): they stay what their
     # editors gave, on the versions they read; the record of the re-check is `recheck`.
     Grade.objects.filter(pk__in=[g.pk for g in stale]).update(stale=False)

@@ -473,6 +473,12 @@ def documents_import(
         summary.stale_grades += (
             Grade.objects.in_open_sets().filter(candidate__document_id__in=ids_chunk).mark_stale(StaleReason.DOCUMENT)
         )
+        # Copied pairs have no grade here: their final grades carry the flag (FinalGrade.stale_reason).
+        summary.stale_grades += (
+            FinalGrade.objects.copied_in_open_sets()
+            .filter(candidate__document_id__in=ids_chunk)
+            .mark_stale(StaleReason.DOCUMENT)
+        )
     return summary
 
 
@@ -499,8 +505,10 @@ def queries_import(
         if on_progress and (done % PROGRESS_EVERY == 0 or done == len(records)):
             on_progress(done, len(records))
     if changed:
-        summary.stale_grades = (
-            Grade.objects.in_open_sets().filter(candidate__query_id__in=changed).mark_stale(StaleReason.QUERY)
+        summary.stale_grades = Grade.objects.in_open_sets().filter(candidate__query_id__in=changed).mark_stale(
+            StaleReason.QUERY
+        ) + FinalGrade.objects.copied_in_open_sets().filter(candidate__query_id__in=changed).mark_stale(
+            StaleReason.QUERY
         )
     return summary
 
@@ -660,6 +668,10 @@ def criteria_publish(
     if change == CriteriaChange.MEANING:
         flagged = (
             Grade.objects.in_open_sets()
+            .filter(candidate__grading_set__project=project, criteria_version__number__lt=version.number)
+            .mark_stale(StaleReason.CRITERIA)
+        ) + (
+            FinalGrade.objects.copied_in_open_sets()
             .filter(candidate__grading_set__project=project, criteria_version__number__lt=version.number)
             .mark_stale(StaleReason.CRITERIA)
         )

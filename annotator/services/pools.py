@@ -49,6 +49,7 @@ from annotator.models import (
     Project,
     Query,
     Role,
+    StaleReason,
 )
 from annotator.models.disputes import DisputeStatus
 from annotator.models.pools import PoolIntegrityError, canonical_serialisation, exclusion_text, sha256_hex
@@ -218,9 +219,7 @@ class FreezePreview:
     def inherited(self) -> dict[tuple[str, str], PoolJudgment]:
         """The judgments of the version this set continues, by (query, document)."""
         based_on = self.grading_set.based_on
-        if based_on is None:
-            return {}
-        return {(j.query_id, j.doc_id): j for j in based_on.judgments.select_related("document_version")}
+        return {(j.query_id, j.doc_id): j for j in based_on.judgments.all()} if based_on is not None else {}
 
     def recorded_source(self, candidate: Candidate) -> str:
         """The source freezing records for a ready pair: its final grade's, except that a copy
@@ -249,47 +248,8 @@ class FreezePreview:
 
     @property
     def stale_pairs(self) -> int:
-        return sum(1 for c in self.ready if any(g.stale for g in c.grades.all()))
-
-    @cached_property
-    def evidence_gap(self) -> list[tuple[str, str, int, int]]:
-        """(query, document, graded version, current version) of the copied pairs whose judgment
-        was graded on an older version of its document than the current one. No grade of this set
-        is about them, so nothing marks them for re-checking; freezing records the older version,
-        and the new version's page would show the gap: the freeze page says it before."""
-        gap = []
-        for c in self.ready:
-            if c.source != CandidateSource.COPIED or c.grades.all():
-                continue
-            old = self.inherited.get((c.query.external_id, c.document.external_id))
-            graded = old.document_version if old is not None else None
-            if graded is not None and graded.version < c.document.version:
-                gap.append((c.query.external_id, c.document.external_id, graded.version, c.document.version))
-        return sorted(gap, key=lambda row: (row[1], row[0]))
-
-    @cached_property
-    def copies_under_old_criteria(self) -> list[tuple[str, str, int]]:
-        """(query, document, criteria version) of the copied pairs whose final grade was decided
-        under criteria that a meaning-changing version has replaced since. Publishing it marked
-        this set's grades for re-checking, but a copied pair has none (QA: a new version froze
-        grades made under criteria v1 of v3 without a word). Imported judgments claim no criteria."""
-        newest_meaning = (
-            CriteriaVersion.objects.filter(project=self.grading_set.project, change=CriteriaChange.MEANING)
-            .order_by("-number")
-            .values_list("number", flat=True)
-            .first()
-        )
-        if newest_meaning is None:
-            return []
-        rows = [
-            (c.query.external_id, c.document.external_id, c.final_grade.criteria_version.number)
-            for c in self.ready
-            if c.source == CandidateSource.COPIED
-            and not c.grades.all()
-            and self.recorded_source(c) != "imported"
-            and c.final_grade.criteria_version.number < newest_meaning
-        ]
-        return sorted(rows, key=lambda row: (row[0], row[1]))
+        """Ready pairs marked for a reviewer's re-check: by a raw grade, or (a copy) by the final grade."""
+        return sum(1 for c in self.ready if c.final_grade.stale_reason or any(g.stale for g in c.grades.all()))
 
     @property
     def blockers_key(self) -> str:
@@ -529,7 +489,7 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
         raise PoolIntegrityError(" ".join(problems))
     if refusal := continue_refusal(version):
         raise CopyError(refusal)
-    rows = list(version.judgments.order_by("query_id", "doc_id"))
+    rows = list(version.judgments.select_related("document_version").order_by("query_id", "doc_id"))
     queries = {q.external_id: q for q in Query.objects.filter(project=project, external_id__in={r.query_id for r in rows})}
     documents = {
         d.external_id: d for d in Document.objects.filter(project=project, external_id__in={r.doc_id for r in rows})
@@ -580,20 +540,35 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
             "candidate__query", "candidate__document"
         )
     } if based_grading_set is not None else {}
+    # What changed since the version was frozen, or since its grades were decided, marks a copy for
+    # a reviewer's re-check, as it marked the grades of open sets (QA: a version of grades made
+    # under criteria v1 of v3 was copied and frozen again without a word). Imported judgments
+    # claim no criteria (they take the current ones here), and queries keep no versions.
+    newest_meaning = (
+        CriteriaVersion.objects.filter(project=project, change=CriteriaChange.MEANING)
+        .order_by("-number").values_list("number", flat=True).first()
+    ) or 0
     finals = []
     for r, c in zip(rows, candidates, strict=True):
         original = originals.get((r.query_id, r.doc_id))
         if r.source in FinalSource.values:
-            finals.append(FinalGrade(
+            final = FinalGrade(
                 candidate=c, grade=r.grade, source=r.source, criteria_version=criteria,
                 decided_by=original.decided_by if original else None, note=original.note if original else "",
-            ))
+            )
         else:
             # FinalGrade has no "imported" source: the person starting the version takes the
             # imported grade on as a decision; the next freeze restores "imported".
-            finals.append(FinalGrade(
+            final = FinalGrade(
                 candidate=c, grade=r.grade, source=FinalSource.ADJUDICATED, decided_by=by, criteria_version=criteria,
-            ))
+            )
+        reasons = []
+        if r.document_version is not None and r.document_version.version < documents[r.doc_id].version:
+            reasons.append(StaleReason.DOCUMENT.value)
+        if criteria.number < newest_meaning:
+            reasons.append(StaleReason.CRITERIA.value)
+        final.stale_reason = ",".join(reasons)
+        finals.append(final)
     FinalGrade.objects.bulk_create(finals)
     return grading_set
 

@@ -28,6 +28,7 @@ from annotator.models import (
     GRADE_VALUES,
     REASON_MAX_LENGTH,
     Candidate,
+    CandidateSource,
     CriteriaVersion,
     Dispute,
     DisputeStatement,
@@ -35,6 +36,7 @@ from annotator.models import (
     FinalGrade,
     Grade,
     GradingSet,
+    PoolJudgment,
     Role,
     StaleReason,
 )
@@ -495,12 +497,18 @@ def final_recheck_list(request: ProjectRequest, slug: str) -> HttpResponse:
     rows = [
         {
             "candidate": c,
-            "reasons": StaleReason.labels_for_others(stale_reason_codes(c.stale_grades)),  # type: ignore[attr-defined]
+            "reasons": StaleReason.labels_for_others(_recheck_codes(c, c.stale_grades)),  # type: ignore[attr-defined]
             "graded_by_me": c.pk in mine,
         }
         for c in page
     ]
     return render(request, "annotator/disputes/recheck_list.html", {"page": page, "rows": rows})
+
+
+def _recheck_codes(candidate: Candidate, stale_grades: list[Grade]) -> list[str]:
+    """Why the pair waits for a re-check: a copied final grade's own reasons, then its grades'."""
+    codes = [code for code in candidate.final_grade.stale_reason.split(",") if code]
+    return list(dict.fromkeys([*codes, *stale_reason_codes(stale_grades)]))
 
 
 def _recheck_context(
@@ -529,16 +537,29 @@ def _recheck_context(
     else:
         form = None
     rechecks = list(candidate.final_rechecks.select_related("reviewer", "document_version"))
+    # A pair copied from a frozen version: no editor graded it here; its final grade came with the
+    # judgment, which records the document version it was decided on (imported ones: none).
+    copied = None
+    if candidate.source == CandidateSource.COPIED and candidate.grading_set.based_on_id:
+        copied = (
+            PoolJudgment.objects.filter(
+                version_id=candidate.grading_set.based_on_id,
+                query_id=candidate.query.external_id,
+                doc_id=candidate.document.external_id,
+            )
+            .select_related("document_version", "version__pool")
+            .first()
+        )
     # The criteria the grades were given under, where newer ones replaced them: the reviewer compares.
+    decided_under = {g.criteria_version for g in grades} | ({final.criteria_version} if copied and final else set())
     older_criteria = sorted(
-        {g.criteria_version for g in grades if g.criteria_version.number != current_criteria.number},
-        key=lambda c: c.number,
+        {c for c in decided_under if c.number != current_criteria.number}, key=lambda c: c.number
     )
     # The texts the editors read, where the document changed since: the reviewer compares.
-    older = sorted(
-        {g.document_version for g in grades if g.document_version.version != candidate.document.version},
-        key=lambda v: v.version,
-    )
+    read = {g.document_version for g in grades}
+    if copied is not None and copied.document_version is not None:
+        read.add(copied.document_version)
+    older = sorted({v for v in read if v.version != candidate.document.version}, key=lambda v: v.version)
     return {
         # What _pair.html shows: the query, the criteria and the document as they are now.
         "candidate": candidate,
@@ -557,10 +578,13 @@ def _recheck_context(
             }
             for g in grades
         ],
+        "copied": copied,
+        "copied_reasons": StaleReason.labels_for_others(final.stale_reason.split(",")) if final else [],
         "older_versions": older,
         "older_criteria": older_criteria,
         # Queries keep no versions: the page says so rather than show nothing to compare.
-        "query_changed": any("query" in g.stale_reason.split(",") for g in grades if g.stale),
+        "query_changed": any("query" in g.stale_reason.split(",") for g in grades if g.stale)
+        or (final is not None and "query" in final.stale_reason.split(",")),
         "rechecks": rechecks,
         "final_note": "" if final is None or (rechecks and rechecks[-1].changed_grade) else final.note,
         "refusal": refusal,

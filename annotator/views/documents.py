@@ -35,7 +35,7 @@ from annotator.importers import (
     read_queries,
     read_run,
 )
-from annotator.models import CriteriaVersion, Document, Grade, Query, Role, StaleReason
+from annotator.models import CriteriaVersion, Document, FinalGrade, Grade, Query, Role, StaleReason
 from annotator.services.grading import (
     CandidateSummary,
     CriteriaOutdated,
@@ -109,6 +109,10 @@ def _criteria_context(request: ProjectRequest, form: CriteriaForm | None = None)
         Grade.objects.in_open_sets()
         .filter(candidate__grading_set__project=request.project)
         .exclude(stale=True, stale_reason__contains=StaleReason.CRITERIA.value)
+        .count()
+        + FinalGrade.objects.copied_in_open_sets()
+        .filter(candidate__grading_set__project=request.project)
+        .exclude(stale_reason__contains=StaleReason.CRITERIA.value)
         .count()
         if form is not None
         else 0

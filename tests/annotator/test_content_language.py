@@ -10,6 +10,7 @@ is the project's. The page <title> is left out (HTML cannot mark part of it).
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -107,7 +108,8 @@ def test_user_text_carries_the_content_language_on_every_page(db: None, username
     marked, unmarked = _marked_and_unmarked(client, snippets, "/")
     assert not unmarked, "\n".join(unmarked)
     # The walk found the text on the pages that show it, so the check above had something to check.
-    shapes = {_shape(url) for url in marked}
+    # One N per number, whatever its digits (PostgreSQL's IDs grow across tests).
+    shapes = {re.sub("N+", "N", _shape(url)) for url in marked}
     for page in ("/documents/?", "/documents/N/?", "/queries/?", "/sets/N/queries/N/grade/?"):
         assert f"/p/help-center-demo{page}" in shapes, (page, sorted(shapes))
 
