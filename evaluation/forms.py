@@ -15,6 +15,7 @@ from annotator.uploads import UploadForm
 from evaluation import metrics
 from evaluation.metrics.policies import MAX_BREAKDOWN_K, MAX_SEED
 from evaluation.models import (
+    PASTED_FILE_NAME,
     Comparison,
     ExtraQueriesPolicy,
     Gain,
@@ -28,7 +29,6 @@ from evaluation.models import (
 
 MAX_RUN_BYTES = 200 * 1024 * 1024
 MAX_K = MAX_BREAKDOWN_K  # every comparison's query page shows the breakdown, K rows per table
-PASTED_FILE_NAME = "pasted.txt"
 
 
 def count_of_queries(n: int) -> str:

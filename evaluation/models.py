@@ -89,6 +89,10 @@ class RunFormat(models.TextChoices):
     LISTS = "lists", _("Ordered IDs per query (qid: id1, id2, ...)")
 
 
+# The file name a run pasted into the upload form is stored under (it has none of its own).
+PASTED_FILE_NAME = "pasted.txt"
+
+
 RUN_FROZEN = (
     "project",
     "format",

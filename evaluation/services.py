@@ -47,7 +47,7 @@ from annotator.uploads import UploadTextError, upload_text
 from evaluation import formats, metrics
 from evaluation.formats.common import first_bad_id_char, text_lines
 from evaluation.metrics.policies import gettext_noop
-from evaluation.models import Comparison, Run, RunFormat, RunQuery
+from evaluation.models import PASTED_FILE_NAME, Comparison, Run, RunFormat, RunQuery
 
 __all__ = [
     "Breakdown",
@@ -297,6 +297,8 @@ def run_parse(*, data: bytes, fmt: str, file_name: str) -> metrics.Run:
     if not run.rows:
         # Queries with empty lists only ("q1:") too: the comparison's export writes the run as a
         # TREC file, which cannot hold them, and `evaluate` refuses it as empty (QA report).
+        if fmt == RunFormat.LISTS and file_name == PASTED_FILE_NAME:
+            raise RunUploadError(_("The pasted text contains no rankings: each line needs a query ID, a colon and document IDs."))
         raise RunUploadError(_("%(file)s contains no rankings.") % {"file": file_name})
     _refuse_unstorable_ids(run, file_name)
     return run

@@ -14,6 +14,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='project',
             name='content_language',
-            field=models.CharField(blank=True, help_text='A language tag such as zh-Hans or en. Screen readers use it to read the queries and documents in the right voice; leave it empty when they are in several languages.', max_length=35, validators=[django.core.validators.RegexValidator('\\A[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*\\Z', 'Enter a language tag such as zh-Hans, en or pt-BR (letters, digits and hyphens).')], verbose_name='language of queries and documents'),
+            field=models.CharField(blank=True, help_text='A language tag such as zh-Hans or en. Screen readers use it to read the queries and documents in the right voice; leave it empty when they are in several languages.', max_length=35, validators=[django.core.validators.RegexValidator('\\A[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*\\Z', 'Enter a language tag: a 2- or 3-letter language code, then subtags after hyphens if needed, such as zh-Hans, en or pt-BR.')], verbose_name='language of queries and documents'),
         ),
     ]

@@ -40,7 +40,8 @@ ROLE_RANK = {Role.EDITOR: 1, Role.REVIEWER: 2, Role.OWNER: 3}
 # subtags (script, region, ...) of 1-8 letters or digits, e.g. "zh-Hans", "en", "pt-BR".
 validate_language_tag = RegexValidator(
     r"\A[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*\Z",
-    _("Enter a language tag such as zh-Hans, en or pt-BR (letters, digits and hyphens)."),
+    _("Enter a language tag: a 2- or 3-letter language code, then subtags after hyphens if needed, such as zh-Hans, "
+      "en or pt-BR."),
 )
 
 

@@ -292,3 +292,14 @@ def test_removing_a_member_removed_already_says_so(cast: Cast, client: Client) -
     beta = Membership.objects.get(project=cast.beta, user=cast.outsider)
     other = client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": beta.pk}))
     assert other.status_code == 404 and Membership.objects.filter(pk=beta.pk).exists()
+
+
+def test_the_only_owner_is_offered_no_removal_that_would_be_refused(cast: Cast, client: Client) -> None:
+    """QA: the sole owner's row offered Remove, whose confirmation said their work is kept, and
+    the removal was then refused."""
+    client.force_login(cast.owner)
+    html = client.get(reverse("member_list", kwargs={"slug": "alpha"})).content.decode()
+    owner = cast.owner.get_username()
+    assert "The project's only owner: make another member owner first." in html
+    assert f"Yes, remove {owner}" not in html
+    assert f"Yes, remove {cast.editor.get_username()}" in html

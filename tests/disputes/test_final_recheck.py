@@ -509,6 +509,23 @@ def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: 
     assert "Cancelling alone does not answer it." in page
 
 
+def test_a_dispute_reason_equal_to_the_grades_reason_is_shown_once(cast: Cast, client: Client) -> None:
+    """QA: the reason given with the grade and the same text given in the dispute read twice."""
+    from annotator.services.disputes import dispute_give_reason, dispute_revise
+    from tests.disputes.factories import disputed_pair
+
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 1))
+    for editor, reason in ((cast.editor, "No refund rule at all."), (cast.editor2, "Mentions cancelling.")):
+        Grade.objects.filter(candidate=dispute.candidate, editor=editor).update(reason=reason)
+        dispute_give_reason(dispute=dispute, editor=editor, reason=reason)
+    dispute_revise(dispute=dispute, editor=cast.editor, grade=0)
+    dispute_revise(dispute=dispute, editor=cast.editor2, grade=0)
+    change_document(dispute.candidate)
+    _target, page = open_recheck(client, cast.reviewer, dispute.candidate)
+    assert page.count("No refund rule at all.") == 1 and page.count("Mentions cancelling.") == 1
+    assert "Reason in the dispute" not in page
+
+
 def test_a_pair_settled_without_a_dispute_shows_the_grades_alone(cast: Cast, client: Client) -> None:
     candidate = settled(cast)
     change_document(candidate)
