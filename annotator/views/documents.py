@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from django.db.models.functions import Substr
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -193,6 +193,8 @@ class ImportSection:
     action: str
     summary: ImportSummary | CandidateSummary | None = None
     errors: list[str] = field(default_factory=list)
+    # "Check only": the import ran and was rolled back; the summary says what it would have done.
+    checked_only: bool = False
 
 
 SECTION_TEXT = {
@@ -259,7 +261,7 @@ def _respond(request: ProjectRequest, section: ImportSection) -> HttpResponse:
     if request.htmx:
         return render(request, "annotator/grading/imports.html#import-section", {"section": section})
     if section.summary is not None and not section.errors:
-        messages.success(request, _summary_text(section))
+        (messages.info if section.checked_only else messages.success)(request, _summary_text(section))
         return redirect("import_page", slug=request.project.slug)
     return render(request, "annotator/grading/imports.html", {"sections": _sections(request, **{section.kind: section})})
 
@@ -269,6 +271,13 @@ def _summary_text(section: ImportSection) -> str:
     if isinstance(s, CandidateSummary):
         return _("Candidates: added %(added)d, already in the set %(already)d.") % {"added": s.added, "already": s.already}
     assert s is not None
+    if section.checked_only:
+        return _(
+            "%(kind)s, checked only: nothing was stored. Importing this file would create %(created)d, update "
+            "%(updated)d and leave %(unchanged)d unchanged; grades in open sets that would need re-checking: "
+            "%(count)d."
+        ) % {"kind": section.title, "created": s.created, "updated": s.updated, "unchanged": s.unchanged,
+             "count": s.stale_grades}
     text = _("%(kind)s: created %(created)d, updated %(updated)d, unchanged %(unchanged)d.") % {
         "kind": section.title, "created": s.created, "updated": s.updated, "unchanged": s.unchanged,
     }
@@ -303,12 +312,18 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
             section.errors = [_("“%(name)s” is neither .csv, .jsonl nor .ndjson: choose the format, or rename "
                                 "the file.") % {"name": upload.name}]
         return _respond(request, section)
+    # "Check only" runs the very import and rolls it back: its counts (and the grades it would flag
+    # for re-checking) are exact, and an owner sees them before a re-import flags many grades (QA).
+    section.checked_only = request.POST.get("check_only") == "1"
     try:
         data = upload.read()
-        if kind == "documents":
-            section.summary = documents_import(project=request.project, records=read_documents(data, fmt))
-        else:
-            section.summary = queries_import(project=request.project, records=read_queries(data, fmt))
+        with transaction.atomic():
+            if kind == "documents":
+                section.summary = documents_import(project=request.project, records=read_documents(data, fmt))
+            else:
+                section.summary = queries_import(project=request.project, records=read_queries(data, fmt))
+            if section.checked_only:
+                transaction.set_rollback(True)
     except ImportFileError as error:
         section.errors = _file_problem(error)
     except IntegrityError:

@@ -489,3 +489,27 @@ def test_a_meaning_changing_publish_asks_first_with_the_number_of_grades_it_flag
     form.get_by_role("button", name="Publish").click()
     expect(page.locator("#messages")).to_contain_text("Criteria version 3 is published.")
     assert len(questions) == 2
+
+
+def test_check_only_on_the_imports_page_stores_nothing_and_says_what_an_import_would_do(
+    page: Page, live_server: Any, grading_demo: None, tmp_path: Any
+) -> None:
+    """htmx sends the button pressed: "Check only" must reach the server as such, not as Import."""
+    from annotator.models import Document, DocumentVersion
+
+    data = tmp_path / "docs.csv"
+    data.write_text("doc_id,title,body\nA,修改联系电话,改写后的正文。\nNEW-1,新文档,正文。\n", encoding="utf-8")
+    before = (Document.objects.count(), DocumentVersion.objects.count())
+    log_in(page, live_server.url, "owner", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/imports/")
+    section = page.locator("#import-documents")
+    section.locator("input[type=file]").set_input_files(str(data))
+    section.get_by_role("button", name="Check only (store nothing)").click()
+    expect(page.locator("#import-documents")).to_contain_text("Checked only: nothing was stored.")
+    expect(page.locator("#import-documents")).to_contain_text("would create 1, update 1 and leave 0 unchanged")
+    assert (Document.objects.count(), DocumentVersion.objects.count()) == before
+    section = page.locator("#import-documents")
+    section.locator("input[type=file]").set_input_files(str(data))
+    section.get_by_role("button", name="Import", exact=True).click()
+    expect(page.locator("#import-documents")).to_contain_text("Created 1, updated 1, unchanged")
+    assert Document.objects.count() == before[0] + 1

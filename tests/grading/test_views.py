@@ -371,6 +371,31 @@ def test_an_owner_imports_documents_and_sees_the_summary_in_the_fragment(cast: C
     assert "created 0, updated 1, unchanged 1" in client.get(response["Location"]).content.decode()
 
 
+def test_check_only_runs_the_import_stores_nothing_and_says_what_it_would_flag(cast: Cast, client: Client) -> None:
+    """QA: a re-import flagged grades for re-checking with no way to see that first in the browser."""
+    from annotator.models import DocumentVersion
+
+    (a,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=a, editor=cast.editor, value=2)
+    as_user(client, cast.owner)
+    changed = "doc_id,body\nA,changed\nB,new\n"
+    before = (Document.objects.count(), DocumentVersion.objects.count())
+    html = client.post(url("import_documents", cast), {"file": upload("d.csv", changed), "check_only": "1"},
+                       headers=HTMX).content.decode()
+    assert "Checked only: nothing was stored." in html
+    assert "would create 1, update 1 and leave 0 unchanged; grades in open sets that would need re-checking: 1." in html
+    assert (Document.objects.count(), DocumentVersion.objects.count()) == before
+    assert not Grade.objects.filter(stale=True).exists()
+    # Without JavaScript: the same, as the message after the redirect.
+    response = client.post(url("import_documents", cast), {"file": upload("d.csv", changed), "check_only": "1"}, follow=True)
+    assert "Documents, checked only: nothing was stored." in response.content.decode()
+    assert (Document.objects.count(), DocumentVersion.objects.count()) == before
+    # Then the import itself does what the check said.
+    html = client.post(url("import_documents", cast), {"file": upload("d.csv", changed)}, headers=HTMX).content.decode()
+    assert "Created 1, updated 1, unchanged 0." in html and "Grades in open sets that now need re-checking: 1." in html
+    assert Grade.objects.filter(stale=True).count() == 1
+
+
 def test_a_bad_upload_lists_every_problem_and_imports_nothing(cast: Cast, client: Client) -> None:
     as_user(client, cast.owner)
     data = '{"doc_id": "A", "body": "fine"}\n{"doc_id": "B"}\nnot json\n'
