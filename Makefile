@@ -14,10 +14,11 @@ BOOT_PYTHON := $(shell \
     if [ -n "$$c" ] && "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then echo "$$c"; break; fi; \
   done)
 
-.PHONY: help run test bench lint typecheck messages compilemessages browser clean venv install install-test
+.PHONY: help run serve test bench lint typecheck messages compilemessages browser clean venv install install-test
 
 help:
 	@echo "make run    set up everything (venv, install, migrate, demo data) and serve http://$(HOST):$(PORT)"
+	@echo "make serve  the same without the demo data (a team's own install: no demo accounts)"
 	@echo "make test   install test tools, then lint, migration check and every test (browser tests too)"
 	@echo "make bench  benchmarks: ratios against trec_eval's code and scikit-learn"
 	@echo "make messages / compilemessages   refresh / compile the zh-Hans translation catalog"
@@ -64,6 +65,12 @@ browser:
 run: install compilemessages
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo
+	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl+C stops)"
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# A team's own install: the demo's accounts have a published password, so they are not made here.
+serve: install compilemessages
+	$(PY) manage.py migrate --noinput
 	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl+C stops)"
 	$(PY) manage.py runserver $(HOST):$(PORT)
 

@@ -26,6 +26,7 @@ GRADES = (0, 1, 2, 3)
 
 # Why a figure has no value. The page explains each one; a number would be misleading here.
 NO_PAIRS = "no_pairs"  # no unit was graded by two or more raters
+ONE_PAIR = "one_pair"  # alpha: one unit only, whose disagreement alone makes it 0 (or 0/0)
 TOO_FEW_ITEMS = "too_few_items"  # kappa needs at least two shared items
 NO_VARIATION = "no_variation"  # every grade involved is the same, so chance agreement is total
 ONE_GRADE_EDITOR = "one_grade_editor"  # kappa: one of the two gave a single grade to every shared item
@@ -141,9 +142,14 @@ def krippendorff_alpha_ordinal(ratings: Ratings) -> Figure:
     between the ones used, as the ordinal metric requires.
     """
     checked = _checked(ratings)
-    pairable = [g for by_rater in checked.values() if len(by_rater) >= 2 for g in by_rater.values()]
+    pairable_units = [by_rater for by_rater in checked.values() if len(by_rater) >= 2]
+    pairable = [g for by_rater in pairable_units for g in by_rater.values()]
     if not pairable:
         return Figure(None, 0, NO_PAIRS)
+    if len(pairable_units) < 2:
+        # With one unit the expected disagreement comes from that unit alone: differing grades give
+        # exactly 0 whatever they are, which reads as "chance agreement" from no evidence (QA).
+        return Figure(None, len(pairable), ONE_PAIR)
     if len(set(pairable)) < 2:
         # Expected disagreement is zero: alpha would be 0/0.
         return Figure(None, len(pairable), NO_VARIATION)

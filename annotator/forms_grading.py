@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, cast
 
 from django import forms
@@ -173,7 +174,7 @@ class CandidateAddForm(forms.Form):
     query_id = forms.CharField(label=_("Query ID"), max_length=ID_MAX_LENGTH)
     doc_ids = forms.CharField(
         label=_("Document IDs"), widget=forms.Textarea(attrs={"rows": 3}),
-        help_text=_("One per line, or separated by commas."),
+        help_text=_("One per line, or separated by commas (，and 、 too)."),
     )
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
@@ -188,7 +189,8 @@ class CandidateAddForm(forms.Form):
         return query
 
     def clean_doc_ids(self) -> list[Document]:
-        raw = self.cleaned_data["doc_ids"].replace(",", "\n")
+        # Commas, full-width ones and the enumeration comma too, as in pasted runs (QA: "d5，d6" was one ID).
+        raw = re.sub("[,，、]", "\n", self.cleaned_data["doc_ids"])
         ids = list(dict.fromkeys(part.strip() for part in raw.splitlines() if part.strip()))
         if not ids:
             raise forms.ValidationError(_("Give at least one document ID."))

@@ -1124,9 +1124,10 @@ def _markdown(comparison: Comparison, report: Mapping[str, Any], command: str) -
         "## Reproduce",
         "",
         "Every number above is in `report/report.json` and `report/queries.csv` at full precision. "
-        "Recompute them from the files in this archive with:",
+        "Recompute them from the files in this archive: in this folder, run `manage.py` of a ranking-lab "
+        "checkout with its Python (`manage.py` is not in the archive), that is, with APP the checkout's folder:",
         "",
-        f"    {command}",
+        f"    APP/.venv/bin/python APP/{command.removeprefix('python ')}",
         "",
     ]
     return "\n".join(lines)

@@ -682,6 +682,7 @@ def final_recheck(request: ProjectRequest, slug: str, candidate_id: int) -> Http
 
 NOT_ENOUGH = {
     agreement.NO_PAIRS: gettext_lazy("Not enough data: no pair has grades from two editors yet."),
+    agreement.ONE_PAIR: gettext_lazy("Not enough data: only one pair has grades from two editors."),
     agreement.TOO_FEW_ITEMS: gettext_lazy(
         "Not enough data: these two editors share fewer than two graded pairs."
     ),
@@ -812,6 +813,9 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         "settled_count": FinalGrade.objects.filter(candidate__grading_set=grading_set).count(),
         "blind_count": blind.count(),
         "incomplete_count": incomplete.count(),
+        # Copied from a frozen version with their final grades, without raw grades: nothing to
+        # measure agreement on (QA: the index counted them, this page left them out unsaid).
+        "copied_count": grading_set.candidates.filter(source=CandidateSource.COPIED, grades__isnull=True).count(),
     }
     template = "annotator/disputes/agreement.html" + ("#query-alpha" if request.htmx else "")
     return render(request, template, context)

@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count, Max, OuterRef, Subquery
 from django.http import HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -161,7 +162,7 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
 
 @project_role(Role.REVIEWER)
 @require_GET
-def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
+def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponseBase:
     version = _version_or_404(request, pool_id, version_id)
     fmt = request.GET.get("format", "")
     back = reverse("pool_version_detail", kwargs={"slug": slug, "pool_id": pool_id, "version_id": version_id})
@@ -180,8 +181,8 @@ def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, versio
     problems = version.integrity_problems()
     if problems:
         # Never hand out a file that does not match its hash.
-        messages.error(request, _("This version failed its integrity check, so it cannot be exported."))
-        return redirect(back)
+        return _export_refused(request, _("This version failed its integrity check, so it cannot be exported."),
+                               slug, pool_id, version_id)
     try:
         if part == "data":
             name, text = export_data(version, fmt)
@@ -190,9 +191,19 @@ def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, versio
             name, payload = export_zip(version, fmt)
             response = HttpResponse(payload, content_type="application/zip")
     except PoolExportError as exc:  # e.g. a space inside an ID cannot be written as qrels
-        messages.error(request, str(exc))
-        return redirect(back)
+        return _export_refused(request, str(exc), slug, pool_id, version_id)
     response["Content-Disposition"] = attachment_header(name)
+    return response
+
+
+def _export_refused(
+    request: ProjectRequest, reason: str, slug: str, pool_id: int, version_id: int
+) -> HttpResponseBase:
+    """The version page itself, saying why, with 409: a script downloading the file is told it got
+    none (QA: a redirect to the page read as a successful download once followed)."""
+    messages.error(request, reason)
+    response = pool_version_detail(request, slug=slug, pool_id=pool_id, version_id=version_id)
+    response.status_code = 409
     return response
 
 
@@ -211,6 +222,7 @@ def pool_version_diff(
     request: ProjectRequest, slug: str, pool_id: int, version_id: int, other_id: int
 ) -> HttpResponse:
     version = _version_or_404(request, pool_id, version_id)
+    # Another pool's version too (two pools compared; each column names its pool), within the project.
     other = get_object_or_404(
         PoolVersion.objects.select_related("pool"), pk=other_id, pool__project=request.project
     )

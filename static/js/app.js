@@ -132,8 +132,9 @@ document.addEventListener("htmx:afterSettle", (event) => {
 });
 
 // A filter or a pager replaces a table and the focus stays on the control used: a screen reader
-// heard nothing of the result (QA). Say it: the table's empty state ("No query matches these
-// filters."), else its page ("Page 2 of 5"). Form posts say their own result in #messages.
+// heard nothing of the result (QA). Say it: what the new content marks with data-announce (the
+// what-if banner), else the table's empty state ("No query matches these filters."), else its page
+// ("Page 2 of 5"). Form posts say their own result in #messages.
 document.addEventListener("htmx:afterSettle", (event) => {
   const live = document.getElementById("live-status");
   const config = event.detail.requestConfig;
@@ -141,7 +142,8 @@ document.addEventListener("htmx:afterSettle", (event) => {
   const target = event.detail.target;
   const scope = (target && target.id && document.getElementById(target.id)) || target;
   if (!scope || !scope.isConnected) return;
-  const said = scope.querySelector(".empty-state") || scope.querySelector(".pager span");
+  const said =
+    scope.querySelector("[data-announce]") || scope.querySelector(".empty-state") || scope.querySelector(".pager span");
   // Emptied first, so the same sentence twice in a row (two filters, both empty) is said twice;
   // and when the new table has nothing to say, nothing stale stays (QA).
   live.textContent = "";

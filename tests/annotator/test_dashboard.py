@@ -90,6 +90,8 @@ def test_a_new_project_shows_its_owner_the_steps_and_its_editors_why_nothing_wai
     Membership.objects.create(project=project, user=editor, role=Role.EDITOR)
     html = client.get(url).content.decode()
     assert html.count("✓ done") == 2
+    # The owner is the one who creates sets: told where (QA: "an owner creates one", to the owner).
+    assert f'No grading set is open: <a href="{reverse("grading_set_list", kwargs={"slug": project.slug})}">create one</a>' in html
     client.force_login(editor)
     html = client.get(url).content.decode()
     assert "Getting started" not in html  # owners set a project up

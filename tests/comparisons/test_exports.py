@@ -21,7 +21,16 @@ from annotator.management.commands.demo import build_demo
 from annotator.models import Project
 from evaluation.models import Comparison
 from evaluation.services import comparison_export
-from tests.comparisons.helpers import E1_NDCG, E9_DCG, E9_IDCG, E9_NDCG, make_comparison, make_pool, make_run
+from tests.comparisons.helpers import (
+    E1_NDCG,
+    E9_DCG,
+    E9_IDCG,
+    E9_NDCG,
+    E9_POOL,
+    make_comparison,
+    make_pool,
+    make_run,
+)
 from tests.conftest import Cast
 
 
@@ -160,7 +169,34 @@ def test_the_archive_holds_the_pool_both_runs_as_uploaded_and_the_report(cast: C
     }
     assert summary[("settings", "k")] == "3" and summary[("system", "a.mean")] == repr(E9_NDCG)
     readme = archive.read(folder + "README.md").decode()
-    assert "0.6075" in readme and "python manage.py evaluate" in readme and version.sha256 in readme
+    assert "0.6075" in readme and "APP/manage.py evaluate" in readme and version.sha256 in readme
+
+
+def test_the_archives_readme_command_runs_as_written_from_the_extracted_folder(
+    cast: Cast, client: Client, tmp_path: Path
+) -> None:
+    """QA: `python manage.py evaluate ...` from inside the folder failed: manage.py is not in the
+    archive. The README now says to run the checkout's manage.py with its Python: run exactly that."""
+    import shlex
+    import subprocess
+    import sys
+
+    version = make_pool(cast.alpha, E9_POOL, by=cast.owner)
+    a = make_run(cast.alpha, "甲", {"q1": list("CADBE")}, by=cast.reviewer)
+    b = make_run(cast.alpha, "乙", {"q1": list("ABCDE")}, by=cast.reviewer)
+    comparison = make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=3)
+    client.force_login(cast.reviewer)
+    archive = export(client, comparison)
+    archive.extractall(tmp_path)
+    folder = next(tmp_path.iterdir())
+    line = next(text for text in (folder / "README.md").read_text().splitlines() if text.startswith("    APP/"))
+    root = Path(__file__).resolve().parents[2]
+    # APP/.venv/bin/python is this checkout's interpreter: the one running the tests.
+    argv = shlex.split(line.strip().replace("APP/.venv/bin/python", sys.executable).replace("APP/", f"{root}/"))
+    done = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((folder / "report/report.json").read_text())
+    assert_same_numbers(report, json.loads(done.stdout))
 
 
 def test_exporting_twice_gives_the_same_bytes(cast: Cast) -> None:

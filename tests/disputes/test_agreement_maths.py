@@ -13,6 +13,7 @@ import sys
 from itertools import permutations
 from pathlib import Path
 
+import krippendorff
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -114,6 +115,11 @@ def test_ordinal_alpha_matches_the_plain_coincidence_matrix_formula(ratings: dic
     pairable = [v for u in units if len(u) >= 2 for v in u]
     if not pairable:
         assert figure.value is None and figure.reason == NO_PAIRS
+    elif sum(len(u) >= 2 for u in units) == 1:
+        # One unit: the formula gives exactly 0 whatever the grades (observed = expected), or 0/0.
+        assert figure.value is None and figure.reason == agreement.ONE_PAIR
+        if len(set(pairable)) > 1:
+            assert plain_alpha(units, "ordinal", [0.0, 1.0, 2.0, 3.0]) == pytest.approx(0.0, abs=1e-12)
     elif len(set(pairable)) == 1:
         assert figure.value is None and figure.reason == NO_VARIATION
     else:
@@ -256,3 +262,13 @@ def test_kappa_on_a_long_sample_matches_scikit_learn() -> None:
     assert value == pytest.approx(
         cohen_kappa_score(a, b, labels=[0, 1, 2, 3], weights="quadratic"), abs=1e-12
     )
+
+
+def test_alpha_of_one_pair_is_not_a_number_though_the_package_says_zero() -> None:
+    """QA: one pair graded 1 and 2 showed alpha 0.000 ("chance agreement") from no evidence."""
+    one = {1: {"a": 1, "b": 2}, 2: {"a": 3}}
+    raw = krippendorff.alpha(reliability_data=[[1, 3], [2, np.nan]], level_of_measurement="ordinal", value_domain=[0, 1, 2, 3])
+    assert raw == 0.0  # what the package says for one differing pair, whatever the grades
+    assert krippendorff_alpha_ordinal(one) == agreement.Figure(None, 2, agreement.ONE_PAIR)
+    # Two pairs are enough for a number again.
+    assert krippendorff_alpha_ordinal({1: {"a": 1, "b": 2}, 2: {"a": 3, "b": 3}}).value is not None

@@ -194,3 +194,15 @@ def test_a_pair_still_being_graded_is_left_out_for_everyone(cast: Cast, client: 
         assert response.context["report"].units == 0
         assert response.context["pairs"] == []
         assert "1 pair still being graded is left out until it has all its grades." in response.content.decode()
+
+
+def test_a_continued_set_says_its_copied_pairs_are_left_out(cast: Cast, client: Client) -> None:
+    """QA: the index counted a continued set's pairs, its page measured fewer, and said nothing."""
+    from annotator.services.pools import grading_set_create_from_version, pool_freeze
+    from tests.pools import factories
+
+    graded = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3), ("q1", "B"): (1, 1)})
+    copy = grading_set_create_from_version(version=pool_freeze(grading_set=graded, by=cast.reviewer), by=cast.reviewer)
+    client.force_login(cast.reviewer)
+    assert "2 pairs copied from a frozen version are left out" in page(client, copy)
+    assert "copied from a frozen version" not in page(client, graded)

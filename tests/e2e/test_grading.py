@@ -305,11 +305,11 @@ def _type_a_reason_without_saving(page: Page, live_server: Any) -> Locator:
 def test_leaving_with_a_typed_reason_not_yet_saved_asks_first(page: Page, live_server: Any, grading_demo: None) -> None:
     """The prompt covered rows still saving or failed, not a reason typed and never sent (QA report)."""
     _type_a_reason_without_saving(page, live_server)
-    dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.dismiss()))
-    page.close(run_before_unload=True)
-    page.wait_for_timeout(500)
-    assert dialogs == ["beforeunload"]
+    # Waits for the prompt itself (a fixed 500 ms wait missed it on a loaded machine).
+    with page.expect_event("dialog", timeout=10_000) as prompt:
+        page.close(run_before_unload=True)
+    assert prompt.value.type == "beforeunload"
+    prompt.value.dismiss()
 
 
 def test_staying_on_the_page_after_a_language_switch_keeps_the_page_and_the_switch_as_they_were(

@@ -283,6 +283,11 @@ def test_an_owner_adds_candidates_by_hand_and_unknown_ids_are_listed(cast: Cast,
     response = client.post(add, {"query_id": "q1", "doc_ids": "A B"}, headers=HTMX)
     assert "No document with these IDs in this project: A B. Separate IDs with commas or line breaks: a space is " \
         "part of an ID." in response.content.decode()
+    # Full-width commas and the enumeration comma separate too, as in pasted runs (QA).
+    Document.upsert(project=cast.alpha, external_id="C", title="", body="c")
+    Document.upsert(project=cast.alpha, external_id="D", title="", body="d")
+    response = client.post(add, {"query_id": "q1", "doc_ids": "C，D、NOPE"}, headers=HTMX)
+    assert "No document with these IDs in this project: NOPE." in response.content.decode()
     response = client.post(add, {"query_id": "q1", "doc_ids": "A\nB"})
     assert response.status_code == 302
     assert set(Candidate.objects.values_list("document__external_id", "source")) == {("A", "manual"), ("B", "manual")}

@@ -389,6 +389,7 @@ def test_a_copied_pair_whose_document_changes_waits_for_a_reviewers_re_check(cas
     assert "Pairs with a grade marked for re-checking (the document, the query or the criteria changed since): 1." in freeze_page
     page = client.get(reverse("final_recheck", kwargs={"slug": "alpha", "candidate_id": c.pk})).content.decode()
     assert "Copied from Phone version 1: no editor graded this pair in this set." in page
+    assert "Where the final grade came from" in page and "The editors&#x27; grades" not in page
     assert "decided on document version 1" in page and "The document as graded (version 1)" in page
     assert "The document changed since this grade was given." in page
 
