@@ -493,6 +493,13 @@ def recheck_token(candidate: Candidate) -> str:
     return hashlib.sha256(json.dumps(shown, ensure_ascii=False).encode()).hexdigest()[:32]
 
 
+def recheck_reason_codes(final: FinalGrade, stale_grades: Iterable[Grade]) -> list[str]:
+    """Why a settled pair waits for a re-check: a copied final grade's own reasons first (it has no
+    raw grades here), then its stale grades', each code once."""
+    own = [code for code in final.stale_reason.split(",") if code]
+    return list(dict.fromkeys([*own, *stale_reason_codes(stale_grades)]))
+
+
 def stale_reason_codes(grades: Iterable[Grade]) -> list[str]:
     """The distinct StaleReason codes of `grades`, in first-seen order."""
     codes: dict[str, None] = {}
@@ -539,12 +546,10 @@ def final_grade_recheck(
         raise DisputeError(recheck_needs_note_message(final.grade, grade))
     stale = list(candidate.grades.filter(stale=True).order_by("pk"))
     criteria = CriteriaVersion.objects.current_for(candidate.grading_set.project)
-    # A copied pair's own flags (FinalGrade.stale_reason) first: it has no raw grades here.
-    reasons = dict.fromkeys([*filter(None, final.stale_reason.split(",")), *stale_reason_codes(stale)])
     recheck = FinalGradeRecheck.objects.create(
         candidate=candidate,
         reviewer=by,
-        reasons=",".join(reasons),
+        reasons=",".join(recheck_reason_codes(final, stale)),
         old_grade=final.grade,
         old_source=final.source,
         old_decided_by=final.decided_by,

@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -37,8 +38,9 @@ from annotator.models import (
     Query,
     Reservation,
 )
+from annotator.models.disputes import FinalGradeQuerySet
 from annotator.models.documents import content_hash
-from annotator.models.grading import StaleReason, count_of
+from annotator.models.grading import GradeQuerySet, StaleReason, count_of
 from annotator.services.disputes import pair_settle_if_complete
 
 # How long "next" holds a pair for an editor before others may be sent to it.
@@ -46,6 +48,19 @@ RESERVATION_TTL = timedelta(minutes=20)
 # Import progress is reported (management commands) every this many records.
 PROGRESS_EVERY = 1000
 BATCH = 1000
+
+
+def _flaggable(**lookups: Any) -> tuple[GradeQuerySet, FinalGradeQuerySet]:
+    """What a change of text or criteria can mark for re-checking, narrowed by `lookups` (valid on
+    both): the grades of open sets, and the final grades copied into open sets, which carry the
+    flag themselves (no editor graded a copied pair there)."""
+    return Grade.objects.in_open_sets().filter(**lookups), FinalGrade.objects.copied_in_open_sets().filter(**lookups)
+
+
+def flag_for_recheck(reason: StaleReason, **lookups: Any) -> int:
+    """Mark for re-checking, for `reason`, everything `_flaggable(**lookups)` finds; how many now are."""
+    grades, finals = _flaggable(**lookups)
+    return grades.mark_stale(reason) + finals.mark_stale(reason)
 
 
 class GradingError(Exception):
@@ -470,15 +485,7 @@ def documents_import(
         if on_progress:
             on_progress(done, len(records))
     for ids_chunk in _chunks(changed):
-        summary.stale_grades += (
-            Grade.objects.in_open_sets().filter(candidate__document_id__in=ids_chunk).mark_stale(StaleReason.DOCUMENT)
-        )
-        # Copied pairs have no grade here: their final grades carry the flag (FinalGrade.stale_reason).
-        summary.stale_grades += (
-            FinalGrade.objects.copied_in_open_sets()
-            .filter(candidate__document_id__in=ids_chunk)
-            .mark_stale(StaleReason.DOCUMENT)
-        )
+        summary.stale_grades += flag_for_recheck(StaleReason.DOCUMENT, candidate__document_id__in=ids_chunk)
     return summary
 
 
@@ -505,11 +512,7 @@ def queries_import(
         if on_progress and (done % PROGRESS_EVERY == 0 or done == len(records)):
             on_progress(done, len(records))
     if changed:
-        summary.stale_grades = Grade.objects.in_open_sets().filter(candidate__query_id__in=changed).mark_stale(
-            StaleReason.QUERY
-        ) + FinalGrade.objects.copied_in_open_sets().filter(candidate__query_id__in=changed).mark_stale(
-            StaleReason.QUERY
-        )
+        summary.stale_grades = flag_for_recheck(StaleReason.QUERY, candidate__query_id__in=changed)
     return summary
 
 
@@ -666,14 +669,16 @@ def criteria_publish(
     version = CriteriaVersion.publish(project=project, levels=levels, change=change, note=note, by=by)
     flagged = 0
     if change == CriteriaChange.MEANING:
-        flagged = (
-            Grade.objects.in_open_sets()
-            .filter(candidate__grading_set__project=project, criteria_version__number__lt=version.number)
-            .mark_stale(StaleReason.CRITERIA)
-        ) + (
-            FinalGrade.objects.copied_in_open_sets()
-            .filter(candidate__grading_set__project=project, criteria_version__number__lt=version.number)
-            .mark_stale(StaleReason.CRITERIA)
+        flagged = flag_for_recheck(
+            StaleReason.CRITERIA, candidate__grading_set__project=project, criteria_version__number__lt=version.number
         )
     return version, flagged
+
+
+def meaning_change_would_flag(project: Project) -> int:
+    """How many grades a meaning-changing criteria version published now would flag (what
+    `criteria_publish` flags, less those flagged for the criteria already): asked before publishing."""
+    already = {"stale_reason__contains": StaleReason.CRITERIA.value}
+    grades, finals = _flaggable(candidate__grading_set__project=project)
+    return grades.exclude(stale=True, **already).count() + finals.exclude(**already).count()
 

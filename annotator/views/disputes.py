@@ -59,9 +59,9 @@ from annotator.services.disputes import (
     pair_timeline,
     pairs_graded_by,
     reason_refusal,
+    recheck_reason_codes,
     recheck_token,
     revision_refusal,
-    stale_reason_codes,
 )
 
 PER_PAGE = 25
@@ -497,18 +497,12 @@ def final_recheck_list(request: ProjectRequest, slug: str) -> HttpResponse:
     rows = [
         {
             "candidate": c,
-            "reasons": StaleReason.labels_for_others(_recheck_codes(c, c.stale_grades)),  # type: ignore[attr-defined]
+            "reasons": StaleReason.labels_for_others(recheck_reason_codes(c.final_grade, c.stale_grades)),  # type: ignore[attr-defined]
             "graded_by_me": c.pk in mine,
         }
         for c in page
     ]
     return render(request, "annotator/disputes/recheck_list.html", {"page": page, "rows": rows})
-
-
-def _recheck_codes(candidate: Candidate, stale_grades: list[Grade]) -> list[str]:
-    """Why the pair waits for a re-check: a copied final grade's own reasons, then its grades'."""
-    codes = [code for code in candidate.final_grade.stale_reason.split(",") if code]
-    return list(dict.fromkeys([*codes, *stale_reason_codes(stale_grades)]))
 
 
 def _recheck_context(

@@ -35,7 +35,7 @@ from annotator.importers import (
     read_queries,
     read_run,
 )
-from annotator.models import CriteriaVersion, Document, FinalGrade, Grade, Query, Role, StaleReason
+from annotator.models import CriteriaVersion, Document, Query, Role
 from annotator.services.grading import (
     CandidateSummary,
     CriteriaOutdated,
@@ -44,6 +44,7 @@ from annotator.services.grading import (
     candidates_add,
     criteria_publish,
     documents_import,
+    meaning_change_would_flag,
     queries_import,
 )
 
@@ -105,18 +106,7 @@ def _criteria_context(request: ProjectRequest, form: CriteriaForm | None = None)
         form = CriteriaForm(current=current)
     # What a meaning-changing publish would flag (criteria_publish), for the question asked before
     # it: one click flagged every grade of the open sets without a word (QA).
-    to_flag = (
-        Grade.objects.in_open_sets()
-        .filter(candidate__grading_set__project=request.project)
-        .exclude(stale=True, stale_reason__contains=StaleReason.CRITERIA.value)
-        .count()
-        + FinalGrade.objects.copied_in_open_sets()
-        .filter(candidate__grading_set__project=request.project)
-        .exclude(stale_reason__contains=StaleReason.CRITERIA.value)
-        .count()
-        if form is not None
-        else 0
-    )
+    to_flag = meaning_change_would_flag(request.project) if form is not None else 0
     return {"current": current, "history": history, "form": form, "grades_to_flag": to_flag}
 
 

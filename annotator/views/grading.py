@@ -521,7 +521,7 @@ def stale_list(request: ProjectRequest, slug: str) -> HttpResponse:
     # Two tables: the grades this editor re-checks (what every "need re-checking" count counts,
     # Grade.to_recheck), and those on settled or disputed pairs, which a reviewer takes (QA: the
     # overview said 1 while this page listed 4 rows, 3 of them out of the editor's hands).
-    mine = grades.filter(candidate__final_grade__isnull=True, candidate__dispute__isnull=True)
+    mine = grades.to_recheck()
     page = Paginator(mine, PAGE_SIZE).get_page(request.GET.get("page"))
     waiting = Paginator(grades.exclude(pk__in=mine.values("pk")), PAGE_SIZE).get_page(request.GET.get("waiting_page"))
     # A settled or disputed pair cannot be re-graded here: each row says who takes it instead.
