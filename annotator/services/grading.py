@@ -328,13 +328,14 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
     return UndoResult(candidate=candidate, grade=grade, undone=old)
 
 
-def shuffle_key(editor: User, candidate: Candidate) -> str:
+def shuffle_key(editor: User, candidate_id: int) -> str:
     """A stable per-editor order that carries no system's rank: hash of (editor, candidate)."""
-    return hashlib.sha256(f"{editor.pk}:{candidate.pk}".encode()).hexdigest()
+    return hashlib.sha256(f"{editor.pk}:{candidate_id}".encode()).hexdigest()
 
 
-def shuffled_for(editor: User, candidates: Iterable[Candidate]) -> list[Candidate]:
-    return sorted(candidates, key=lambda c: shuffle_key(editor, c))
+def shuffled_for(editor: User, candidate_ids: Iterable[int]) -> list[int]:
+    """The IDs in `editor`'s order: the same on every page of a query and after every save."""
+    return sorted(candidate_ids, key=lambda pk: shuffle_key(editor, pk))
 
 
 # --- the queue ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ run pooled it, at which position) reaches owners only, on the set page, never th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -18,7 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import reswap, retarget, trigger_client_event
+from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
 from annotator.access import ProjectRequest, project_role
 from annotator.converters import parse_id
@@ -50,6 +51,9 @@ from annotator.services.grading import (
 )
 
 PAGE_SIZE = 100
+# Pairs per grading page. Help-center queries fit on one; a query continued from a TREC pool can
+# hold thousands of judged documents (QA: 20,000 pairs made one page of 74 MB).
+GRADE_PAGE_SIZE = 50
 
 
 # --- grading sets ------------------------------------------------------------------------------
@@ -297,21 +301,50 @@ def _lock_message(candidate: Candidate, grade: Grade | None, grading_set: Gradin
     return ""
 
 
-def _rows(request: ProjectRequest, grading_set: GradingSet, query: Query) -> list[Row]:
-    candidates = list(
-        Candidate.objects.filter(grading_set=grading_set, query=query)
-        .select_related("document", "final_grade", "dispute")
-        .with_grade_total()
+def _order(request: ProjectRequest, grading_set: GradingSet, query: Query) -> list[int]:
+    """The query's pairs (IDs) in this editor's order: the numbering of every page and save."""
+    return shuffled_for(
+        request.user, Candidate.objects.filter(grading_set=grading_set, query=query).values_list("pk", flat=True)
     )
-    mine = {
-        g.candidate_id: g
-        for g in Grade.objects.blind_for(request.user).filter(candidate__in=[c.pk for c in candidates])
-    }
+
+
+def _rows(request: ProjectRequest, grading_set: GradingSet, ids: list[int], first_position: int) -> list[Row]:
+    """Rows of the pairs `ids` (in that order, numbered from `first_position`); documents are read
+    for these pairs only, so a page costs the same whatever the size of its query."""
+    candidates = (
+        Candidate.objects.filter(pk__in=ids).select_related("document", "final_grade", "dispute").with_grade_total()
+    ).in_bulk()
+    mine = {g.candidate_id: g for g in Grade.objects.blind_for(request.user).filter(candidate__in=ids)}
     return [
-        Row(candidate=c, document=c.document, grade=mine.get(c.pk), locked=_lock_message(c, mine.get(c.pk), grading_set),
-            position=i)
-        for i, c in enumerate(shuffled_for(request.user, candidates), start=1)
+        Row(candidate=c, document=c.document, grade=mine.get(pk), locked=_lock_message(c, mine.get(pk), grading_set),
+            position=position)
+        for position, pk in enumerate(ids, start=first_position)
+        if (c := candidates.get(pk)) is not None  # removed since the order was read
     ]
+
+
+def _page_number(request: ProjectRequest, grading_set: GradingSet, query: Query, order: list[int]) -> int | str:
+    """Which page to show: ?page= as asked (Paginator.get_page tames any value), else the page of
+    pair ?cand= (links to one pair: the re-check list, a save without JavaScript), else the first
+    page with something for this editor to do, so "Next query" never lands on a finished page."""
+    if "page" in request.GET:
+        return request.GET["page"]
+    wanted = parse_id(request.GET.get("cand", ""))
+    if wanted is not None and wanted in order:
+        return order.index(wanted) // GRADE_PAGE_SIZE + 1
+    if len(order) <= GRADE_PAGE_SIZE:
+        return 1
+    waiting = set(
+        queue_candidates(project=request.project, editor=request.user, grading_set=grading_set)
+        .filter(query=query)
+        .values_list("pk", flat=True)
+    ) | set(
+        Grade.objects.filter(editor=request.user, candidate__grading_set=grading_set, candidate__query=query)
+        .to_recheck()
+        .values_list("candidate_id", flat=True)
+    )
+    first = next((i for i, pk in enumerate(order) if pk in waiting), 0)
+    return first // GRADE_PAGE_SIZE + 1
 
 
 def _progress(request: ProjectRequest, grading_set: GradingSet, query: Query) -> dict[str, Progress]:
@@ -331,12 +364,17 @@ def _set_and_query(request: ProjectRequest, set_id: int, query_id: int) -> tuple
 
 
 def _page_context(
-    request: ProjectRequest, grading_set: GradingSet, query: Query, rows: list[Row] | None = None
+    request: ProjectRequest, grading_set: GradingSet, query: Query, *, at: int | None = None
 ) -> dict[str, object]:
+    """The grading page of `query`: the page holding pair `at` when given, else as `_page_number` says."""
+    order = _order(request, grading_set, query)
+    number = order.index(at) // GRADE_PAGE_SIZE + 1 if at in order else _page_number(request, grading_set, query, order)
+    page = Paginator(order, GRADE_PAGE_SIZE).get_page(number)
     return {
         "grading_set": grading_set,
         "query": query,
-        "rows": _rows(request, grading_set, query) if rows is None else rows,
+        "page": page,
+        "rows": _rows(request, grading_set, list(page.object_list), page.start_index()),
         "criteria": CriteriaVersion.objects.current_for(request.project),
         **_progress(request, grading_set, query),
     }
@@ -349,22 +387,20 @@ def grade_page(request: ProjectRequest, slug: str, set_id: int, query_id: int) -
     return render(request, "annotator/grading/grade.html", _page_context(request, grading_set, query))
 
 
-def _rows_with_outcome(
-    request: ProjectRequest, candidate: Candidate, *, error: str = "", typed_reason: str | None = None
-) -> tuple[list[Row], Row]:
-    """The rows of `candidate`'s query, with `candidate`'s row carrying the outcome of a save: on
-    a refusal, the error and what the editor typed (shown again instead of the stored reason)."""
-    rows = _rows(request, candidate.grading_set, candidate.query)
-    row = next(r for r in rows if r.candidate.pk == candidate.pk)
-    row.error = error
-    if error:
-        row.typed_reason = typed_reason
-    return rows, row
+def _row(request: ProjectRequest, candidate: Candidate) -> Row:
+    """`candidate`'s row alone, numbered as on its page."""
+    order = _order(request, candidate.grading_set, candidate.query)
+    position = order.index(candidate.pk) + 1 if candidate.pk in order else 0
+    rows = _rows(request, candidate.grading_set, [candidate.pk], position)
+    if not rows:
+        raise Http404(_("This pair is no longer in the set."))
+    return rows[0]
 
 
 def _grade_page_url(slug: str, candidate: Candidate) -> str:
+    """The grading page at `candidate`'s row: on the page that holds it, scrolled to it."""
     url = reverse("grade_page", kwargs={"slug": slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id})
-    return f"{url}#cand-{candidate.pk}"
+    return f"{url}?cand={candidate.pk}#cand-{candidate.pk}"
 
 
 def _row_response(
@@ -382,7 +418,10 @@ def _row_response(
     """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement.
     `unsaved_reason`: text for the reason box of an ungraded row that is not stored (an undone grade's)."""
     grading_set, query = candidate.grading_set, candidate.query
-    row = _rows_with_outcome(request, candidate, error=error, typed_reason=typed_reason)[1]
+    row = _row(request, candidate)
+    row.error = error
+    if error:
+        row.typed_reason = typed_reason
     row.just_saved = saved and not error
     if unsaved_reason and row.grade is None and not row.locked:
         row.typed_reason = unsaved_reason
@@ -459,8 +498,10 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
     # with the row marked failed (the form's action ends in #cand-<id>, so the browser lands on it);
     # 400 bad input, 409 refused by the pair's or document's state, 200 an ordinary invalid form.
     messages.error(request, error)
-    rows = _rows_with_outcome(request, candidate, error=error, typed_reason=typed_reason)[0]
-    context = _page_context(request, candidate.grading_set, candidate.query, rows)
+    context = _page_context(request, candidate.grading_set, candidate.query, at=candidate.pk)
+    for row in cast(list[Row], context["rows"]):
+        if row.candidate.pk == candidate.pk:
+            row.error, row.typed_reason = error, typed_reason
     return render(request, "annotator/grading/grade.html", context, status=status)
 
 
@@ -468,7 +509,7 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
 @post_from("grade_page")
 def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
     grading_set, query = _set_and_query(request, set_id, query_id)
-    page = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": query_id})
+    page_url = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": query_id})
     try:
         result = grade_undo(editor=request.user, grading_set=grading_set, query=query)
     except GradingError as exc:
@@ -476,13 +517,17 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
             response = render(request, "annotator/grading/grade.html#announcer", {"announce": str(exc), "oob": True})
             return reswap(response, "none")
         messages.error(request, str(exc))
-        return redirect(page)
+        return redirect(page_url)
     candidate = Candidate.objects.select_related("grading_set", "query", "document").get(pk=result.candidate.pk)
     document = candidate.document.external_id
     # Undoing a first grade deletes it with its reason: the text stays in the box, unsaved, so that
     # the next key saves it with the right grade (QA: the reason had to be typed again).
-    # (Only where the row is swapped in place: a reloaded page shows stored text alone.)
-    kept_reason = result.undone[1] if result.grade is None and result.undone and request.htmx else None
+    # (Only where the row is swapped in place: a reloaded page shows stored text alone.) It is
+    # swapped when it is on the page the editor sees (the form sends its number); a grade undone on
+    # another page of the query takes the editor there, where the message shows.
+    on_page = str(_order(request, grading_set, query).index(candidate.pk) // GRADE_PAGE_SIZE + 1)
+    in_place = bool(request.htmx) and request.POST.get("page", "1") == on_page
+    kept_reason = result.undone[1] if result.grade is None and result.undone and in_place else None
     if result.grade is None:
         text = _("Undone: %(document)s is ungraded again.") % {"document": document}
         if kept_reason:
@@ -496,11 +541,13 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
         text %= {"document": document, "grade": result.grade.grade}
     else:
         text = _("Undone: %(document)s is back to grade %(grade)d.") % {"document": document, "grade": result.grade.grade}
-    if request.htmx:
+    if in_place:
         response = _row_response(request, candidate, announce=text, undone=True, unsaved_reason=kept_reason)
         return reswap(retarget(response, f"#cand-{candidate.pk}"), "outerHTML")
     messages.success(request, text)
-    return redirect(f"{page}#cand-{candidate.pk}")
+    if request.htmx:
+        return HttpResponseClientRedirect(_grade_page_url(slug, candidate))
+    return redirect(_grade_page_url(slug, candidate))
 
 
 def _locked_stale(candidate: Candidate) -> str | None:

@@ -60,8 +60,10 @@
       focusRow(all[start]);
       return;
     }
-    announce(msg("msgAllDone"));
-    const next = document.querySelector("#next-form button");
+    // A query graded page by page goes on to its next page before the next query.
+    const nextPage = document.querySelector('.candidates .pager a[rel="next"]');
+    announce(msg(nextPage ? "msgAllDoneNextPage" : "msgAllDone"));
+    const next = nextPage || document.querySelector("#next-form button");
     if (next) next.focus();
   }
 

@@ -14,6 +14,7 @@ from playwright.sync_api import Locator, Page, expect
 from annotator.demo_data import grading as demo_grading
 from annotator.management.commands import demo
 from annotator.models import Grade, GradeHistory
+from annotator.views import grading as grading_views
 from tests.e2e.conftest import log_in
 
 SEED_GRADES = {"A": "3", "B": "2", "C": "1", "D": "0", "E": "0"}
@@ -112,6 +113,42 @@ def test_enter_on_the_last_ungraded_document_stays_on_it_and_says_so(
     page.keyboard.press("Enter")
     expect(page.locator("#announcer")).to_have_text("Every document on this page has your grade.")
     expect(page.get_by_role("button", name="Next query")).to_be_focused()
+
+
+def test_a_query_graded_page_by_page_goes_on_to_its_next_page_then_undo_brings_back_a_grade_left_behind(
+    page: Page, live_server: Any, grading_demo: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """q1's five pairs on pages of two: finishing a page offers the next one, Enter opens it,
+    and "u" for a grade given on an earlier page goes back there to undo it in view."""
+    monkeypatch.setattr(grading_views, "GRADE_PAGE_SIZE", 2)
+    log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    expect(page.locator(".candidates .page-range").first).to_have_text("Documents 1–2 of 5")
+    first_page = []
+    for _ in range(2):
+        doc = focused_document(page)
+        row_id = page.locator("article.candidate:focus").get_attribute("id")
+        first_page.append((doc, row_id))
+        page.keyboard.press(SEED_GRADES[doc])
+        expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
+        page.keyboard.press("Enter")
+    expect(page.locator("#announcer")).to_have_text(
+        "Every document on this page has your grade. The next page of this query has more: Enter opens it."
+    )
+    expect(page.locator('.candidates .pager a[rel="next"]').first).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator(".candidates .page-range").first).to_have_text("Documents 3–4 of 5")
+    # The last grade was given on page 1: undoing it opens that page at its row, ungraded again.
+    page.locator("article.candidate").first.focus()
+    page.keyboard.press("u")
+    expect(page.locator(".candidates .page-range").first).to_have_text("Documents 1–2 of 5")
+    expect(page.locator(f"#{first_page[1][1]}")).to_have_attribute("data-state", "ungraded")
+    expect(page.locator(f"#{first_page[1][1]}")).to_be_focused()
+    expect(page.locator(f"#{first_page[0][1]}")).to_have_attribute("data-state", "saved")
+    expect(page.locator("#messages")).to_contain_text(f"Undone: {first_page[1][0]} is ungraded again.")
+    graded = Grade.objects.filter(editor__username="editor-a").values_list("candidate__document__external_id", flat=True)
+    assert list(graded) == [first_page[0][0]]
 
 
 def test_undo_and_the_shortcut_help_work_from_the_keyboard(page: Page, live_server: Any, grading_demo: None) -> None:
