@@ -9,6 +9,7 @@ code below only chooses, orders and lays them out (the SVG coordinates are prese
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -474,6 +475,11 @@ def comparison_query(request: ProjectRequest, slug: str, comparison_id: int) -> 
         position = order.index(index)
         context["previous_query"] = results.query_ids[order[position - 1]] if position > 0 else None
         context["next_query"] = results.query_ids[order[position + 1]] if position + 1 < len(order) else None
+        # A what-if goes on with the next query (QA: the links went back to the saved settings).
+        kept = {"k": breakdown.settings.k, "gain": breakdown.settings.gain} if breakdown.what_if else {}
+        for side in ("previous", "next"):
+            if other := context[f"{side}_query"]:
+                context[f"{side}_url"] = "?" + urlencode({"query": other, **kept})
         context["position"] = position + 1
         context["total"] = len(order)
     template = "evaluation/comparison_query.html" + ("#breakdown" if request.htmx else "")
@@ -481,8 +487,6 @@ def comparison_query(request: ProjectRequest, slug: str, comparison_id: int) -> 
 
 
 def _quote(value: str) -> str:
-    from urllib.parse import quote
-
     return quote(value, safe="")
 
 

@@ -110,7 +110,11 @@ def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
         When(status=DisputeStatus.SETTLED, then=1), When(candidate__grading_set__is_open=False, then=1), default=0
     )
     page = _page(request, disputes.order_by(settled_last, "opened_at", "pk"))
-    rows = [{"dispute": d, "mine": d.statement_for(request.user)} for d in page]
+    # A dispute left out of a frozen set asks nobody for anything any more (closed_refusal).
+    rows = [
+        {"dispute": d, "mine": d.statement_for(request.user), "left_out": not d.is_settled and not d.candidate.grading_set.is_open}
+        for d in page
+    ]
     context = {
         "page": page,
         "rows": rows,
@@ -181,9 +185,12 @@ def _detail_context(
     # Blindness: someone who graded this pair sees the others only from the reveal on.
     sees_others = dispute.is_revealed or not is_grader
     pair = _pair_context(dispute)
+    prefilled = False
     if mine is not None and reason_form is None and dispute.status == DisputeStatus.AWAITING_REASONS:
         raw = pair["raw_grades"].get(request.user.pk)
         initial_reason = mine.reason or (raw.reason if raw else "")
+        # The grading page's reason is offered, not given: the page says so (QA: it read as given).
+        prefilled = not mine.has_reason and bool(initial_reason)
         reason_form = ReasonForm(initial={"reason": initial_reason, "criteria_level": mine.criteria_level})
     if (
         mine is not None
@@ -213,6 +220,7 @@ def _detail_context(
         "reasons_given": dispute.reasons_given(),
         "editor_count": len(statements),
         "final_grade": getattr(dispute.candidate, "final_grade", None),
+        "reason_prefilled": prefilled,
         "reason_form": reason_form
         if mine is not None and dispute.status == DisputeStatus.AWAITING_REASONS and not closed
         else None,

@@ -60,6 +60,25 @@ def test_an_editor_of_the_dispute_gives_a_reason_without_javascript(cast: Cast, 
     assert "Your reason is saved" in page and "<html" in page
 
 
+def test_the_reason_from_the_grading_page_is_offered_and_the_page_says_it_is_not_given_yet(
+    cast: Cast, client: Client
+) -> None:
+    """QA: the box held the grading page's reason, and the page read as if it had been given."""
+    dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
+    Grade.objects.filter(candidate=dispute.candidate, editor=cast.editor).update(reason="No deadline given")
+    client.force_login(cast.editor)
+    page = html.unescape(client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode())
+    assert "No deadline given</textarea>" in page
+    assert "The box holds the reason you wrote on the grading page. It is not given yet" in page
+    assert "Reasons in: 0 of 2." in page
+    dispute_give_reason(dispute=dispute, editor=cast.editor, reason="No deadline given")
+    page = html.unescape(client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode())
+    assert "It is not given yet" not in page and "Reasons in: 1 of 2." in page
+    # Eve wrote nothing on the grading page: an empty box, and no such note.
+    client.force_login(cast.editor2)
+    assert "It is not given yet" not in client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode()
+
+
 def test_an_editor_gives_a_reason_with_htmx_and_gets_the_fragment_back(cast: Cast, client: Client) -> None:
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
     client.force_login(cast.editor)
@@ -388,6 +407,13 @@ def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(cas
     client.force_login(cast.reviewer)
     listing = client.get(url("dispute_list")).content.decode()
     assert listing.count("left out when its set was frozen") == 2
+    # Nobody is asked to act on them in the list either (QA: "Give your reason." / "Review").
+    assert ">Review<" not in listing and listing.count("Nothing to do: this dispute stays as it is.") == 0
+    client.force_login(cast.editor)
+    mine = client.get(url("dispute_list")).content.decode()
+    assert mine.count("Nothing to do: this dispute stays as it is.") == 2
+    assert "Revise or keep your grade." not in mine and "With a reviewer." not in mine
+    client.force_login(cast.reviewer)
     review = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
     assert "frozen without this pair" in review and 'name="grade"' not in review
     assert "frozen without this pair" in client.post(

@@ -168,7 +168,31 @@ def test_the_import_commands_print_progress_and_a_summary(cast: Cast, tmp_path: 
     assert "created 2500, updated 0, unchanged 0" in out.getvalue()
     assert "documents: 2500 / 2500 (100%" in err.getvalue()
     assert "Pool: added 10 candidates, 0 already there (1 query; runs: bm25)" in out.getvalue()
+    assert "Created grading set 'Pool'." in err.getvalue()
     assert "2500 documents valid" in err.getvalue() and "1 query valid" in err.getvalue()
+
+
+def test_the_commands_say_only_what_happened(cast: Cast, tmp_path: Path) -> None:
+    """QA: --create said "Created grading set" before a refusal rolled the set back, and --dry-run
+    said "storing…"."""
+    from annotator.models import GradingSet
+
+    docs = tmp_path / "docs.csv"
+    docs.write_text("doc_id,body\nA,a\n")
+    err = io.StringIO()
+    call_command("import_documents", "alpha", str(docs), "--dry-run", stdout=io.StringIO(), stderr=err)
+    assert "storing" not in err.getvalue() and "nothing is stored" in err.getvalue()
+    assert not Document.objects.exists()
+    call_command("import_documents", "alpha", str(docs), stdout=io.StringIO(), stderr=(err := io.StringIO()))
+    assert "1 document valid; storing…" in err.getvalue()
+
+    run = tmp_path / "bm25.trec"
+    run.write_text("q1 Q0 A 1 10 bm25\n")  # no query q1 in the project: refused
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="no query with this ID"):
+        call_command("import_candidates", "alpha", "New set", str(run), "--create", stdout=io.StringIO(), stderr=err)
+    assert "Created grading set" not in err.getvalue()
+    assert not GradingSet.objects.filter(name="New set").exists()
 
 
 def test_the_import_command_refuses_a_bad_file_and_stores_nothing(cast: Cast, tmp_path: Path) -> None:

@@ -95,7 +95,8 @@ class RecordImportCommand(BaseCommand):
             records = self.reader(read_bytes(path), fmt)
         except ImportFileError as error:
             raise file_error(path, error) from None
-        self.stderr.write(f"{counted(len(records), *self.noun)} valid; storing…")
+        action = "checking what an import would do (nothing is stored)" if options["dry_run"] else "storing"
+        self.stderr.write(f"{counted(len(records), *self.noun)} valid; {action}…")
         with transaction.atomic():
             summary = self.importer(project=project, records=records, on_progress=Progress(self, self.noun[1]))
             if options["dry_run"]:

@@ -62,17 +62,19 @@ class Command(BaseCommand):
             self.stderr.write(f"{path}: {len(rows)} ranked lines ({fmt}).")
             runs.append((path, rows))
         pairs = pool_top_k(runs, depth)
+        created = grading_set is None
         try:
             # The new set too: a refused import must not leave an empty set behind.
             with transaction.atomic():
                 if grading_set is None:
                     grading_set = GradingSet.objects.create(project=project, name=name)
-                    self.stderr.write(f"Created grading set {name!r}.")
                 summary = candidates_add(grading_set=grading_set, pairs=pairs, by=None, depth=depth)
         except ImportFileError as error:
             raise file_error(", ".join(options["files"]), error) from None
         except GradingError as error:
             raise bad_input(str(error)) from None
+        if created:  # said once it is so: a refused import leaves no set (QA: "Created" before a failure)
+            self.stderr.write(f"Created grading set {name!r}.")
         self.stdout.write(self.style.SUCCESS(
             f"{grading_set.name}: added {summary.added} candidates, {summary.already} already there "
             f"({counted(summary.queries, 'query', 'queries')}; runs: {', '.join(summary.runs) or '-'})."
