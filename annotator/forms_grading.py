@@ -23,6 +23,7 @@ from annotator.models import (
     Query,
 )
 from annotator.uploads import UploadForm
+from evaluation.formats.common import escape_unprintable
 
 GRADE_CHOICES = [(str(g), str(g)) for g in GRADE_VALUES]
 
@@ -185,7 +186,8 @@ class CandidateAddForm(forms.Form):
         value = self.cleaned_data["query_id"].strip()
         query = Query.objects.filter(project=self.project, external_id=value).first()
         if query is None:
-            raise forms.ValidationError(_("No query with ID “%(id)s” in this project.") % {"id": value})
+            # Escaped: an invisible character (a zero-width space pasted along) must show (QA).
+            raise forms.ValidationError(_("No query with ID “%(id)s” in this project.") % {"id": escape_unprintable(value)})
         return query
 
     def clean_doc_ids(self) -> list[Document]:
@@ -197,7 +199,7 @@ class CandidateAddForm(forms.Form):
         found = {d.external_id: d for d in Document.objects.filter(project=self.project, external_id__in=ids)}
         missing = [i for i in ids if i not in found]
         if missing:
-            message = _("No document with these IDs in this project: %(ids)s.") % {"ids": ", ".join(missing[:20])}
+            message = _("No document with these IDs in this project: %(ids)s.") % {"ids": ", ".join(map(escape_unprintable, missing[:20]))}
             if any(" " in i for i in missing):
                 # An ID may hold spaces, so they cannot separate IDs; "A B C" typed as a list was read
                 # as one ID with no word on why (QA).

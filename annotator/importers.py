@@ -383,8 +383,9 @@ def _check_id(line: int, name: str, value: str, errors: _Collector) -> bool:
             name,
             value,
             _(
-                "contains the character %(char)s; IDs cannot hold control characters, tabs, line breaks "
-                "or a byte-order mark (U+FEFF, often left by joining files)."
+                "contains the character %(char)s; IDs cannot hold control characters, tabs, line breaks, "
+                "invisible characters (zero-width spaces, direction marks) or a byte-order mark (U+FEFF, "
+                "often left by joining files)."
             )
             % {"char": char},
         )

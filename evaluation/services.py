@@ -325,7 +325,8 @@ def _refuse_unstorable_ids(run: metrics.Run, source: str) -> None:
                 raise RunUploadError(
                     _(
                         "%(file)s, line %(line)s: %(what)s %(value)s contains the character %(char)s; IDs cannot "
-                        "hold control characters, tabs, line breaks or a byte-order mark"
+                        "hold control characters, tabs, line breaks, invisible characters (zero-width spaces, "
+                        "direction marks) or a byte-order mark"
                     )
                     % {
                         "char": char,

@@ -15,7 +15,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.projects import Project
-from evaluation.formats.common import bad_id_chars
+from evaluation.formats.common import unserialisable_id_chars
 
 
 class PoolIntegrityError(Exception):
@@ -45,8 +45,9 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
     seen: set[tuple[str, str]] = set()
     for query_id, doc_id, grade in judgments:
         for value in (query_id, doc_id):
-            # The rule of every reader (bad_id_chars), so that any version's export reads back.
-            if not value or value != value.strip() or bad_id_chars(value):
+            # What would break the text itself. The readers also refuse invisible characters
+            # (bad_id_chars), which versions frozen before that rule may hold: their hash stays valid.
+            if not value or value != value.strip() or unserialisable_id_chars(value):
                 raise ValueError(
                     gettext(
                         "ID %(value)r is empty, padded with spaces, or holds a tab, a line break, a control "

@@ -289,7 +289,7 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
     ).order_by("-created_at", "-pk")[:500]
     target = _undo_target(entries)
     if target is None:
-        raise GradingError(_("There is nothing to undo on this page."))
+        raise GradingError(_("There is nothing of yours to undo for this query."))
     # `entries` joins through candidate__grading_set, so an entry with a null candidate never matches.
     assert target.candidate_id is not None
     candidate = (
@@ -306,7 +306,7 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
         raise PairLocked(locked)
     grade = Grade.objects.filter(candidate=candidate, editor=editor).first()
     if grade is None:
-        raise GradingError(_("There is nothing to undo on this page."))
+        raise GradingError(_("There is nothing of yours to undo for this query."))
     old = (grade.grade, grade.reason)
     if target.old_grade is None:
         _record(grade, by=editor, kind=GradeHistory.Kind.UNDONE, old=old, new=(None, ""))

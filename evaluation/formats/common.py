@@ -473,13 +473,25 @@ def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
 # the TAB-separated pool serialisation and the text table, and a BOM in mid-file (files joined with
 # cat) made a query 'q2' the pool could not find, invisibly (QA). The one rule for every ID the app
 # reads, from files and from its own imports alike (an imported document ID the pool readers
-# refused made a frozen version's own exports fail to import back: QA).
-_BAD_ID_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+# refused made a frozen version's own exports fail to import back: QA). Invisible characters too
+# (zero-width spaces and joiners, soft hyphen, bidi marks and overrides): 'd1' + U+200B looks
+# exactly like 'd1' on every page and in every message, yet matches nothing (QA).
+_BAD_ID_CHAR = re.compile(
+    "[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+# The characters refused before the invisible ones were: those that break the canonical pool text.
+# A pool version frozen earlier may hold the others, and its hash must stay verifiable.
+_UNSERIALISABLE_ID_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 
 
 def bad_id_chars(text: str) -> bool:
     """Whether `text` (an ID, or many joined) holds a character no ID may hold."""
     return _BAD_ID_CHAR.search(text) is not None
+
+
+def unserialisable_id_chars(text: str) -> bool:
+    """Whether `text` holds a character the canonical pool text cannot hold (a subset of the above)."""
+    return _UNSERIALISABLE_ID_CHAR.search(text) is not None
 
 
 def first_bad_id_char(text: str) -> str | None:
@@ -498,7 +510,8 @@ def check_id_chars(value: str, *, source: str, line: int, query: str | None = No
         raise EvaluationError(
             gettext_noop(
                 "query ID %(value)r contains the character %(char)s; IDs cannot hold control characters, "
-                "tabs, line breaks or a byte-order mark (U+FEFF, often left by joining files)"
+                "tabs, line breaks, invisible characters (zero-width spaces, direction marks) or a byte-order "
+                "mark (U+FEFF, often left by joining files)"
             ),
             {"value": value, "char": char},
             source=source,
@@ -507,7 +520,8 @@ def check_id_chars(value: str, *, source: str, line: int, query: str | None = No
     raise EvaluationError(
         gettext_noop(
             "query %(query)r: document ID %(value)r contains the character %(char)s; IDs cannot hold control "
-            "characters, tabs, line breaks or a byte-order mark (U+FEFF, often left by joining files)"
+            "characters, tabs, line breaks, invisible characters (zero-width spaces, direction marks) or a "
+            "byte-order mark (U+FEFF, often left by joining files)"
         ),
         {"query": query, "value": value, "char": char},
         query=query,

@@ -423,6 +423,10 @@ def test_a_no_break_space_inside_a_trec_id_is_written_and_read_back(tmp_path: Pa
         # Line breaks to Unicode, which the app's imports took in (QA): C1 controls and separators.
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A\\u0085B", "grade": 1}\n', 1, r"contains the character U\+0085"),
         ("r.csv", 'query_id,doc_id,rank\nq1,A\u2028B,1\n', 2, r"document ID 'A\\u2028B' contains the character U\+2028"),
+        # Invisible characters: an ID that looks like another one (QA).
+        ("r.txt", "q1 Q0 d1 1 2.0 t\nq1 Q0 d1\u200b 2 1.0 t\n", 2, r"document ID 'd1\\u200b' contains the character U\+200B; IDs cannot hold control characters, tabs, line breaks, invisible characters"),
+        ("q.txt", "q1 0 A 3\nq\u202e2 0 B 2\n", 2, r"query ID 'q\\u202e2' contains the character U\+202E"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A\\u00adB", "grade": 1}\n', 1, r"contains the character U\+00AD"),
     ],
 )
 def test_ids_with_control_characters_or_a_bom_are_refused(

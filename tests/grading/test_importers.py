@@ -131,7 +131,12 @@ def test_jsonl_problems_are_named_precisely(line: str, expected: str) -> None:
     assert any(expected in m for m in messages), messages
 
 
-@pytest.mark.parametrize("char", ["\x01", "\x7f", "\x85", "\u2028", "\u2029", "\ufeff", "\t"])
+@pytest.mark.parametrize(
+    "char",
+    # Invisible ones too (QA: "d1" + U+200B looked like d1 everywhere): zero-width space and joiner,
+    # soft hyphen, right-to-left override, isolates, word joiner.
+    ["\x01", "\x7f", "\x85", "\u2028", "\u2029", "\ufeff", "\t", "\u200b", "\u200d", "\xad", "\u202e", "\u2066", "\u2060"],
+)
 def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
     """QA: a document ID with NEL, U+2028 or a BOM imported, froze, and then the version's own
     exports could not be imported back. Documents, queries and candidates take the readers' rule."""

@@ -34,14 +34,14 @@ def test_undo_steps_back_through_changes_like_a_stack(cast: Cast) -> None:
     assert undo(cast, a).candidate == b                        # then b's first grade goes
     assert not Grade.objects.filter(candidate=b).exists()
     assert undo(cast, a).grade is None                         # then a's first grade
-    with pytest.raises(GradingError, match="nothing to undo"):
+    with pytest.raises(GradingError, match="nothing of yours to undo"):
         undo(cast, a)
 
 
 def test_undo_only_touches_the_editors_own_grades(cast: Cast) -> None:
     (a,) = make_pairs(cast.alpha, "A", required=3)
     grade_submit(candidate=a, editor=cast.editor2, value=3)
-    with pytest.raises(GradingError, match="nothing to undo"):
+    with pytest.raises(GradingError, match="nothing of yours to undo"):
         undo(cast, a)
     assert Grade.objects.get().editor == cast.editor2
 

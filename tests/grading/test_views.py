@@ -216,7 +216,7 @@ def test_undo_with_nothing_to_undo_says_so_without_swapping(cast: Cast, client: 
     undo = url("grade_undo", cast, set_id=a.grading_set_id, query_id=a.query_id)
     response = as_user(client, cast.editor).post(undo, headers=HTMX)
     assert response.status_code == 200 and response["HX-Reswap"] == "none"
-    assert "There is nothing to undo on this page." in response.content.decode()
+    assert "There is nothing of yours to undo for this query." in response.content.decode()
     full = client.post(undo)
     assert full.status_code == 302
     assert client.get(undo).status_code == 302  # undoes nothing: to the grading page (post_from)
@@ -288,6 +288,11 @@ def test_an_owner_adds_candidates_by_hand_and_unknown_ids_are_listed(cast: Cast,
     Document.upsert(project=cast.alpha, external_id="D", title="", body="d")
     response = client.post(add, {"query_id": "q1", "doc_ids": "C，D、NOPE"}, headers=HTMX)
     assert "No document with these IDs in this project: NOPE." in response.content.decode()
+    # An invisible character pasted along is shown, not hidden in a look-alike "C" (QA).
+    response = client.post(add, {"query_id": "q1\u200b", "doc_ids": "C\u200b"}, headers=HTMX)
+    text = html_module.unescape(response.content.decode())
+    assert "No document with these IDs in this project: C\\u200b." in text
+    assert "No query with ID “q1\\u200b” in this project." in text
     response = client.post(add, {"query_id": "q1", "doc_ids": "A\nB"})
     assert response.status_code == 302
     assert set(Candidate.objects.values_list("document__external_id", "source")) == {("A", "manual"), ("B", "manual")}

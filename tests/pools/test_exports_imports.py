@@ -478,3 +478,25 @@ def test_a_crafted_zip_is_refused_without_unpacking_it_whole(cast: Cast) -> None
         pool_import(project=cast.alpha, by=cast.owner, data=honest, file_name="x.zip", fmt="qrels", pool_name="Zip",
                     max_unpacked=None)
     assert "larger than" not in str(unlimited.value) and "NUL character" in str(unlimited.value)
+
+
+def test_a_version_holding_an_id_from_before_the_invisible_character_rule_still_freezes_and_verifies(
+    cast: Cast,
+) -> None:
+    """Readers and imports now refuse zero-width and bidi characters in IDs; a document imported
+    before that may still be in a set. The canonical text holds it (it breaks no line), so such a
+    set still freezes, and versions frozen earlier keep verifying."""
+    from annotator.models import Pool, PoolVersionSource
+    from annotator.models.pools import canonical_serialisation
+    from annotator.services.pools import pool_version_create
+    from evaluation.formats.common import bad_id_chars
+
+    assert bad_id_chars("d1\u200b")
+    pool = Pool.objects.create(project=cast.alpha, name="Legacy")
+    version = pool_version_create(
+        pool=pool, judgments=[("q1", "d1\u200b", 2, "unanimous")], source=PoolVersionSource.FROZEN, by=cast.owner
+    )
+    version.verify()
+    assert "d1\u200b" in version.canonical
+    with pytest.raises(ValueError, match="holds a tab"):
+        canonical_serialisation([("q1", "d\t1", 2)])
