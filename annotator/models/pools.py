@@ -68,6 +68,12 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
     return "".join(f"{q}\t{d}\t{g}\n" for q, d, g in rows)
 
 
+def exclusion_row(entry: dict[str, Any]) -> dict[str, Any]:
+    """A left-out pair of a version with `detail` in the reader's language (the stored sentence for
+    versions frozen before the codes and numbers were kept)."""
+    return entry | {"detail": exclusion_text(entry.get("why", ""), entry.get("values", {})) or entry.get("detail", "")}
+
+
 def sha256_hex(canonical: str) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -368,12 +374,8 @@ class PoolVersion(ImmutableModel):
 
     @property
     def exclusion_rows(self) -> list[dict[str, Any]]:
-        """`exclusions` with `detail` in the reader's language (the stored sentence for versions
-        frozen before the codes and numbers were kept)."""
-        return [
-            entry | {"detail": exclusion_text(entry.get("why", ""), entry.get("values", {})) or entry.get("detail", "")}
-            for entry in self.exclusions
-        ]
+        """`exclusions`, each as `exclusion_row` gives it."""
+        return [exclusion_row(entry) for entry in self.exclusions]
 
     def integrity_problems(self, limit: int = 20) -> list[str]:
         """Everything that disagrees with the hash: the canonical text, then the judgment rows,

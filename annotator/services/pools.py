@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import zipfile
 import zlib
 from collections import Counter, defaultdict
@@ -52,6 +53,7 @@ from annotator.models import (
     StaleReason,
 )
 from annotator.models.disputes import DisputeStatus
+from annotator.models.grading import count_of
 from annotator.models.pools import PoolIntegrityError, canonical_serialisation, exclusion_text, sha256_hex
 from annotator.text import clauses
 from annotator.uploads import ZIP_MAGIC, UploadTextError, upload_text
@@ -202,14 +204,44 @@ class FreezeBlocked(FreezeError):
         )
 
 
+@dataclass(frozen=True, slots=True)
+class FreezePair:
+    """One pair of a set as freezing reads it: IDs and the facts about its grades, no texts.
+
+    A set can hold hundreds of thousands of pairs (pooled from deep runs): loading each as a
+    Candidate with its document, query and grades took 3 GB and ended in "too many SQL
+    variables" on SQLite (QA, 586,081 pairs); these rows come from one query.
+    """
+
+    pk: int
+    query_id: str
+    doc_id: str
+    source: str
+    source_detail: str
+    added_by: str | None  # username of who added it, if anyone
+    dispute_status: str | None  # None: no dispute
+    grade: int | None  # the final grade; None: none yet
+    final_source: str | None
+    final_stale_reason: str | None
+    criteria_number: int | None  # criteria version the final grade was decided under
+    graders: int  # grades given (one per editor)
+    stale_grades: int  # of those, marked for re-checking
+
+    FIELDS = (
+        "pk", "query__external_id", "document__external_id", "source", "source_detail", "added_by__username",
+        "dispute__status", "final_grade__grade", "final_grade__source", "final_grade__stale_reason",
+        "final_grade__criteria_version__number", "graders", "stale_grades",
+    )
+
+
 @dataclass
 class FreezePreview:
     """What freezing `grading_set` now would record, and what stands in the way."""
 
     grading_set: GradingSet
-    candidates: list[Candidate]
+    candidates: list[FreezePair]
     blockers: list[Blocker]
-    ready: list[Candidate]
+    ready: list[FreezePair]
     frozen_as: PoolVersion | None  # set when the set was frozen already
     # Why the set cannot be frozen at all, whatever its pairs ("" if it can): a version newer than
     # the one it continues exists (another set froze, or a file was imported, meanwhile).
@@ -221,35 +253,35 @@ class FreezePreview:
         based_on = self.grading_set.based_on
         return {(j.query_id, j.doc_id): j for j in based_on.judgments.all()} if based_on is not None else {}
 
-    def recorded_source(self, candidate: Candidate) -> str:
+    def recorded_source(self, pair: FreezePair) -> str:
         """The source freezing records for a ready pair: its final grade's, except that a copy
         whose grade is unchanged keeps the source it had in the version it came from (an
         imported judgment stays "imported": FinalGrade has no such source, see
         grading_set_create_from_version)."""
-        final = candidate.final_grade
-        if candidate.source == CandidateSource.COPIED:
-            old = self.inherited.get((candidate.query.external_id, candidate.document.external_id))
-            if old is not None and old.grade == final.grade:
+        if pair.source == CandidateSource.COPIED:
+            old = self.inherited.get((pair.query_id, pair.doc_id))
+            if old is not None and old.grade == pair.grade:
                 return old.source
-        return final.source
+        assert pair.final_source is not None  # ready pairs have a final grade
+        return pair.final_source
 
     @property
     def criteria_versions(self) -> list[int]:
         """The criteria the final grades were decided under. An imported judgment carried along
         was judged under none of this project's versions (QA: it claimed the current one)."""
         return sorted(
-            {c.final_grade.criteria_version.number for c in self.ready if self.recorded_source(c) != "imported"}
+            {p.criteria_number for p in self.ready if self.recorded_source(p) != "imported" and p.criteria_number}
         )
 
     @property
     def grade_counts(self) -> list[int]:
-        counts = Counter(c.final_grade.grade for c in self.ready)
+        counts = Counter(p.grade for p in self.ready)
         return [counts.get(g, 0) for g in range(4)]
 
     @property
     def stale_pairs(self) -> int:
         """Ready pairs marked for a reviewer's re-check: by a raw grade, or (a copy) by the final grade."""
-        return sum(1 for c in self.ready if c.final_grade.stale_reason or any(g.stale for g in c.grades.all()))
+        return sum(1 for p in self.ready if p.final_stale_reason or p.stale_grades)
 
     @property
     def blockers_key(self) -> str:
@@ -259,44 +291,30 @@ class FreezePreview:
         return hashlib.sha256("".join(pairs).encode()).hexdigest()[:32]
 
 
-def _has_final(candidate: Candidate) -> bool:
-    try:
-        candidate.final_grade  # noqa: B018 -- reverse one-to-one: raises when missing
-    except FinalGrade.DoesNotExist:
-        return False
-    return True
-
-
-def _open_dispute_status(candidate: Candidate) -> str | None:
-    try:
-        dispute = candidate.dispute
-    except Candidate.dispute.RelatedObjectDoesNotExist:  # type: ignore[attr-defined]
-        return None
-    return None if dispute.status == DisputeStatus.SETTLED else dispute.status
-
-
 def freeze_preview(grading_set: GradingSet) -> FreezePreview:
     """Read-only: every pair of the set, split into ready (final grade) and blocked."""
-    candidates = list(
+    rows = (
         Candidate.objects.filter(grading_set=grading_set)
-        .select_related("query", "document", "final_grade__criteria_version", "dispute", "added_by")
-        .prefetch_related("grades")
+        .annotate(
+            graders=count_of(Grade.objects.all(), "candidate"),
+            stale_grades=count_of(Grade.objects.filter(stale=True), "candidate"),
+        )
         .order_by("query__external_id", "document__external_id")
+        .values_list(*FreezePair.FIELDS)
     )
+    candidates = [FreezePair(*row) for row in rows.iterator(chunk_size=5000)]
     blockers, ready = [], []
     required = grading_set.required_grades
-    for c in candidates:
-        status = _open_dispute_status(c)
-        if status is not None:
-            blockers.append(Blocker(c.query.external_id, c.document.external_id, OPEN_DISPUTE, {"status": status}))
-        elif not _has_final(c):
-            n = len({g.editor_id for g in c.grades.all()})
-            values = {"grades": n, "required": required}
-            if stale := sum(1 for g in c.grades.all() if g.stale):
-                values["stale"] = stale
-            blockers.append(Blocker(c.query.external_id, c.document.external_id, NO_FINAL_GRADE, values))
+    for p in candidates:
+        if p.dispute_status is not None and p.dispute_status != DisputeStatus.SETTLED:
+            blockers.append(Blocker(p.query_id, p.doc_id, OPEN_DISPUTE, {"status": p.dispute_status}))
+        elif p.grade is None:
+            values = {"grades": p.graders, "required": required}
+            if p.stale_grades:
+                values["stale"] = p.stale_grades
+            blockers.append(Blocker(p.query_id, p.doc_id, NO_FINAL_GRADE, values))
         else:
-            ready.append(c)
+            ready.append(p)
     frozen_as = PoolVersion.objects.filter(grading_set=grading_set).select_related("pool").first()
     refusal = ""
     based_on = grading_set.based_on
@@ -308,20 +326,41 @@ def freeze_preview(grading_set: GradingSet) -> FreezePreview:
     return FreezePreview(grading_set, candidates, blockers, ready, frozen_as, refusal)
 
 
-def _provenance(preview: FreezePreview, included: list[Candidate], excluded: int) -> dict[str, Any]:
+# Details kept per source in a version's provenance: the most frequent ones, the rest summed in one
+# entry. Pooled pairs' details name each pair's runs and ranks, so a deep pool has as many as it
+# has pairs (QA: a 1.5 MB provenance printed on the version page and in every manifest).
+PROVENANCE_DETAILS = 50
+_IMPORT_LINE = re.compile(r":\d+$")
+
+
+def _top_details(details: Counter[str]) -> list[dict[str, Any]]:
+    """[{"detail", "pairs"}] for the most frequent details (then by name); what is left, as one
+    entry with an empty detail and `other_details` (how many distinct details it sums), so that
+    the pairs still add up to the source's."""
+    ranked = sorted(details.items(), key=lambda item: (-item[1], item[0]))
+    kept = [{"detail": d, "pairs": n} for d, n in ranked[:PROVENANCE_DETAILS]]
+    if rest := ranked[PROVENANCE_DETAILS:]:
+        kept.append({"detail": "", "pairs": sum(n for _d, n in rest), "other_details": len(rest)})
+    return kept
+
+
+def _provenance(preview: FreezePreview, included: list[FreezePair], excluded: int) -> dict[str, Any]:
     """Where the frozen pairs came from: which runs and depths were pooled, manual additions,
     imports, copies. Pairs left out are only counted (`excluded_pairs`): the sources add up to the
     version's judgments (QA: a left-out pair was counted among them)."""
     by_source: dict[str, Counter[str]] = defaultdict(Counter)
     added_by: dict[str, Counter[str]] = defaultdict(Counter)
-    for c in included:
-        by_source[c.source][c.source_detail or ""] += 1
-        if c.added_by is not None:
-            added_by[c.source][c.added_by.get_username()] += 1
+    for p in included:
+        detail = p.source_detail or ""
+        if p.source == CandidateSource.IMPORTED:
+            detail = _IMPORT_LINE.sub("", detail)  # "file:line" → the file: one entry per file, not per pair
+        by_source[p.source][detail] += 1
+        if p.added_by is not None:
+            added_by[p.source][p.added_by] += 1
     candidates = {
         source: {
             "pairs": sum(details.values()),
-            "details": [{"detail": d, "pairs": n} for d, n in sorted(details.items())],
+            "details": _top_details(details),
             **({"added_by": dict(sorted(added_by[source].items()))} if added_by[source] else {}),
         }
         for source, details in sorted(by_source.items())
@@ -406,12 +445,13 @@ def pool_freeze(
     inherited = preview.inherited
 
     judgments, document_versions = [], {}
-    for c in preview.ready:
-        pair = (c.query.external_id, c.document.external_id)
+    for p in preview.ready:
+        pair = (p.query_id, p.doc_id)
         old = inherited.get(pair)
-        judgments.append((*pair, c.final_grade.grade, preview.recorded_source(c)))
-        if c.pk in graded_version:
-            document_versions[pair] = graded_version[c.pk][0]
+        assert p.grade is not None  # ready: it has a final grade
+        judgments.append((*pair, p.grade, preview.recorded_source(p)))
+        if p.pk in graded_version:
+            document_versions[pair] = graded_version[p.pk][0]
         elif old is not None and old.document_version_id is not None:
             document_versions[pair] = old.document_version_id
 

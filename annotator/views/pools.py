@@ -7,6 +7,7 @@ holds every final grade, and editors grade blind.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -23,7 +24,7 @@ from annotator.access import ProjectRequest, project_role
 from annotator.forms_pools import ContinueForm, FreezeForm, PoolImportForm
 from annotator.http import attachment_header, redirect_after_post
 from annotator.models import GradingSet, Pool, PoolVersion, Project, Query, Role
-from annotator.models.pools import PoolIntegrityError, sha256_hex
+from annotator.models.pools import PoolIntegrityError, exclusion_row, sha256_hex
 from annotator.services.pools import (
     EXPORT_FORMATS,
     NO_FINAL_GRADE,
@@ -156,8 +157,42 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     context["qrels_refused"] = spaced
     context["siblings"] = version.pool.versions.exclude(pk=version.pk).order_by("-number")
     context["latest"] = version.pool.latest_version()  # only the newest version can be continued
-    context["provenance_json"] = json.dumps(version.provenance, ensure_ascii=False, indent=2)
+    # Both grow with the set (QA: 9,051 left-out pairs and a 1.5 MB provenance made a 3 MB page):
+    # the left-out pairs come a page at a time, and a long provenance stays in the manifest.
+    exclusions = Paginator(version.exclusions, PAGE_SIZE).get_page(request.GET.get("left_out_page"))
+    context["exclusions"] = exclusions
+    context["exclusion_rows"] = [exclusion_row(entry) for entry in exclusions]
+    context["provenance_rows"] = _provenance_rows(version.provenance)
+    provenance_json = json.dumps(version.provenance, ensure_ascii=False, indent=2)
+    if len(provenance_json) <= PROVENANCE_SHOWN_CHARS:
+        context["provenance_json"] = provenance_json
+    else:
+        context["provenance_size"] = len(provenance_json.encode())
     return render(request, "annotator/pools/version.html", context)
+
+
+# Shown on the version page: the recorded provenance when it is this short, and this many details
+# per source (the rest counted); both are whole in the manifest.
+PROVENANCE_SHOWN_CHARS = 20_000
+SHOWN_DETAILS = 10
+
+
+def _provenance_rows(provenance: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per source of pairs: its count, its first details, and how many more (pairs included)."""
+    rows = []
+    for source, info in (provenance.get("candidates") or {}).items():
+        named = [d for d in info.get("details", []) if d.get("detail")]
+        summed = [d for d in info.get("details", []) if d.get("other_details")]
+        hidden = named[SHOWN_DETAILS:]
+        rows.append({
+            "source": source,
+            "pairs": info.get("pairs", 0),
+            "details": named[:SHOWN_DETAILS],
+            "more_details": len(hidden) + sum(d["other_details"] for d in summed),
+            "more_pairs": sum(d["pairs"] for d in hidden + summed),
+            "added_by": info.get("added_by") or {},
+        })
+    return rows
 
 
 @project_role(Role.REVIEWER)

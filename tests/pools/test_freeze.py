@@ -358,6 +358,28 @@ def test_a_pair_waiting_for_a_re_check_says_so_among_the_blockers(cast: Cast) ->
     assert blocker.detail == "no final grade (2 of 2 grades; 1 waits for its editor's re-check)"
 
 
+def test_freezing_reads_the_pairs_in_a_fixed_number_of_queries_without_their_texts(cast: Cast) -> None:
+    """QA: freezing loaded every pair with its document (bodies too) and its grades by an IN list
+    of every pair: 3 GB and "too many SQL variables" on SQLite at 586,081 pairs. The pairs are
+    now rows of one query: as many queries for 40 pairs as for 4, and no body read."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotator.services.pools import freeze_preview
+
+    counts = []
+    for n, name in ((4, "Small"), (40, "Large")):
+        grades = {(f"q{i % 3}", f"{name}-{i}"): ((i % 4, i % 4) if i % 5 else (1, None)) for i in range(n)}
+        grading_set = factories.graded_set(cast.alpha, editors(cast), grades, name=name)
+        with CaptureQueriesContext(connection) as captured:
+            preview = freeze_preview(grading_set)
+        assert len(preview.candidates) == n
+        assert len(preview.blockers) == len([i for i in range(n) if not i % 5])
+        assert all('"body"' not in q["sql"] and '"text"' not in q["sql"] for q in captured.captured_queries)
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
+
+
 # ---- Copied pairs whose text or criteria changed: a reviewer re-checks them ---------------------
 
 
@@ -435,3 +457,64 @@ def test_a_copy_made_after_a_meaning_change_of_the_criteria_is_marked_at_once(ca
     criteria_publish(project=cast.alpha, levels=levels, change="meaning", note="deadline", by=cast.owner)
     copy = grading_set_create_from_version(version=v1, by=cast.reviewer)
     assert set(FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)) == {"criteria"}
+
+
+# ---- Versions of large sets: the version page and the provenance stay bounded ------------------
+
+
+def test_a_large_set_freezes_with_a_bounded_provenance_and_a_version_page_a_page_at_a_time(
+    cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """QA: a set of 20,487 pairs froze with 9,051 left out; its version page was 3.16 MB (every
+    left-out pair, and a 1.5 MB provenance with one entry per pair of an imported file)."""
+    from annotator.services import pools as pools_service
+    from annotator.views.pools import PAGE_SIZE, SHOWN_DETAILS
+
+    monkeypatch.setattr(pools_service, "PROVENANCE_DETAILS", 20)
+    n = 130
+    grades = {("q1", f"D{i:03}"): ((2, 2) if i % 2 else (1, None)) for i in range(n)}  # odd: ready
+    grading_set = factories.graded_set(cast.alpha, editors(cast), grades, name="Big")
+    # Imported pairs carry "file:line"; pooled ones a list of runs and ranks, one per pair here.
+    for i, candidate in enumerate(Candidate.objects.filter(grading_set=grading_set).order_by("pk")):
+        if i < 40:
+            candidate.source, candidate.source_detail = CandidateSource.IMPORTED, f"pairs{i % 2}.csv:{i + 2}"
+        else:
+            candidate.source_detail = f"bm25 #{i}, dense #{n - i} (k=100)"
+        candidate.save()
+    version = pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="later")
+    ready = n // 2
+    imported = version.provenance["candidates"]["imported"]
+    assert imported == {"pairs": 20, "details": [{"detail": "pairs1.csv", "pairs": 20}]}  # odd i: pairs1.csv
+    pooled = version.provenance["candidates"]["pooled"]
+    assert pooled["pairs"] == ready - 20
+    # The 20 most frequent details (all equal here: then by name), and one entry summing the rest.
+    assert len(pooled["details"]) == 21
+    assert pooled["details"][-1] == {"detail": "", "pairs": ready - 20 - 20, "other_details": ready - 20 - 20}
+    # Every pair still counted once: the details add up to the source's pairs.
+    for info in version.provenance["candidates"].values():
+        assert sum(d["pairs"] for d in info["details"]) == info["pairs"]
+
+    client.force_login(cast.reviewer)
+    url = reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})
+    page = client.get(url).content.decode()
+    left_out = n - ready
+    assert f"Pairs left out when freezing: {left_out}" in page
+    assert page.count('<td class="user-text">later</td>') == PAGE_SIZE
+    last = client.get(f"{url}?left_out_page=2").content.decode()
+    assert last.count('<td class="user-text">later</td>') == left_out - PAGE_SIZE
+    # The provenance table names the first details and counts the rest.
+    more = ready - 20 - SHOWN_DETAILS
+    assert f"and {more} more details ({more})" in page
+    assert "Recorded provenance (JSON)" in page  # short enough to print here
+
+
+def test_a_long_recorded_provenance_is_left_to_the_manifest(cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    from annotator.views import pools as pool_views
+
+    version = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
+    monkeypatch.setattr(pool_views, "PROVENANCE_SHOWN_CHARS", 10)
+    client.force_login(cast.reviewer)
+    url = reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})
+    page = client.get(url).content.decode()
+    assert "Recorded provenance (JSON)" not in page
+    assert "is too long to show here: it is whole in manifest.json" in page
