@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
@@ -80,6 +81,36 @@ def _refused_request(request: HttpRequest, error: Exception) -> HttpResponse:
         response["HX-Reswap"] = "innerHTML"
         return response
     return render(request, "annotator/request_refused.html", context, status=status)
+
+
+class DatabaseBusyMiddleware:
+    """Answer 503 (Retry-After) when SQLite stays locked past its busy timeout.
+
+    SQLite takes one writer at a time. An import of tens of thousands of documents holds the
+    write lock for its whole transaction (all or nothing), and a grade saved meanwhile waited the
+    20-second timeout, then failed with a server error (QA). It is a moment's wait, not a fault:
+    the person is told nothing was saved and to try again (the grading page retries by itself).
+    PostgreSQL, which takes writers side by side, never gets here.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not (isinstance(exception, OperationalError) and "database is locked" in str(exception)):
+            return None
+        logger.warning("Database busy on %s %s: %s", request.method, request.path, exception)
+        message = _("The database is busy writing something large (an import, most likely), so nothing was "
+                    "saved. Try again in a minute.")
+        referer = request.headers.get("Referer", "")
+        back = referer if url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure()) else ""
+        context = {"message": message, "back_url": back, "title": _("Not saved")}
+        response = render(request, "annotator/request_refused.html", context, status=503)
+        response["Retry-After"] = "30"
+        return response
 
 
 class PrivatePagesMiddleware:

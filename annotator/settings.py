@@ -65,6 +65,7 @@ MIDDLEWARE = [
     "annotator.middleware.RejectNulCharactersMiddleware",
     "annotator.middleware.PrivatePagesMiddleware",
     "annotator.middleware.BrowserTimeZoneMiddleware",
+    "annotator.middleware.DatabaseBusyMiddleware",
 ]
 
 ROOT_URLCONF = "annotator.urls"

@@ -430,10 +430,12 @@ def documents_import(
 ) -> ImportSummary:
     """Store documents all or nothing: new ones at version 1, changed ones as a new version (their
     grades in open sets flagged stale), unchanged ones left alone. Works in batches so 100k rows
-    cost a few hundred queries, not a few hundred thousand."""
+    cost a few hundred queries, not a few hundred thousand, whether they are new or changed (QA:
+    30,000 changed documents took 29 s one save at a time, holding SQLite's write lock throughout)."""
     summary = ImportSummary()
     changed: list[int] = []
     done = 0
+    now = timezone.now()  # bulk_update skips auto_now: set by hand, once for the whole import
     for chunk in _chunks(records):
         existing = {
             d.external_id: d
@@ -463,6 +465,8 @@ def documents_import(
                 for r in new_records
             ])
             summary.created += len(new_records)
+        versions: list[DocumentVersion] = []
+        updated: list[Document] = []
         for r in chunk:
             doc = existing.get(r.external_id)
             if doc is None:
@@ -475,13 +479,18 @@ def documents_import(
                 continue
             if doc.content_hash != digest:
                 doc.version += 1
-                DocumentVersion.objects.create(
+                versions.append(DocumentVersion(
                     document=doc, version=doc.version, title=r.title, body=r.body, url=r.url, content_hash=digest
-                )
+                ))
                 changed.append(doc.pk)
             doc.title, doc.body, doc.url, doc.unit, doc.content_hash = r.title, r.body, r.url, r.unit, digest
-            doc.save()
+            doc.updated_at = now
+            updated.append(doc)
             summary.updated += 1
+        DocumentVersion.objects.bulk_create(versions)
+        Document.objects.bulk_update(
+            updated, ["title", "body", "url", "unit", "content_hash", "version", "updated_at"], batch_size=BATCH
+        )
         done += len(chunk)
         if on_progress:
             on_progress(done, len(records))

@@ -73,6 +73,34 @@ def test_an_editor_saves_a_grade_with_htmx_and_gets_back_only_the_row_and_progre
     assert Grade.objects.get(candidate=a, editor=cast.editor).reason == "no deadline"
 
 
+def test_a_save_while_sqlite_stays_locked_is_a_503_saying_nothing_was_saved(
+    cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """QA: a grade saved during a 30,000-document import waited SQLite's busy timeout and got a 500."""
+    from django.db import OperationalError
+
+    from annotator.views import grading as views
+
+    def locked(**kwargs: object) -> None:
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(views, "grade_submit", locked)
+    (a,) = make_pairs(cast.alpha, "A")
+    as_user(client, cast.editor)
+    for headers in ({}, HTMX):
+        response = client.post(grade_url(cast, a), {"grade": "2", "document_version": "1"}, headers=headers)
+        assert response.status_code == 503 and response["Retry-After"] == "30"
+        assert "The database is busy writing something large" in html_module.unescape(response.content.decode())
+    assert not Grade.objects.exists()
+
+    def broken(**kwargs: object) -> None:
+        raise OperationalError("no such table: annotator_grade")
+
+    monkeypatch.setattr(views, "grade_submit", broken)  # any other database error stays an error
+    with pytest.raises(OperationalError, match="no such table"):
+        client.post(grade_url(cast, a), {"grade": "2", "document_version": "1"})
+
+
 def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refused(cast: Cast, client: Client) -> None:
     """QA: a page loaded under criteria v1 saved its grade under v2 (published meanwhile, meaning
     changed), recorded as if the editor had read v2. Refused now, and the reply brings the panel
