@@ -323,6 +323,11 @@ def _rows(request: ProjectRequest, grading_set: GradingSet, ids: list[int], firs
     ]
 
 
+def _page_of(index: int) -> int:
+    """The grading page (from 1) holding the pair at `index` (from 0) of an editor's order."""
+    return index // GRADE_PAGE_SIZE + 1
+
+
 def _page_number(request: ProjectRequest, grading_set: GradingSet, query: Query, order: list[int]) -> int | str:
     """Which page to show: ?page= as asked (Paginator.get_page tames any value), else the page of
     pair ?cand= (links to one pair: the re-check list, a save without JavaScript), else the first
@@ -331,7 +336,7 @@ def _page_number(request: ProjectRequest, grading_set: GradingSet, query: Query,
         return request.GET["page"]
     wanted = parse_id(request.GET.get("cand", ""))
     if wanted is not None and wanted in order:
-        return order.index(wanted) // GRADE_PAGE_SIZE + 1
+        return _page_of(order.index(wanted))
     if len(order) <= GRADE_PAGE_SIZE:
         return 1
     waiting = set(
@@ -344,7 +349,7 @@ def _page_number(request: ProjectRequest, grading_set: GradingSet, query: Query,
         .values_list("candidate_id", flat=True)
     )
     first = next((i for i, pk in enumerate(order) if pk in waiting), 0)
-    return first // GRADE_PAGE_SIZE + 1
+    return _page_of(first)
 
 
 def _progress(request: ProjectRequest, grading_set: GradingSet, query: Query) -> dict[str, Progress]:
@@ -368,7 +373,7 @@ def _page_context(
 ) -> dict[str, object]:
     """The grading page of `query`: the page holding pair `at` when given, else as `_page_number` says."""
     order = _order(request, grading_set, query)
-    number = order.index(at) // GRADE_PAGE_SIZE + 1 if at in order else _page_number(request, grading_set, query, order)
+    number = _page_of(order.index(at)) if at in order else _page_number(request, grading_set, query, order)
     page = Paginator(order, GRADE_PAGE_SIZE).get_page(number)
     return {
         "grading_set": grading_set,
@@ -525,7 +530,7 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
     # (Only where the row is swapped in place: a reloaded page shows stored text alone.) It is
     # swapped when it is on the page the editor sees (the form sends its number); a grade undone on
     # another page of the query takes the editor there, where the message shows.
-    on_page = str(_order(request, grading_set, query).index(candidate.pk) // GRADE_PAGE_SIZE + 1)
+    on_page = str(_page_of(_order(request, grading_set, query).index(candidate.pk)))
     in_place = bool(request.htmx) and request.POST.get("page", "1") == on_page
     kept_reason = result.undone[1] if result.grade is None and result.undone and in_place else None
     if result.grade is None:
