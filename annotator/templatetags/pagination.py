@@ -12,7 +12,7 @@ register = template.Library()
 
 @register.inclusion_tag("_pager.html", takes_context=True)
 def pager(
-    context: template.Context, page: Page, target: str = "", *, param: str = "page", fragment: str = ""
+    context: template.Context, page: Page, target: str = "", *, param: str = "page", fragment: str = "", base: str = ""
 ) -> dict[str, Any]:
     """Links to the previous and next page of `page`.
 
@@ -20,14 +20,15 @@ def pager(
     number of another table on the same page survive paging. With `target` (a CSS selector of the
     element a view returns as its `request.htmx` partial) htmx swaps just that element and puts the
     link in the address bar, so reload and Back show the same page; without it, or without
-    JavaScript, the link loads the whole page (at `#fragment`, when given).
+    JavaScript, the link loads the whole page (at `#fragment`, when given). `base`: the path the
+    links lead to when it is not the current URL's (a page rendered in answer to a post).
     """
     query = context["request"].GET
 
     def link(number: int) -> str:
         params = query.copy()
         params[param] = str(number)
-        return f"?{params.urlencode()}" + (f"#{fragment}" if fragment else "")
+        return f"{base}?{params.urlencode()}" + (f"#{fragment}" if fragment else "")
 
     return {
         "page": page,

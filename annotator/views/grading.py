@@ -339,7 +339,14 @@ def _page_number(request: ProjectRequest, grading_set: GradingSet, query: Query,
         return _page_of(order.index(wanted))
     if len(order) <= GRADE_PAGE_SIZE:
         return 1
-    waiting = set(
+    waiting = _waiting(request, grading_set, query)
+    first = next((i for i, pk in enumerate(order) if pk in waiting), 0)
+    return _page_of(first)
+
+
+def _waiting(request: ProjectRequest, grading_set: GradingSet, query: Query) -> set[int]:
+    """The query's pairs with something for this editor: to grade (the queue's rule) or to re-check."""
+    return set(
         queue_candidates(project=request.project, editor=request.user, grading_set=grading_set)
         .filter(query=query)
         .values_list("pk", flat=True)
@@ -348,8 +355,6 @@ def _page_number(request: ProjectRequest, grading_set: GradingSet, query: Query,
         .to_recheck()
         .values_list("candidate_id", flat=True)
     )
-    first = next((i for i, pk in enumerate(order) if pk in waiting), 0)
-    return _page_of(first)
 
 
 def _progress(request: ProjectRequest, grading_set: GradingSet, query: Query) -> dict[str, Progress]:
@@ -375,10 +380,20 @@ def _page_context(
     order = _order(request, grading_set, query)
     number = _page_of(order.index(at)) if at in order else _page_number(request, grading_set, query, order)
     page = Paginator(order, GRADE_PAGE_SIZE).get_page(number)
+    # Where "every document on this page has your grade" sends the editor: the next page with
+    # something left for them, not merely the next page (QA: it offered finished pages).
+    next_work_page = None
+    if page.has_next():
+        waiting = _waiting(request, grading_set, query)
+        later = next((i for i, pk in enumerate(order[page.end_index() :], page.end_index()) if pk in waiting), None)
+        next_work_page = None if later is None else _page_of(later)
     return {
         "grading_set": grading_set,
         "query": query,
         "page": page,
+        "next_work_page": next_work_page,
+        # Pager links name the page's own URL: the page is also rendered in answer to a refused save.
+        "page_url": reverse("grade_page", kwargs={"slug": request.project.slug, "set_id": grading_set.pk, "query_id": query.pk}),
         "rows": _rows(request, grading_set, list(page.object_list), page.start_index()),
         "criteria": CriteriaVersion.objects.current_for(request.project),
         **_progress(request, grading_set, query),

@@ -27,13 +27,16 @@ document.addEventListener("htmx:configRequest", (event) => {
 
 // An error answer (responseError) or no answer at all (sendError: offline, server down): say so in
 // the page's language (base.html puts the sentence on <body>), instead of failing silently.
-const reportFailure = () => {
+// A 503 is the database busy with a long write (DatabaseBusyMiddleware): nothing was saved, and
+// the sentence says to wait rather than that something failed.
+const reportFailure = (event) => {
   const box = document.getElementById("messages");
   if (!box) return;
   const p = document.createElement("p");
   p.className = "message message-error";
   p.setAttribute("role", "alert");
-  p.textContent = document.body.dataset.saveFailed || "The server could not complete that request. Nothing was lost on this page: try again.";
+  const busy = event.detail && event.detail.xhr && event.detail.xhr.status === 503;
+  p.textContent = (busy && document.body.dataset.busy) || document.body.dataset.saveFailed || "The server could not complete that request. Nothing was lost on this page: try again.";
   box.replaceChildren(p);
 };
 document.addEventListener("htmx:responseError", reportFailure);

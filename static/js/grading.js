@@ -13,6 +13,9 @@
   if (!root) return;
 
   const RETRY_DELAYS = [1500, 4000];
+  // The server waits 20 s for SQLite's lock before it answers 503 (the save's timeout is 25 s, so
+  // the answer always arrives and no save lands after the row said it did not).
+  const BUSY_RETRY_DELAYS = [5000, 15000, 30000];
   const msg = (name) => root.dataset[name] || "";
   const rows = () => Array.from(root.querySelectorAll("article.candidate"));
   const rowById = (id) => document.getElementById(`cand-${id}`);
@@ -61,7 +64,7 @@
       return;
     }
     // A query graded page by page goes on to its next page before the next query.
-    const nextPage = document.querySelector('.candidates .pager a[rel="next"]');
+    const nextPage = document.getElementById("next-work-page"); // the next page with work left (server's word)
     announce(msg(nextPage ? "msgAllDoneNextPage" : "msgAllDone"));
     const next = nextPage || document.querySelector("#next-form button");
     if (next) next.focus();
@@ -161,13 +164,18 @@
     row.classList.add("state-failed");
     row.dataset.state = "failed";
     const tries = Number(row.dataset.retries || "0");
-    setStatus(row, msg("msgFailed"), true);
-    announce(msg("msgFailed"));
-    if (tries < RETRY_DELAYS.length) {
+    // 503: the server answered that the database was busy (an import holds it) and saved nothing;
+    // it is worth waiting for, so it is retried for longer than a network failure.
+    const busy = status === 503;
+    const delays = busy ? BUSY_RETRY_DELAYS : RETRY_DELAYS;
+    const text = msg(busy ? "msgBusy" : "msgFailed");
+    setStatus(row, text, true);
+    announce(text);
+    if (tries < delays.length) {
       row.dataset.retries = String(tries + 1);
       window.setTimeout(() => {
         if (row.isConnected && row.dataset.state === "failed") resend(row);
-      }, RETRY_DELAYS[tries]);
+      }, delays[tries]);
     }
   }
   // Signed out meanwhile: the server answers a save with a full-page redirect to the login page

@@ -260,3 +260,30 @@ def test_a_re_check_refused_because_another_reviewer_was_first_takes_the_focus_t
     refusal = page.get_by_role("alert").filter(has_text="Already re-checked by olga: final grade 2.")
     expect(refusal).to_be_focused()
     expect(page.get_by_text("Your choice was not recorded: grade 2.")).to_be_visible()
+
+
+def test_a_reason_saved_while_the_database_is_busy_says_so_in_the_page(
+    people: dict[str, Page], live_server: Any, transactional_db: None, cast_for_browser: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """QA: an htmx form answered 503 (SQLite locked by an import) said only that the request failed."""
+    from django.db import OperationalError
+
+    from annotator.views import disputes as dispute_views
+    from tests.disputes.factories import grade
+
+    def locked(**kwargs: Any) -> None:
+        raise OperationalError("database is locked")
+
+    pair = cast_for_browser["pair"]
+    grade(pair, cast_for_browser["ed"], 2)
+    grade(pair, cast_for_browser["eve"], 3)
+    monkeypatch.setattr(dispute_views, "dispute_give_reason", locked)
+    ed = people["ed"]
+    log_in(ed, live_server.url, "ed", PASSWORD)
+    ed.goto(f"{live_server.url}/p/alpha/disputes/")
+    ed.get_by_role("link", name="q1 / B").click()
+    ed.get_by_role("textbox", name="The basis of your grade").fill(ED_REASON)
+    ed.get_by_role("button", name="Save my reason").click()
+    expect(ed.locator("#messages")).to_contain_text("The database is busy writing something large")
+    expect(ed.get_by_role("textbox", name="The basis of your grade")).to_have_value(ED_REASON)  # kept

@@ -134,9 +134,9 @@ def test_a_query_graded_page_by_page_goes_on_to_its_next_page_then_undo_brings_b
         expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
         page.keyboard.press("Enter")
     expect(page.locator("#announcer")).to_have_text(
-        "Every document on this page has your grade. The next page of this query has more: Enter opens it."
+        "Every document on this page has your grade. Page 2 of this query has more for you: Enter opens it."
     )
-    expect(page.locator('.candidates .pager a[rel="next"]').first).to_be_focused()
+    expect(page.locator("#next-work-page")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator(".candidates .page-range").first).to_have_text("Documents 3–4 of 5")
     # The last grade was given on page 1: undoing it opens that page at its row, ungraded again.
@@ -233,6 +233,34 @@ def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(page: Page, liv
     page.context.set_offline(False)  # back online: the page resends the kept choice by itself
     expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "saved")
     assert Grade.objects.get(editor__username="editor-b").grade == 2
+
+
+def test_a_save_the_server_answers_busy_says_so_and_is_sent_again(
+    page: Page, live_server: Any, grading_demo: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """QA: during a large import SQLite stayed locked; the row said "the server could not be
+    reached". The server's 503 is now said as it is, and the save is sent again until it lands."""
+    from django.db import OperationalError
+
+    real = grading_views.grade_submit
+    calls = {"n": 0}
+
+    def busy_once(**kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OperationalError("database is locked")
+        return real(**kwargs)
+
+    monkeypatch.setattr(grading_views, "grade_submit", busy_once)
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    row_id = page.locator("article.candidate:focus").get_attribute("id")
+    page.keyboard.press("2")
+    row = page.locator(f"#{row_id}")
+    expect(row.locator(".row-status")).to_contain_text("Not saved yet: the database is busy with a large import.")
+    expect(row).to_have_attribute("data-state", "saved", timeout=15000)  # resent after 5 s
+    assert calls["n"] == 2 and Grade.objects.get(editor__username="editor-b").grade == 2
 
 
 def test_a_save_answered_by_the_login_page_says_so_when_the_editor_stays(

@@ -131,11 +131,30 @@ def test_a_saved_row_keeps_its_number_and_a_save_without_javascript_returns_to_i
     redirect = client.post(save, {"grade": "2", "document_version": "1"})
     assert redirect.status_code == 302
     assert "Page 2 of 3" in client.get(redirect["Location"]).content.decode()
-    # A refused save without JavaScript renders the page that holds the row, marked failed.
+    # A refused save without JavaScript renders the page that holds the row, marked failed; its
+    # pager leads to the grading page's pages, not to the save's URL (QA: "Previous" stayed put).
     refused = client.post(save, {"grade": "3", "document_version": "99"})
     assert refused.status_code == 400
     html = refused.content.decode()
     assert "Page 2 of 3" in html and 'data-state="failed"' in html
+    assert f'<a href="{page_url(cast, target)}?page=1" rel="prev">' in html
+    assert f'<a href="{page_url(cast, target)}?page=3" rel="next">' in html
+
+
+def test_the_link_after_a_finished_page_skips_pages_with_nothing_left(
+    cast: Cast, client: Client, pairs: list[Candidate]
+) -> None:
+    """QA: "the next page has more" sent the editor to a page they had finished."""
+    for candidate in pairs[GRADE_PAGE_SIZE : 2 * GRADE_PAGE_SIZE]:  # all of page 2
+        grade_submit(candidate=candidate, editor=cast.editor, value=1, reason="", document_version=1, criteria_version=1)
+    html = get(client, cast, page_url(cast, pairs[0], "?page=1"))
+    assert 'id="next-work-page" href="' in html and "?page=3" in html.split('id="next-work-page"')[1][:200]
+    assert "Page 3 of this query has more for you" in html
+    # Nothing left after page 2 once page 3 is done too: no such link, and no such sentence.
+    for candidate in pairs[2 * GRADE_PAGE_SIZE :]:
+        grade_submit(candidate=candidate, editor=cast.editor, value=1, reason="", document_version=1, criteria_version=1)
+    html = get(client, cast, page_url(cast, pairs[0], "?page=1"))
+    assert 'id="next-work-page"' not in html and "has more for you" not in html
 
 
 def test_undo_swaps_the_row_on_its_page_and_opens_the_page_of_a_row_elsewhere(
