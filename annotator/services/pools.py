@@ -333,11 +333,17 @@ PROVENANCE_DETAILS = 50
 _IMPORT_LINE = re.compile(r":\d+$")
 
 
+def _natural(text: str) -> list[str | int]:
+    """A sort key reading the digits in `text` as numbers (str and int alternate from a str)."""
+    return [int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", text))]
+
+
 def _top_details(details: Counter[str]) -> list[dict[str, Any]]:
     """[{"detail", "pairs"}] for the most frequent details (then by name); what is left, as one
     entry with an empty detail and `other_details` (how many distinct details it sums), so that
     the pairs still add up to the source's."""
-    ranked = sorted(details.items(), key=lambda item: (-item[1], item[0]))
+    # Ties in natural order, so that "bm25 #2" comes before "bm25 #10" (QA: #1, #10, #100, #11…).
+    ranked = sorted(details.items(), key=lambda item: (-item[1], _natural(item[0])))
     kept = [{"detail": d, "pairs": n} for d, n in ranked[:PROVENANCE_DETAILS]]
     if rest := ranked[PROVENANCE_DETAILS:]:
         kept.append({"detail": "", "pairs": sum(n for _d, n in rest), "other_details": len(rest)})

@@ -487,8 +487,10 @@ def test_a_large_set_freezes_with_a_bounded_provenance_and_a_version_page_a_page
     assert imported == {"pairs": 20, "details": [{"detail": "pairs1.csv", "pairs": 20}]}  # odd i: pairs1.csv
     pooled = version.provenance["candidates"]["pooled"]
     assert pooled["pairs"] == ready - 20
-    # The 20 most frequent details (all equal here: then by name), and one entry summing the rest.
+    # The 20 most frequent details (all equal here: then by name, numbers as numbers), and one
+    # entry summing the rest.
     assert len(pooled["details"]) == 21
+    assert [d["detail"].split(",")[0] for d in pooled["details"][:3]] == ["bm25 #41", "bm25 #43", "bm25 #45"]
     assert pooled["details"][-1] == {"detail": "", "pairs": ready - 20 - 20, "other_details": ready - 20 - 20}
     # Every pair still counted once: the details add up to the source's pairs.
     for info in version.provenance["candidates"].values():
