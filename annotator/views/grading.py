@@ -8,7 +8,9 @@ run pooled it, at which position) reaches owners only, on the set page, never th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import cast
 
 from django.contrib import messages
@@ -328,7 +330,7 @@ def _page_of(index: int) -> int:
     return index // GRADE_PAGE_SIZE + 1
 
 
-def _page_number(request: ProjectRequest, grading_set: GradingSet, query: Query, order: list[int]) -> int | str:
+def _page_number(request: ProjectRequest, order: list[int], waiting: Callable[[], set[int]]) -> int | str:
     """Which page to show: ?page= as asked (Paginator.get_page tames any value), else the page of
     pair ?cand= (links to one pair: the re-check list, a save without JavaScript), else the first
     page with something for this editor to do, so "Next query" never lands on a finished page."""
@@ -339,8 +341,7 @@ def _page_number(request: ProjectRequest, grading_set: GradingSet, query: Query,
         return _page_of(order.index(wanted))
     if len(order) <= GRADE_PAGE_SIZE:
         return 1
-    waiting = _waiting(request, grading_set, query)
-    first = next((i for i, pk in enumerate(order) if pk in waiting), 0)
+    first = next((i for i, pk in enumerate(order) if pk in waiting()), 0)
     return _page_of(first)
 
 
@@ -378,14 +379,14 @@ def _page_context(
 ) -> dict[str, object]:
     """The grading page of `query`: the page holding pair `at` when given, else as `_page_number` says."""
     order = _order(request, grading_set, query)
-    number = _page_of(order.index(at)) if at in order else _page_number(request, grading_set, query, order)
+    waiting = cache(lambda: _waiting(request, grading_set, query))  # read once, if at all
+    number = _page_of(order.index(at)) if at in order else _page_number(request, order, waiting)
     page = Paginator(order, GRADE_PAGE_SIZE).get_page(number)
     # Where "every document on this page has your grade" sends the editor: the next page with
     # something left for them, not merely the next page (QA: it offered finished pages).
     next_work_page = None
     if page.has_next():
-        waiting = _waiting(request, grading_set, query)
-        later = next((i for i, pk in enumerate(order[page.end_index() :], page.end_index()) if pk in waiting), None)
+        later = next((i for i, pk in enumerate(order[page.end_index() :], page.end_index()) if pk in waiting()), None)
         next_work_page = None if later is None else _page_of(later)
     return {
         "grading_set": grading_set,
