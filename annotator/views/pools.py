@@ -23,7 +23,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotator.access import ProjectRequest, project_role
 from annotator.forms_pools import ContinueForm, FreezeForm, PoolImportForm
 from annotator.http import attachment_header, redirect_after_post
-from annotator.models import GradingSet, Pool, PoolVersion, Project, Query, Role
+from annotator.models import Candidate, FinalGrade, GradingSet, Pool, PoolVersion, Project, Query, Role
+from annotator.models.grading import count_of
 from annotator.models.pools import PoolIntegrityError, exclusion_row, sha256_hex
 from annotator.services.pools import (
     EXPORT_FORMATS,
@@ -60,9 +61,11 @@ def _unfrozen_sets(project: Project) -> list[GradingSet]:
         GradingSet.objects.filter(project=project, is_open=True)
         .exclude(pk__in=frozen)
         .select_related("pool", "based_on")
+        .defer("based_on__canonical")  # a frozen version's whole text: only its number is shown
+        # Counted per set in subqueries: a join counted DISTINCT over every pair took 2 s at 600k pairs.
         .annotate(
-            pairs=Count("candidates", distinct=True),
-            final=Count("candidates__final_grade", distinct=True),
+            pairs=count_of(Candidate.objects.all(), "grading_set"),
+            final=count_of(FinalGrade.objects.all(), "candidate__grading_set"),
         )
         .order_by("name")
     )

@@ -89,3 +89,34 @@ def test_two_editors_pressing_next_at_once_never_both_take_the_last_slot(cast: C
         t.join()
     assert sorted(r is None for r in results.values()) == [False, True]
     assert Reservation.objects.filter(candidate=a).count() == 1
+
+
+def test_the_queue_counts_without_joining_queries_and_documents(cast: Cast) -> None:
+    """Scale QA: the pairs' default order (set, query, document) joined both tables into every
+    count made from the queue, even where nothing was sorted: 2.0 s against 0.7 s at 633,000 pairs."""
+    from django.db.models import Count
+
+    make_pairs(cast.alpha, "AB")
+    queue = queue_candidates(project=cast.alpha, editor=cast.editor)
+    for sql in (str(queue.values("grading_set").annotate(n=Count("pk")).query), str(queue.values("pk").query)):
+        assert '"annotator_query"' not in sql and '"annotator_document"' not in sql
+    assert queue.count() == 2
+
+
+def test_the_pools_page_counts_each_open_set_without_reading_frozen_texts(cast: Cast) -> None:
+    """Scale QA: the freeze list counted DISTINCT over a join of every pair (2 s at 633,000 pairs)
+    and read the whole canonical text of the version a set continues, to show its number."""
+    from django.test.utils import CaptureQueriesContext
+
+    from annotator.views.pools import _unfrozen_sets
+
+    a, b = make_pairs(cast.alpha, "AB")
+    for candidate in (a, b):
+        grade_submit(candidate=candidate, editor=cast.editor, value=2)
+        grade_submit(candidate=candidate, editor=cast.editor2, value=2)  # unanimous: a final grade
+    make_pairs(cast.alpha, "C", set_name="Other")
+    with CaptureQueriesContext(connection) as captured:
+        sets = _unfrozen_sets(cast.alpha)
+    assert {(s.name, s.pairs, s.final) for s in sets} == {("Set", 2, 2), ("Other", 1, 0)}
+    (sql,) = [q["sql"] for q in captured.captured_queries]
+    assert "DISTINCT" not in sql and '"canonical"' not in sql
