@@ -72,15 +72,19 @@ def _refused_request(request: HttpRequest, error: Exception) -> HttpResponse:
         message, status = _("The upload could not be read (%(detail)s). Nothing was saved: try again, and "
                             "give the file a shorter name if it has a very long one.") % {"detail": error}, 400
     logger.warning("Refused %s %s: %s", request.method, request.path, error)
-    referer = request.headers.get("Referer", "")
-    back = referer if url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure()) else ""
-    context = {"message": message, "back_url": back}
+    context = {"message": message, "back_url": _back_url(request)}
     if getattr(request, "htmx", False):
         response = render(request, "annotator/request_refused.html#refusal", context)
         response["HX-Retarget"] = "#messages"
         response["HX-Reswap"] = "innerHTML"
         return response
     return render(request, "annotator/request_refused.html", context, status=status)
+
+
+def _back_url(request: HttpRequest) -> str:
+    """The page the refused request came from, when it is this site's ("" otherwise)."""
+    referer = request.headers.get("Referer", "")
+    return referer if url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure()) else ""
 
 
 class DatabaseBusyMiddleware:
@@ -105,9 +109,7 @@ class DatabaseBusyMiddleware:
         logger.warning("Database busy on %s %s: %s", request.method, request.path, exception)
         message = _("The database is busy writing something large (an import, most likely), so nothing was "
                     "saved. Try again in a minute.")
-        referer = request.headers.get("Referer", "")
-        back = referer if url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure()) else ""
-        context = {"message": message, "back_url": back, "title": _("Not saved")}
+        context = {"message": message, "back_url": _back_url(request), "title": _("Not saved")}
         response = render(request, "annotator/request_refused.html", context, status=503)
         response["Retry-After"] = "30"
         return response

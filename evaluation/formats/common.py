@@ -476,12 +476,12 @@ def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
 # refused made a frozen version's own exports fail to import back: QA). Invisible characters too
 # (zero-width spaces and joiners, soft hyphen, bidi marks and overrides): 'd1' + U+200B looks
 # exactly like 'd1' on every page and in every message, yet matches nothing (QA).
-_BAD_ID_CHAR = re.compile(
-    "[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
-)
-# The characters refused before the invisible ones were: those that break the canonical pool text.
-# A pool version frozen earlier may hold the others, and its hash must stay verifiable.
-_UNSERIALISABLE_ID_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+# The characters that break the canonical pool text (lines, fields) were refused first; a pool
+# version frozen before the invisible ones were may hold those, and its hash must stay verifiable.
+_UNSERIALISABLE = "\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff"
+_INVISIBLE = "\xad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069"
+_BAD_ID_CHAR = re.compile(f"[{_UNSERIALISABLE}{_INVISIBLE}]")
+_UNSERIALISABLE_ID_CHAR = re.compile(f"[{_UNSERIALISABLE}]")
 
 
 def bad_id_chars(text: str) -> bool:
