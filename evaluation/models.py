@@ -8,7 +8,7 @@ stored with it, so pages read them instead of recomputing the batch on every loa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -159,24 +159,21 @@ class Run(FrozenFieldsModel):
         return reverse("run_detail", kwargs={"slug": self.project.slug, "run_id": self.pk})
 
     @staticmethod
-    def rows_of(run: metrics.Run) -> list[RunQuery]:
-        """Unsaved RunQuery rows that store an engine `Run` (the inverse of `engine_runs`)."""
-        rows = []
+    def rows_of(run: metrics.Run) -> Iterator[RunQuery]:
+        """Unsaved RunQuery rows that store an engine `Run` (the inverse of `engine_runs`), made
+        as they are consumed: stored in batches, a large run never has all of them in memory."""
         for position, query in enumerate(run.query_ids):
             ranking = run.ranking(query)
             scores = run.scores_of(query)
             lines = run.lines_of(query) or (0,) * len(ranking)
-            rows.append(
-                RunQuery(
-                    position=position,
-                    query_id=query,
-                    doc_ids="\n".join(ranking),
-                    size=len(ranking),
-                    scores=np.asarray(scores, dtype="<f8").tobytes() if scores is not None else None,
-                    lines=np.asarray(lines, dtype="<i8").tobytes(),
-                )
+            yield RunQuery(
+                position=position,
+                query_id=query,
+                doc_ids="\n".join(ranking),
+                size=len(ranking),
+                scores=np.asarray(scores, dtype="<f8").tobytes() if scores is not None else None,
+                lines=np.asarray(lines, dtype="<i8").tobytes(),
             )
-        return rows
 
     def engine_run(self, name: str | None = None) -> metrics.Run:
         """The parsed ranking as the scoring engine's `Run` (one query over RunQuery)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import html as html_module
 import re
+import tracemalloc
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -133,6 +134,40 @@ def test_a_bad_run_file_is_refused_naming_the_line_and_the_value(
 def test_text_that_is_not_utf8_is_refused_with_its_line() -> None:
     with pytest.raises(RunUploadError, match="line 2.*UTF-8"):
         run_parse(data=b"q1: A\nq2: \xff\xfe\n", fmt="lists", file_name="pasted.txt")
+
+
+@pytest.mark.parametrize("fmt", ["trec", "csv", "jsonl"])
+def test_file_formats_are_read_from_the_bytes_with_a_bom_and_windows_line_ends(fmt: str) -> None:
+    rows = [("q1", "A", 2.5), ("q1", "B", 1.0), ("q2", "C", 3.0)]
+    lines = {
+        "trec": [f"{q} Q0 {d} {i} {s} t" for i, (q, d, s) in enumerate(rows, 1)],
+        "csv": ["query_id,doc_id,score"] + [f"{q},{d},{s}" for q, d, s in rows],
+        "jsonl": [f'{{"query_id": "{q}", "doc_id": "{d}", "score": {s}}}' for q, d, s in rows],
+    }[fmt]
+    data = "\ufeff".encode() + "\r\n".join(lines).encode() + b"\r\n"
+    run = run_parse(data=data, fmt=fmt, file_name=f"run.{fmt}")
+    assert run.as_dict() == {"q1": [("A", 2.5), ("B", 1.0)], "q2": [("C", 3.0)]}
+    line = 3 if fmt == "csv" else 2  # B's line, after the CSV header
+    with pytest.raises(RunUploadError, match=rf"run\.{fmt}, line {line}: the file is not UTF-8"):
+        run_parse(data=data.replace(b"B", b"\xff"), fmt=fmt, file_name=f"run.{fmt}")
+
+
+def test_reading_a_run_file_holds_little_more_than_its_bytes() -> None:
+    # Measured on a 21 MB TREC run: the text in a StringIO (4 bytes a character) made the peak
+    # 164 MB on top of the bytes; read from the bytes it is 57 MB, the parsed run included.
+    data = b"".join(
+        b"q%05d Q0 helpcenter-article-%08d %d %d.5 bm25\n" % (q, q * 100 + r, r + 1, 100 - r)
+        for q in range(300)
+        for r in range(100)
+    )
+    tracemalloc.start()
+    try:
+        run = run_parse(data=data, fmt="trec", file_name="run.txt")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert run.rows == 30_000
+    assert peak < 4 * len(data), f"peak {peak / len(data):.1f}x the file's size"
 
 
 def test_a_nul_character_is_refused_with_its_line() -> None:
