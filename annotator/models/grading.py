@@ -6,9 +6,10 @@ or overwritten silently: every change appends a `GradeHistory` row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cached_property
+from typing import TYPE_CHECKING, overload
 
 from django.conf import settings
 from django.db import models
@@ -109,6 +110,57 @@ class GradingSet(models.Model):
     def progress_of(self, editor: User) -> Progress:
         """The editor's own share: pairs of this set they have graded, out of all pairs."""
         return Progress(done=self.candidates.filter(grades__editor=editor).count(), total=self.candidates.count())
+
+    def queries(self) -> models.QuerySet[Query]:
+        """The queries with a pair in this set, in external ID order. The project's unique index on
+        external IDs gives the order, and each query asks the pairs' unique index whether it has
+        one here: no pair is joined or sorted (grouping the pairs by query took 1.5 s, with their
+        count, for a set of 585,000 pairs on SQLite)."""
+        in_set = Candidate.objects.filter(grading_set=self, query=OuterRef("pk"))
+        return Query.objects.filter(project_id=self.project_id).filter(Exists(in_set)).order_by("external_id")
+
+
+class PairsInOrder(Sequence["Candidate"]):
+    """A set's pairs in (query, document) external-ID order, as a Paginator's object list.
+
+    A page reads only the pairs of the queries it covers, found from per-query counts. Sorting
+    every pair of the set for each page took 1 s for the first page and 3 s for a deep one, for
+    585,000 pairs on SQLite.
+    """
+
+    def __init__(self, grading_set: GradingSet, pairs: CandidateQuerySet) -> None:
+        self._pairs = pairs  # the set's pairs, with what the page shows of them
+        in_set = Candidate.objects.filter(grading_set=grading_set)
+        self._queries = grading_set.queries().annotate(n=count_of(in_set, "query"))
+
+    @cached_property
+    def _counts(self) -> list[tuple[int, int]]:
+        """(query pk, its pairs) in query order."""
+        return list(self._queries.values_list("pk", "n"))
+
+    def __len__(self) -> int:
+        return sum(n for _query, n in self._counts)
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Candidate]: ...
+    def __getitem__(self, index: int | slice) -> Candidate | list[Candidate]:
+        if isinstance(index, int):
+            return self[index : index + 1][0]
+        start, stop = index.start or 0, index.stop if index.stop is not None else len(self)
+        covered: list[int] = []
+        skipped = position = 0
+        for query, n in self._counts:
+            if position >= stop:
+                break
+            if position + n > start:
+                if not covered:
+                    skipped = start - position  # pairs of the first covered query on earlier pages
+                covered.append(query)
+            position += n
+        pairs = self._pairs.filter(query__in=covered).order_by("query__external_id", "document__external_id")
+        return list(pairs[skipped : skipped + stop - start])
 
 
 class CandidateSource(models.TextChoices):

@@ -37,7 +37,7 @@ from annotator.models import (
     Query,
     Role,
 )
-from annotator.models.grading import GradeQuerySet, Progress
+from annotator.models.grading import GradeQuerySet, PairsInOrder, Progress
 from annotator.services.grading import (
     CriteriaChanged,
     GradingError,
@@ -96,8 +96,11 @@ def _set_detail_context(
 ) -> dict[str, object]:
     me = request.user
     candidates = Candidate.objects.filter(grading_set=grading_set)
+    queries = Paginator(grading_set.queries().values("pk"), PAGE_SIZE).get_page(request.GET.get("page"))
+    # The counts of this page's queries only.
     per_query = (
-        candidates.with_grade_total()
+        candidates.filter(query__in=[row["pk"] for row in queries])
+        .with_grade_total()
         .alias(mine_flag=Exists(Grade.objects.filter(candidate=OuterRef("pk"), editor=me)))
         .values("query", "query__external_id", "query__text")
         .annotate(
@@ -107,10 +110,10 @@ def _set_detail_context(
         )
         .order_by("query__external_id")
     )
-    queries = Paginator(per_query, PAGE_SIZE).get_page(request.GET.get("page"))
     context: dict[str, object] = {
         "grading_set": grading_set,
         "queries": queries,
+        "query_rows": list(per_query),
         "set_progress": grading_set.progress(),
         "my_progress": grading_set.progress_of(me),
         # The queue's own rule, so the button is offered only where it leads to a pair (QA: on a
@@ -120,12 +123,12 @@ def _set_detail_context(
     }
     # Provenance (runs and positions) is for owners only: it is built here or not at all.
     if context["is_owner"]:
-        listed = (
-            candidates.select_related("query", "document", "added_by")
-            .annotate(graded=Exists(Grade.objects.filter(candidate=OuterRef("pk"))))
-            .order_by("query__external_id", "document__external_id")
+        listed = candidates.select_related("query", "document", "added_by").annotate(
+            graded=Exists(Grade.objects.filter(candidate=OuterRef("pk")))
         )
-        context["candidates"] = Paginator(listed, PAGE_SIZE).get_page(request.GET.get("cpage"))
+        context["candidates"] = Paginator(PairsInOrder(grading_set, listed), PAGE_SIZE).get_page(
+            request.GET.get("cpage")
+        )
         context["add_form"] = add_form or CandidateAddForm(project=request.project)
     return context
 
