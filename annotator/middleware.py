@@ -17,8 +17,16 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 logger = logging.getLogger(__name__)
+
+# Said by DatabaseBusyMiddleware's page and, for a request htmx sent, by the page's own script
+# (base.html's data-busy, through the `project` context processor).
+BUSY_MESSAGE = gettext_lazy(
+    "The database is busy writing something large (an import, most likely), so nothing was saved. "
+    "Try again in a minute."
+)
 
 
 class RejectNulCharactersMiddleware:
@@ -107,9 +115,7 @@ class DatabaseBusyMiddleware:
         if not (isinstance(exception, OperationalError) and "database is locked" in str(exception)):
             return None
         logger.warning("Database busy on %s %s: %s", request.method, request.path, exception)
-        message = _("The database is busy writing something large (an import, most likely), so nothing was "
-                    "saved. Try again in a minute.")
-        context = {"message": message, "back_url": _back_url(request), "title": _("Not saved")}
+        context = {"message": BUSY_MESSAGE, "back_url": _back_url(request), "title": _("Not saved")}
         response = render(request, "annotator/request_refused.html", context, status=503)
         response["Retry-After"] = "30"
         return response
