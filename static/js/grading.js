@@ -96,10 +96,18 @@
     press(row, value);
   }
 
+  // A locked row takes no grade and no reason; its status line says why (the server's words).
+  const sayLocked = (row, key) => announce(`${msg(key)} ${row.querySelector(".row-status").textContent.trim()}`);
+  // After `r` found no reason box, the keys that follow are most likely the reason being typed:
+  // single-key shortcuts stay off until the typing pauses (QA: "ok 2" typed after `r` on a locked
+  // row moved up with k and saved a 2 for another document).
+  const TYPING_PAUSE_MS = 1500;
+  let shortcutsOffUntil = 0;
+
   function submitGrade(row, value) {
     const button = row.querySelector(`.grade-buttons button[value="${value}"]`);
     if (!button) {
-      announce(msg("msgLocked"));
+      sayLocked(row, "msgLocked");
       return;
     }
     if (row.dataset.state === "saving") {
@@ -253,6 +261,11 @@
     // complete the pair and lock it; WCAG 2.1.4).
     const nowhere = target === document.body || target === document.documentElement;
     if (!nowhere && !root.contains(target)) return;
+    if (event.key.length === 1 && event.timeStamp < shortcutsOffUntil) {
+      shortcutsOffUntil = event.timeStamp + TYPING_PAUSE_MS;
+      event.preventDefault();
+      return;
+    }
     const onControl = target.closest && target.closest("button, a, summary");
     switch (event.key) {
       case "0":
@@ -284,10 +297,16 @@
         nextUngraded();
         break;
       case "r": {
-        const box = currentRow() && currentRow().querySelector("textarea.reason");
-        if (!box) return;
+        const row = currentRow();
+        if (!row) return;
         event.preventDefault();
-        box.focus();
+        const box = row.querySelector("textarea.reason");
+        if (box) {
+          box.focus(); // a locked row's read-only box holds a reason typed before it locked
+        } else {
+          sayLocked(row, "msgNoReason");
+          shortcutsOffUntil = event.timeStamp + TYPING_PAUSE_MS;
+        }
         break;
       }
       case "u": {

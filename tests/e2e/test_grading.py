@@ -323,6 +323,36 @@ def test_a_save_for_a_pair_removed_meanwhile_says_so_and_neither_retries_nor_hol
     assert prompts == []
 
 
+def test_r_on_a_locked_document_says_why_and_the_reason_typed_next_is_not_read_as_shortcuts(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
+    """QA: `r` on a locked document did nothing; "ok 2" typed next moved up with k and saved a 2
+    for the document there."""
+    from annotator.models import GradingSet
+
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    GradingSet.objects.update(is_open=False)  # every row of the page is locked once it reloads
+    page.reload()
+    page.keyboard.press("j")  # the second document, so that k has somewhere to go
+    locked = focused_document(page)
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url) if "/grade" in request.url else None)
+    page.keyboard.press("r")
+    announcer = page.locator("#announcer")
+    expect(announcer).to_have_text("This document takes no reason from you here: This grading set is closed.")
+    page.keyboard.type("ok 2 u")
+    expect(announcer).to_have_text("This document takes no reason from you here: This grading set is closed.")
+    assert focused_document(page) == locked and requests == []
+    page.wait_for_timeout(1700)  # a pause in the typing: the shortcuts are back
+    page.keyboard.press("2")
+    expect(announcer).to_have_text("This document takes no grade from you here: This grading set is closed.")
+    page.keyboard.press("k")
+    page.wait_for_function(f"!document.activeElement.textContent.includes({locked!r} + ' ·')")
+    assert focused_document(page) != locked and requests == []
+
+
 def test_a_grade_from_before_a_meaning_change_of_the_criteria_is_refused_and_the_page_catches_up(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
