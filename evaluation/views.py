@@ -12,7 +12,6 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
@@ -24,6 +23,7 @@ from annotator.access import ProjectRequest, project_role
 from annotator.http import attachment_header, post_from, redirect_after_post
 from annotator.models import Document, PoolVersion, Query, Role
 from annotator.models.pools import PoolIntegrityError
+from annotator.paging import Paginator
 from evaluation import metrics, services
 from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm, count_of_queries
 from evaluation.models import Comparison, Run

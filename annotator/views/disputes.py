@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.db.models import Case, Count, Prefetch, When
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -41,6 +40,7 @@ from annotator.models import (
     StaleReason,
 )
 from annotator.models.disputes import REVEALED_STATUSES
+from annotator.paging import Paginator
 from annotator.services.disputes import (
     AlreadyRechecked,
     AlreadySettled,

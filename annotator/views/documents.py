@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.db import IntegrityError, transaction
 from django.db.models.functions import Substr
 from django.http import Http404, HttpResponse
@@ -36,6 +35,7 @@ from annotator.importers import (
     read_run,
 )
 from annotator.models import CriteriaVersion, Document, Query, Role
+from annotator.paging import Paginator
 from annotator.services.grading import (
     CandidateSummary,
     CriteriaOutdated,

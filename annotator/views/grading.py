@@ -14,7 +14,6 @@ from functools import cache
 from typing import cast
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.db.models import Count, Exists, OuterRef, Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -38,6 +37,7 @@ from annotator.models import (
     Role,
 )
 from annotator.models.grading import GradeQuerySet, PairsInOrder, Progress
+from annotator.paging import Paginator
 from annotator.services.grading import (
     CriteriaChanged,
     GradingError,

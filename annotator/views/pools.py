@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.db.models import Count, Max, OuterRef, Subquery
 from django.http import HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
@@ -26,6 +25,7 @@ from annotator.http import attachment_header, redirect_after_post
 from annotator.models import Candidate, FinalGrade, GradingSet, Pool, PoolVersion, Project, Query, Role
 from annotator.models.grading import count_of
 from annotator.models.pools import PoolIntegrityError, exclusion_row, sha256_hex
+from annotator.paging import Paginator
 from annotator.services.pools import (
     EXPORT_FORMATS,
     NO_FINAL_GRADE,

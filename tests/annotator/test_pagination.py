@@ -76,3 +76,23 @@ def test_the_set_pages_candidate_list_pages_with_its_own_parameter(
     # Before, the candidates' "Next" link set `page` (the queries' table) and never left page 1.
     assert 'href="?cpage=3#candidates-heading"' in html
     assert "Page 2 of 3" in html
+
+
+@pytest.mark.parametrize(
+    ("asked", "shown"), [("0", 1), ("-1", 1), ("abc", 1), ("2.5", 1), ("999999", 3), ("2", 2), ("", 1)]
+)
+def test_a_page_number_that_names_no_page_shows_the_nearest_page_and_says_so(
+    cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch, asked: str, shown: int
+) -> None:
+    from annotator.views import documents as document_views
+    from tests.grading.factories import make_document
+
+    monkeypatch.setattr(document_views, "PAGE_SIZE", 2)
+    for name in "ABCDE":
+        make_document(cast.alpha, name)
+    client.force_login(cast.editor)
+    html = client.get(reverse("document_list", kwargs={"slug": cast.alpha.slug}), {"page": asked}).content.decode()
+    assert f"Page {shown} of 3" in html
+    # Django's own Paginator shows the *last* page for 0 and -1, without a word (QA).
+    note = f"There is no page “{asked}”: this is page {shown}."
+    assert (note in html) == (asked not in ("2", "")), html

@@ -76,8 +76,8 @@ def test_a_query_that_fits_on_one_page_shows_no_pager(cast: Cast, client: Client
     assert 'class="pager"' not in html and "Documents 1–" not in html
 
 
-# Paginator.get_page: not a number, the first page; a number out of range, the last one.
-@pytest.mark.parametrize(("asked", "expected"), [("abc", 1), ("", 1), ("0", 3), ("-2", 3), ("999", 3)])
+# annotator.paging: not a number or below 1, the first page; past the end, the last one.
+@pytest.mark.parametrize(("asked", "expected"), [("abc", 1), ("", 1), ("0", 1), ("-2", 1), ("999", 3)])
 def test_any_page_value_gets_a_page(
     cast: Cast, client: Client, pairs: list[Candidate], asked: str, expected: int
 ) -> None:
