@@ -67,6 +67,8 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         disputes = Dispute.objects.in_project(project)
         # Those waiting for someone who left need a reviewer too (the queue page lists them).
         context["review_count"] = disputes.review_queue().count() + disputes.waiting_for_departed().count()
+        # Counted in, but not theirs to settle: a reviewer never settles a pair they graded (QA).
+        context["review_graded_by_me"] = disputes.review_queue().filter(statements__editor=request.user).count()
         context["final_recheck_count"] = (
             Candidate.objects.filter(grading_set__project=project).final_to_recheck().count()
         )

@@ -101,3 +101,16 @@ def test_a_new_project_shows_its_owner_the_steps_and_its_editors_why_nothing_wai
 def test_a_set_up_project_shows_no_steps(db: None, client: Client) -> None:
     build_demo()
     assert "Getting started" not in overview(client, "owner")
+
+
+def test_a_reviewer_who_graded_a_waiting_dispute_is_told_another_reviewer_settles_it(db: None, client: Client) -> None:
+    """QA: the count offered a dispute this reviewer graded and so may not settle, without a word."""
+    from annotator.models import Membership, Role
+
+    build_demo()
+    # editor-a graded the pair of the demo's waiting dispute; made a reviewer, she may not settle it.
+    Membership.objects.filter(user__username="editor-a", project__slug="help-center-demo").update(role=Role.REVIEWER)
+    html = overview(client, "editor-a")
+    assert "Disputes waiting for a reviewer: 1" in html
+    assert "You graded 1 of them: another reviewer settles it." in html
+    assert "You graded" not in overview(client, "reviewer")
