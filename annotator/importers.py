@@ -34,6 +34,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.utils.formats import number_format
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotator.text import enumeration
 from annotator.uploads import UploadTextError, upload_text
@@ -51,7 +52,7 @@ from evaluation.formats.common import (
     underflows,
 )
 from evaluation.formats.tabular import CSV_FIELD_LIMIT, JSON_LINE_PROBLEMS, RUN_COLUMNS
-from evaluation.formats.trec import split_fields
+from evaluation.formats.trec import split_fields, trec_writable
 
 MAX_ERRORS = 20
 ID_MAX_LENGTH = 255
@@ -670,3 +671,18 @@ def pool_top_k(runs: list[tuple[str, list[RunRow]]], depth: int | None) -> list[
                     )
                 pair.hits.append((row.run, position))
     return list(pooled.values())
+
+
+def unwritable_ids_warning(records: list[DocumentRecord] | list[QueryRecord]) -> str:
+    """IDs a TREC line cannot hold (a space inside): valid here, but no TREC run or qrels file can
+    name them, which an owner learns at import rather than at the first export (QA)."""
+    spaced = [r for r in records if not trec_writable(r.external_id)]
+    if not spaced:
+        return ""
+    return ngettext(
+        "%(count)d ID holds a space (“%(id)s”, line %(line)d): TREC runs and qrels cannot name it; CSV and "
+        "JSONL files can.",
+        "%(count)d IDs hold a space (the first: “%(id)s”, line %(line)d): TREC runs and qrels cannot name "
+        "them; CSV and JSONL files can.",
+        len(spaced),
+    ) % {"count": len(spaced), "id": spaced[0].external_id, "line": spaced[0].line}

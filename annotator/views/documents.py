@@ -25,14 +25,17 @@ from annotator.forms_grading import (
 )
 from annotator.http import post_from, redirect_after_post
 from annotator.importers import (
+    DocumentRecord,
     ImportFileError,
     LineError,
+    QueryRecord,
     decode_upload,
     detect_format,
     pool_top_k,
     read_documents,
     read_queries,
     read_run,
+    unwritable_ids_warning,
 )
 from annotator.models import CriteriaVersion, Document, Query, Role
 from annotator.paging import Paginator
@@ -185,6 +188,7 @@ class ImportSection:
     errors: list[str] = field(default_factory=list)
     # "Check only": the import ran and was rolled back; the summary says what it would have done.
     checked_only: bool = False
+    warning: str = ""  # said beside the summary: stored, but worth knowing
 
 
 SECTION_TEXT = {
@@ -252,6 +256,8 @@ def _respond(request: ProjectRequest, section: ImportSection) -> HttpResponse:
         return render(request, "annotator/grading/imports.html#import-section", {"section": section})
     if section.summary is not None and not section.errors:
         (messages.info if section.checked_only else messages.success)(request, _summary_text(section))
+        if section.warning:
+            messages.warning(request, section.warning)
         return redirect("import_page", slug=request.project.slug)
     return render(request, "annotator/grading/imports.html", {"sections": _sections(request, **{section.kind: section})})
 
@@ -308,12 +314,16 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     try:
         data = upload.read()
         with transaction.atomic():
+            records: list[DocumentRecord] | list[QueryRecord]
             if kind == "documents":
-                section.summary = documents_import(project=request.project, records=read_documents(data, fmt))
+                records = read_documents(data, fmt)
+                section.summary = documents_import(project=request.project, records=records)
             else:
-                section.summary = queries_import(project=request.project, records=read_queries(data, fmt))
+                records = read_queries(data, fmt)
+                section.summary = queries_import(project=request.project, records=records)
             if section.checked_only:
                 transaction.set_rollback(True)
+        section.warning = unwritable_ids_warning(records)
     except ImportFileError as error:
         section.errors = _file_problem(error)
     except IntegrityError:

@@ -217,10 +217,15 @@ def _careful_run(lines: Iterator[str], system: str, name: str) -> Run:
     return builder.run(system)
 
 
+def trec_writable(value: str) -> bool:
+    """Whether a TREC line can hold `value` as one field: nothing the reader splits at (a no-break
+    or ideographic space inside an ID is part of it)."""
+    return bool(value) and not _ASCII_SPACE.search(value) and not _INFO_SEPARATOR.search(value)
+
+
 def _check_field(value: str, query: str | None = None) -> str:
     """A query ID (query None) or a document ID of `query` that a TREC line can hold."""
-    # What the reader splits at (a no-break or ideographic space inside an ID is part of it).
-    if not value or _ASCII_SPACE.search(value) or _INFO_SEPARATOR.search(value):
+    if not trec_writable(value):
         if query is None:
             raise EvaluationError(
                 gettext_noop("query ID %(value)r cannot be written to a TREC file (it contains whitespace)"),

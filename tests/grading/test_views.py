@@ -8,13 +8,16 @@ tests here check what each action does.
 from __future__ import annotations
 
 import html as html_module
+import io
 import json
 import re
+from tempfile import NamedTemporaryFile
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import translation
@@ -407,6 +410,26 @@ def test_an_owner_imports_documents_and_sees_the_summary_in_the_fragment(cast: C
     response = client.post(url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nA,a2\nB,b\n")})
     assert response.status_code == 302
     assert "created 0, updated 1, unchanged 1" in client.get(response["Location"]).content.decode()
+
+
+def test_an_import_with_ids_a_trec_file_cannot_hold_is_stored_with_a_warning(cast: Cast, client: Client) -> None:
+    """QA: "QA 10" imported without a word, then no TREC run could name it and the qrels export
+    was refused."""
+    as_user(client, cast.owner)
+    data = "doc_id,body\nA,a\nQA 10,b\nQA 11,c\n"
+    html = client.post(url("import_documents", cast), {"file": upload("d.csv", data)}, headers=HTMX).content.decode()
+    assert "Created 3, updated 0, unchanged 0." in html
+    assert "2 IDs hold a space (the first: “QA 10”, line 3): TREC runs and qrels cannot name them" in html
+    response = client.post(url("import_queries", cast), {"file": upload("q.csv", "query_id,text\nq 1,t\n")}, follow=True)
+    assert "1 ID holds a space (“q 1”, line 2): TREC runs and qrels cannot name it" in response.content.decode()
+    html = client.post(url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nB,b\n")}, headers=HTMX).content.decode()
+    assert "hold a space" not in html and "holds a space" not in html
+    err = io.StringIO()
+    with NamedTemporaryFile("w", suffix=".csv") as file:
+        file.write("doc_id,body\nQA\u00a010,no-break space: one field\nQA 12,d\n")
+        file.flush()
+        call_command("import_documents", cast.alpha.slug, file.name, stdout=io.StringIO(), stderr=err)
+    assert "Warning: 1 ID holds a space (“QA 12”, line 3)" in err.getvalue()
 
 
 def test_check_only_runs_the_import_stores_nothing_and_says_what_it_would_flag(cast: Cast, client: Client) -> None:

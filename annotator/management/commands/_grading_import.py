@@ -11,7 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotator.importers import ImportFileError, decode_upload, detect_format
+from annotator.importers import ImportFileError, decode_upload, detect_format, unwritable_ids_warning
 from annotator.models import Project
 
 
@@ -101,6 +101,8 @@ class RecordImportCommand(BaseCommand):
             summary = self.importer(project=project, records=records, on_progress=Progress(self, self.noun[1]))
             if options["dry_run"]:
                 transaction.set_rollback(True)
+        if warning := unwritable_ids_warning(records):
+            self.stderr.write(f"Warning: {warning}")
         prefix = "Dry run (nothing stored): " if options["dry_run"] else ""
         self.stdout.write(
             self.style.SUCCESS(
