@@ -135,21 +135,25 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
             # both changed a level, the owner's text stays and the newer one is shown beside it.
             latest = CriteriaVersion.objects.current_for(request.project)
             based = form.cleaned_data["based_on"]
+            known = CriteriaVersion.objects.filter(project=request.project, number=based).first()
             # A number no version has (a hand-made post) merges onto the newest as it is.
-            base = (
-                CriteriaVersion.objects.filter(project=request.project, number=based).first()
-                or latest
-            )
-            merged, conflicts = CriteriaForm.merge(form.levels(), base, latest)
+            merged, conflicts = CriteriaForm.merge(form.levels(), known or latest, latest)
             data = request.POST.copy()
             data.update({f"level_{n}": text for n, text in merged.items()})
             data["based_on"] = str(latest.number)
             form = CriteriaForm(data, current=latest)
             form.is_valid()
-            form.add_error(None, _(
-                "Criteria version %(latest)d was published after this page showed version %(based)d. Its changes "
-                "are now in the form, with yours: check the text, then publish."
-            ) % {"latest": latest.number, "based": based})
+            if known is None:  # QA: "version 1 was published after this page showed version 999"
+                problem = _(
+                    "The form named criteria version %(based)d, which does not exist. It now holds version "
+                    "%(latest)d's text with your changes: check the text, then publish."
+                )
+            else:
+                problem = _(
+                    "Criteria version %(latest)d was published after this page showed version %(based)d. Its "
+                    "changes are now in the form, with yours: check the text, then publish."
+                )
+            form.add_error(None, problem % {"latest": latest.number, "based": based})
             now = dict(latest.levels())
             for level in conflicts:
                 form.add_error(f"level_{level}", _(

@@ -90,6 +90,7 @@ def test_an_edit_started_on_an_older_version_is_refused_not_published_over_the_n
 def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_undoes_nothing(cast: Cast) -> None:
     """QA: after the refusal the form quietly stood on version 2 with version 1's text in the other
     levels, and the second click published over version 2, undoing it."""
+    import html as html_module
     import re
 
     from django.test import Client
@@ -123,8 +124,9 @@ def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_
     assert client.post(publish, merged).status_code == 302
     v3 = CriteriaVersion.objects.current_for(cast.alpha)
     assert (v3.number, v3.level_3, v3.level_2, v3.level_0) == (3, "Tab 1's level 3.", "Tab 2's level 2.", "Tab 2's level 0.")
-    # A made-up version number merges onto the newest as it is, without a 500.
+    # A made-up version number merges onto the newest as it is, without a 500, and says so (QA:
+    # "version 3 was published after this page showed version 99").
     response = client.post(publish, {**merged, "level_1": "Another.", "based_on": "99"})
-    assert response.status_code == 200 and "Criteria version 3 was published after this page showed version 99" in (
-        response.content.decode()
-    )
+    html = html_module.unescape(response.content.decode())
+    assert response.status_code == 200 and "The form named criteria version 99, which does not exist." in html
+    assert "It now holds version 3's text with your changes" in html and "was published after" not in html
