@@ -33,6 +33,7 @@ from evaluation.metrics import (
     compare_results,
     evaluate_run,
 )
+from evaluation.metrics.policies import gettext_noop
 from evaluation.reports import render_csv, render_json, render_text
 
 HELP = (
@@ -122,11 +123,27 @@ def report(options: Mapping[str, Any]) -> str:
     grade_map = parse_grade_map(options["grade_map"])
     pool = read_qrels(options["qrels"], format=options["qrels_format"], grade_map=grade_map)
     paths = [options["run_a"]] + ([options["run_b"]] if options["run_b"] else [])
+    if len(paths) == 2 and _same_file(*paths):
+        # As the web form refuses it: most likely one path typed twice.
+        raise EvaluationError(
+            gettext_noop(
+                "RUN_A and RUN_B are the same file (%(path)s): a run compared with itself tells nothing. "
+                "Give another run as RUN_B, or leave RUN_B out to score one run"
+            ),
+            {"path": paths[1]},
+        )
     results = [evaluate_run(pool, read_run(path, format=options["run_format"]), settings) for path in paths]
     comparison = compare_results(*results) if len(results) == 2 else None
     render = {"text": render_text, "json": render_json, "csv": render_csv}[options["format"]]
     # A breakdown computes per-position terms, which can still refuse (K): callers catch that too.
     return render(results, comparison, breakdown=options["breakdown"], grade_map=format_grade_map(grade_map))
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # a file that cannot be read is reported by its reader
+        return False
 
 
 def write_and_exit(text: str, stdout: TextIO | None) -> NoReturn:

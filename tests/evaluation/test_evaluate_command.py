@@ -144,9 +144,10 @@ def test_breakdown_adds_every_term_for_every_query_and_system() -> None:
 def test_an_excluded_query_has_null_ndcg_and_delta(tmp_path: Path) -> None:
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 A 3\nq1 0 B 1\nq2 0 Z 0\n")
-    run = tmp_path / "run.txt"
-    run.write_text("q1 Q0 B 1 2.0 s\nq2 Q0 Z 1 1.0 s\n")
-    document = evaluate_json(str(qrels), str(run), str(run), "--zero-idcg", "exclude")
+    runs = tmp_path / "a.txt", tmp_path / "b.txt"
+    for run in runs:
+        run.write_text("q1 Q0 B 1 2.0 s\nq2 Q0 Z 1 1.0 s\n")
+    document = evaluate_json(str(qrels), *map(str, runs), "--zero-idcg", "exclude")
     q2 = document["queries"][1]
     assert q2["a"]["ndcg"] is None and q2["delta"] is None
     assert document["counts"]["zero_idcg"] == 1 and document["counts"]["excluded"] == 1
@@ -253,6 +254,18 @@ def test_bad_input_through_call_command_is_a_command_error_with_status_2() -> No
     assert caught.value.returncode == 2
     with pytest.raises(CommandError, match="K must be a positive integer, got True"):
         call_command("evaluate", QRELS, RESULTS, k=True, stdout=io.StringIO())
+
+
+def test_one_run_given_twice_is_refused_as_the_web_form_refuses_it(tmp_path: Path) -> None:
+    """QA: the command compared a file with itself (every delta +0.0000, exit 0); the web refused."""
+    done = manage(QRELS, RESULTS, str(ORACLE / ".." / "trec_eval" / "results.test"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("CommandError: RUN_A and RUN_B are the same file (")
+    assert "a run compared with itself tells nothing" in done.stderr and done.stderr.count("\n") == 1
+    # Two files with the same content are two runs: compared, every delta 0.
+    copy = tmp_path / "copy.test"
+    copy.write_bytes(Path(RESULTS).read_bytes())
+    assert evaluate_json(QRELS, RESULTS, str(copy), *TREC_EVAL)["comparison"]["mean_delta"] == 0.0
 
 
 def test_a_grade_map_lets_trec_evals_graded_qrels_in_and_is_recorded_with_the_result() -> None:
