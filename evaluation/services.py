@@ -278,12 +278,14 @@ def _decode(data: bytes, source: str) -> str:
         ) from None
 
 
-def run_parse(*, data: bytes, fmt: str, file_name: str) -> metrics.Run:
-    """Read an uploaded run with the engine's readers (or the pasted-lists parser), all or nothing."""
+def run_parse(*, data: bytes, fmt: str, file_name: str, name: str = "") -> metrics.Run:
+    """Read an uploaded run with the engine's readers (or the pasted-lists parser), all or nothing.
+    `name`: the run's name in messages (the name given on the form; default the file's name)."""
     text = _decode(data, file_name)
+    name = name or file_name
     try:
         if fmt == RunFormat.LISTS:
-            run = parse_ranked_lists(text, source=file_name, name=file_name)
+            run = parse_ranked_lists(text, source=file_name, name=name)
         elif fmt in (RunFormat.TREC, RunFormat.CSV, RunFormat.JSONL):
             # The bytes are now known to be good text; the readers decode them again as they go.
             # A StringIO of the text would hold it at 4 bytes a character (85 MB for a 21 MB
@@ -292,7 +294,7 @@ def run_parse(*, data: bytes, fmt: str, file_name: str) -> metrics.Run:
             buffer = io.BytesIO(data)  # shares `data`: nothing is copied
             buffer.name = file_name  # the readers name the file in their errors
             stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", newline="" if fmt == RunFormat.CSV else None)
-            run = formats.read_run(stream, format=str(fmt), name=file_name)
+            run = formats.read_run(stream, format=str(fmt), name=name)
         else:
             raise RunUploadError(
                 _("Unknown run format %(format)s; allowed: %(allowed)s")
@@ -365,7 +367,7 @@ def run_upload(
         raise RunUploadError(
             _("A run named “%(name)s” already exists in this project; choose another name.") % {"name": name}
         )
-    parsed = run_parse(data=data, fmt=fmt, file_name=file_name)
+    parsed = run_parse(data=data, fmt=fmt, file_name=file_name, name=name)
     if check is not None:
         pool_version, settings = check
         try:

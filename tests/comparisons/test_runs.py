@@ -224,8 +224,9 @@ def test_a_pasted_id_holding_a_character_no_id_may_hold_is_refused_not_split_in_
     ("text", "policies", "expected"),
     [
         ("q1: A, X\n", {}, ["line 1", "“X”", "unjudged"]),
-        ("q1: A\nq9: A\n", {}, ["“q9”", "not in the pool"]),
-        ("q2: A\n", {"missing_queries": "error", "extra_queries": "ignore"}, ["“q1”", "missing"]),
+        # The run is named as the form names it, not "pasted.txt" (QA).
+        ("q1: A\nq9: A\n", {}, ["“q9”", "of run “strict” is not in the pool"]),
+        ("q2: A\n", {"missing_queries": "error", "extra_queries": "ignore"}, ["“q1”", "missing from run “strict”"]),
     ],
 )
 def test_a_run_checked_against_a_pool_at_upload_is_refused_under_strict_policies(
