@@ -97,7 +97,11 @@
   }
 
   // A locked row takes no grade and no reason; its status line says why (the server's words).
-  const sayLocked = (row, key) => announce(`${msg(key)} ${row.querySelector(".row-status").textContent.trim()}`);
+  // No space after a full-width colon (Chinese).
+  const sayLocked = (row, key) => {
+    const lead = msg(key);
+    announce(`${lead}${lead.endsWith("：") ? "" : " "}${row.querySelector(".row-status").textContent.trim()}`);
+  };
   // After `r` found no reason box, the keys that follow are most likely the reason being typed:
   // single-key shortcuts stay off until the typing pauses (QA: "ok 2" typed after `r` on a locked
   // row moved up with k and saved a 2 for another document).
