@@ -48,6 +48,7 @@ from annotator.models import (
     FinalSource,
     Grade,
     GradeHistory,
+    GradingSet,
     Membership,
     Role,
 )
@@ -138,9 +139,10 @@ def criteria_of_grades(candidate_id: int) -> CriteriaVersion:
 def _lock(dispute: Dispute) -> Dispute:
     """The dispute, re-read under a row lock held to the end of the transaction.
 
-    Only the dispute row is locked (`of=self`): the joined pair, set and project stay free for
-    grading and freezing.
+    Only the dispute row is locked (`of=self`); its set's row is held shared first
+    (`lock_shared`), so a freeze and a change to the dispute never overlap.
     """
+    GradingSet.objects.lock_shared(dispute.candidate.grading_set_id)
     return (
         Dispute.objects.select_for_update(of=("self",))
         .select_related("candidate__grading_set__project")
@@ -524,6 +526,7 @@ def final_grade_recheck(
     and criteria versions they were given on), and a `FinalGradeRecheck` records the before and
     after. Freezing then records the document version the reviewer read.
     """
+    GradingSet.objects.lock_shared(candidate.grading_set_id)
     candidate = (
         Candidate.objects.select_for_update(of=("self",))
         .select_related("grading_set__project", "query", "document")

@@ -151,6 +151,7 @@ def grade_submit(
     """
     value = _validate_value(value)
     reason = (reason or "").strip()
+    GradingSet.objects.lock_shared(candidate.grading_set_id)  # before the pair: the freeze's order
     candidate = (
         Candidate.objects.select_for_update(of=("self",))
         .select_related("grading_set__project", "document")
@@ -292,6 +293,7 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
         raise GradingError(_("There is nothing of yours to undo for this query."))
     # `entries` joins through candidate__grading_set, so an entry with a null candidate never matches.
     assert target.candidate_id is not None
+    GradingSet.objects.lock_shared(grading_set.pk)
     candidate = (
         Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=target.candidate_id)
     )

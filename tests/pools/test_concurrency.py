@@ -92,3 +92,45 @@ def test_one_file_imported_twice_at_once_makes_one_version(cast: Cast) -> None:
     assert list(pool.versions.values_list("number", flat=True)) == [1]
     refusal = next(r for r in results if isinstance(r, PoolImportError))
     assert "exactly those of Imported version 1" in str(refusal)
+
+
+def test_a_grade_saved_while_the_set_freezes_is_either_refused_or_frozen(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a grade saved 1 ms after the freeze settled a pair the new version had left out as
+    ungraded; the save had read the set as open without locking it."""
+    import threading
+    import time
+
+    from annotator.models import CriteriaVersion, FinalGrade
+    from annotator.services.grading import GradingError, grade_submit
+
+    grading_set = factories.graded_set(
+        cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3), ("q1", "B"): (2, None)}
+    )
+    pair = grading_set.candidates.get(document__external_id="B")
+    manager = type(CriteriaVersion.objects)
+    original = manager.current_for
+    grading = threading.local()
+
+    def slow_current_for(self: object, project: object) -> object:
+        if getattr(grading, "on", False):
+            time.sleep(0.5)  # after the save read the set as open, before it writes: where the freeze got in
+        return original(self, project)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(manager, "current_for", slow_current_for)
+
+    def grade() -> object:
+        grading.on = True
+        return grade_submit(candidate=pair, editor=cast.editor2, value=2)
+
+    results = at_once(
+        grade,
+        lambda: (time.sleep(0.1), pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="late"))[1],
+    )
+
+    version = PoolVersion.objects.get()
+    settled = FinalGrade.objects.filter(candidate=pair).exists()
+    frozen = version.judgments.filter(query_id="q1", doc_id="B").exists()
+    # Either the save went first (the freeze then froze its final grade) or the freeze did (the
+    # save is refused: the set is closed): never a final grade the version left out.
+    assert settled == frozen, results
+    assert settled or isinstance(results[0], GradingError), results
