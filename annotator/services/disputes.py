@@ -340,6 +340,13 @@ def dispute_hand_to_review(*, dispute: Dispute, by: User) -> Dispute:
         raise DisputeError(_("Only a reviewer or an owner of the project can send a dispute to review."))
     if graded_pair(candidate_id=dispute.candidate_id, user=by):  # it would reveal the others' grades to them
         raise DisputeError(_("You graded this pair, so you cannot settle it: another reviewer must."))
+    if dispute.status == DisputeStatus.IN_REVIEW:  # QA: sent twice, the second heard "it stays with them"
+        if dispute.escalated_by is not None:
+            raise DisputeError(
+                _("This dispute is already with the reviewers: %(name)s sent it to review.")
+                % {"name": dispute.escalated_by.get_username()}
+            )
+        raise DisputeError(_("This dispute is already with the reviewers: it waits in the review queue."))
     if not departed_editors(dispute):
         raise DisputeError(
             _(

@@ -454,6 +454,12 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     assert Dispute.objects.get(pk=waiting.pk).status == DisputeStatus.IN_REVIEW
     assert Dispute.objects.get(pk=waiting.pk).escalated_by == cast.reviewer
     assert "Waiting for someone who left" not in client.get(url("dispute_queue")).content.decode()
+    # Sent again (a second reviewer, or a second tab): said as it is (QA: "it stays with them").
+    client.force_login(cast.owner)
+    again = html.unescape(client.post(hand_over, follow=True).content.decode())
+    assert f"This dispute is already with the reviewers: {cast.reviewer.get_username()} sent it to review." in again
+    assert Dispute.objects.get(pk=waiting.pk).escalated_by == cast.reviewer
+    client.force_login(cast.reviewer)
     # Who pressed it is on record, on the pair's timeline and on the dispute's page.
     timeline = client.get(url("pair_timeline", candidate_id=waiting.candidate_id)).content.decode()
     assert f"{cast.reviewer.get_username()} sent it to the review queue" in timeline
