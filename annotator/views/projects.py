@@ -65,8 +65,10 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         context["setup_steps"] = _setup_steps(project)
     if membership.can(Role.REVIEWER):
         disputes = Dispute.objects.in_project(project)
-        # Those waiting for someone who left need a reviewer too (the queue page lists them).
-        context["review_count"] = disputes.review_queue().count() + disputes.waiting_for_departed().count()
+        # Those waiting for someone who left need a reviewer too: the queue page lists them apart,
+        # and so does the overview (QA: one count of 3 over a table of 2).
+        context["review_count"] = disputes.review_queue().count()
+        context["departed_count"] = disputes.waiting_for_departed().count()
         # Counted in, but not theirs to settle: a reviewer never settles a pair they graded (QA).
         context["review_graded_by_me"] = disputes.review_queue().filter(statements__editor=request.user).count()
         context["final_recheck_count"] = (

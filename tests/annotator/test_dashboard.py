@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from annotator.management.commands.demo import build_demo
 from annotator.models import PoolVersion
+from tests.conftest import Cast
 
 
 def overview(client: Client, username: str) -> str:
@@ -114,3 +115,22 @@ def test_a_reviewer_who_graded_a_waiting_dispute_is_told_another_reviewer_settle
     assert "Disputes waiting for a reviewer: 1" in html
     assert "You graded 1 of them: another reviewer settles it." in html
     assert "You graded" not in overview(client, "reviewer")
+
+
+def test_disputes_waiting_for_someone_who_left_are_counted_apart_as_the_queue_lists_them(
+    cast: Cast, client: Client
+) -> None:
+    """QA: "Disputes waiting for a reviewer: 3" over a review table of 2 rows; the third waited
+    for a deactivated editor, in the queue page's own section."""
+    from annotator.services.disputes import dispute_give_reason
+    from tests.disputes.factories import disputed_pair, in_review
+
+    in_review(cast.alpha, cast.editor, cast.editor2, (0, 3), document="A")
+    stuck = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3), document="B")
+    dispute_give_reason(dispute=stuck, editor=cast.editor, reason="The deadline is missing.")  # editor2's turn
+    cast.editor2.is_active = False
+    cast.editor2.save(update_fields=["is_active"])
+    client.force_login(cast.reviewer)
+    html = client.get(reverse("project_detail", kwargs={"slug": cast.alpha.slug})).content.decode()
+    assert "Disputes waiting for a reviewer: 1<" in html
+    assert "Disputes waiting for someone who left: 1<" in html and "#stuck-heading" in html
