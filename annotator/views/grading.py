@@ -495,6 +495,10 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
             done = _("Saved grade %(grade)d for %(document)s.") % {
                 "grade": grade.grade, "document": candidate.document.external_id
             }
+            # Saved under a wording-only change published since the page was read: the panel and
+            # the forms catch up too (QA: the panel kept the old wording).
+            seen = form.cleaned_data["criteria_version"]
+            criteria_changed = seen is not None and seen != grade.criteria_version.number
             # Said aloud too when this grade completed the pair (settled, or a dispute opened):
             # the row shows it, and the announcement is all a screen-reader user hears (QA).
             fresh = Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk)

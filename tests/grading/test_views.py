@@ -132,7 +132,10 @@ def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refu
     # Sent with the version now shown, it saves; a later wording-only change does not refuse.
     client.post(grade_url(cast, a), {**sent, "criteria_version": "2"}, headers=HTMX)
     criteria_publish(project=cast.alpha, levels={**levels, 0: "no help"}, change=CriteriaChange.WORDING, note="", by=cast.owner)
-    client.post(grade_url(cast, b), {**sent, "criteria_version": "2"}, headers=HTMX)
+    html = client.post(grade_url(cast, b), {**sent, "criteria_version": "2"}, headers=HTMX).content.decode()
+    # Saved, and the panel and every form catch up with the new wording (QA: it kept the old).
+    assert "Saved grade 2 for B." in html and 'id="criteria-text" hx-swap-oob="true"' in html and "no help" in html
+    assert 'value="3" class="criteria-version" hx-swap-oob="outerHTML:.criteria-version"' in html
     assert list(Grade.objects.order_by("candidate__document__external_id").values_list("criteria_version__number", flat=True)) == [2, 3]
     # A version never published is bad input.
     assert client.post(grade_url(cast, b), {**sent, "criteria_version": "9"}).status_code == 400
