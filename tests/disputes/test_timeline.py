@@ -154,3 +154,20 @@ def test_undoing_a_change_says_which_grade_is_back_instead_of_a_withdrawal(cast:
     html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})).content.decode()
     assert "ed undid their last change: the grade is 2 again." in html
     assert html.count("withdrew") == 1 and "ed withdrew the grade 2." in html  # the second undo: no grade left
+
+
+def test_an_editors_re_check_says_whether_it_changed_the_grade_and_from_what(cast: Cast, client: Client) -> None:
+    """QA: "editor-c re-checked the grade: 1." hid that the grade had been 2."""
+    from annotator.models import StaleReason
+
+    pair = make_pair(cast.alpha, document="R")
+    for value in (2, 1, 1):  # graded 2; re-checked to 1; re-checked again, kept
+        grading.grade_submit(candidate=pair, editor=cast.editor, value=value)
+        grading.flag_for_recheck(StaleReason.CRITERIA, candidate=pair)
+    assert list(GradeHistory.objects.filter(kind=GradeHistory.Kind.RECHECKED).values_list("old_grade", "new_grade")) == [
+        (2, 1), (1, 1)
+    ]
+    client.force_login(cast.editor)
+    html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})).content.decode()
+    assert "ed re-checked the grade and changed it from 2 to 1." in html
+    assert "ed re-checked the grade and kept it: 1." in html
