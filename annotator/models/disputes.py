@@ -36,6 +36,14 @@ class DisputeStatus(models.TextChoices):
 REVEALED_STATUSES = frozenset({DisputeStatus.REVEALED, DisputeStatus.IN_REVIEW, DisputeStatus.SETTLED})
 
 
+def step_pending() -> Q:
+    """On DisputeStatement: the editor's step its dispute waits for (a reason, then a revision or
+    a keep)."""
+    return Q(dispute__status=DisputeStatus.AWAITING_REASONS, reason_given_at__isnull=True) | Q(
+        dispute__status=DisputeStatus.REVEALED, revised_at__isnull=True
+    )
+
+
 class DisputeQuerySet(models.QuerySet["Dispute"]):
     def in_project(self, project: Project) -> DisputeQuerySet:
         return self.filter(candidate__grading_set__project=project)
@@ -64,10 +72,7 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
             user_id=OuterRef("editor_id"),
             user__is_active=True,
         )
-        pending = DisputeStatement.objects.filter(dispute=OuterRef("pk")).filter(
-            Q(dispute__status=DisputeStatus.AWAITING_REASONS, reason_given_at__isnull=True)
-            | Q(dispute__status=DisputeStatus.REVEALED, revised_at__isnull=True)
-        )
+        pending = DisputeStatement.objects.filter(dispute=OuterRef("pk")).filter(step_pending())
         return (
             self.open()
             .filter(Exists(pending.exclude(Exists(active))))

@@ -20,6 +20,7 @@ from annotator.models import (
     Candidate,
     CriteriaVersion,
     Dispute,
+    DisputeStatement,
     Document,
     Grade,
     GradingSet,
@@ -29,6 +30,7 @@ from annotator.models import (
     Query,
     Role,
 )
+from annotator.models.disputes import step_pending
 from annotator.services.grading import queue_candidates
 from annotator.services.members import LastOwnerError, membership_remove, membership_set_role
 from evaluation.models import Comparison
@@ -145,9 +147,17 @@ def member_list(request: ProjectRequest, slug: str) -> HttpResponse:
         .annotate(n=Count("pk"))
         .values_list("editor_id", "n")
     )
+    waiting_on = dict(
+        DisputeStatement.objects.filter(dispute__candidate__grading_set__project=project)
+        .filter(step_pending())
+        .values("editor_id")
+        .annotate(n=Count("pk"))
+        .values_list("editor_id", "n")
+    )
     memberships = list(project.memberships.with_users())
     for m in memberships:
         m.to_withdraw = to_withdraw.get(m.user_id, 0)  # type: ignore[attr-defined]
+        m.disputes_waiting = waiting_on.get(m.user_id, 0)  # type: ignore[attr-defined]
     context = {
         "project": project,
         "memberships": memberships,

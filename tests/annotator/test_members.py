@@ -67,6 +67,26 @@ def test_the_removal_question_says_how_many_grades_it_withdraws(cast: Cast, clie
     assert "confirm(" not in html  # no JavaScript question any more
 
 
+def test_the_removal_question_says_how_many_open_disputes_wait_for_the_member(cast: Cast, client: Client) -> None:
+    """QA: only after the removal did the owner learn that a dispute had waited for the member."""
+    from annotator.services.disputes import dispute_give_reason
+    from tests.disputes.factories import disputed_pair
+
+    first = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3), document="A")
+    disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 2), document="B")
+    dispute_give_reason(dispute=first, editor=cast.editor2, reason="All conditions are there.")
+    client.force_login(cast.owner)
+    html = client.get(reverse("member_list", kwargs={"slug": "alpha"})).content.decode()
+
+    def question(user: object) -> str:
+        row = html[html.index(f"Remove {user} from this project?"):]
+        return row[: row.index("</p>")]
+
+    assert "2 open disputes wait for their step" in question(cast.editor.get_username())
+    assert "1 open dispute waits for their step" in question(cast.editor2.get_username())
+    assert "dispute" not in question(cast.reviewer.get_username())
+
+
 def test_an_invalid_role_is_refused_and_nothing_changes(cast: Cast, client: Client) -> None:
     m = Membership.objects.get(project=cast.alpha, user=cast.editor)
     client.force_login(cast.owner)
