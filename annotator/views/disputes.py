@@ -425,7 +425,9 @@ def dispute_review(request: ProjectRequest, slug: str, dispute_id: int) -> HttpR
         context = _review_context(request, dispute, form)
         if context["form"] is None:  # no form on the page (not in review, or graded by this reviewer)
             context.update(flash=exc.message, flash_level="error")
-        return render(request, template, context)
+        # Refused by the dispute's state or the reviewer's part in it, not by the form: 409 for
+        # clients without htmx (QA: a 200 read as success), 200 for htmx, which swaps only 2xx.
+        return render(request, template, context, status=200 if request.htmx else 409)
     message = _("Settled: final grade %(grade)s.") % {"grade": final.grade}
     if not request.htmx:
         messages.success(request, message)
