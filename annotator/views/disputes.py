@@ -207,12 +207,17 @@ def _detail_context(
         statement.label = labels.get(statement.editor_id) or statement.editor.get_username()  # type: ignore[attr-defined]
     escalated_by = dispute.escalated_by
     closed = closed_refusal(dispute)
+    can_review = request.membership.can(Role.REVIEWER) and not is_grader
+    # A reviewer reading a dispute stuck on someone who left is told, with the way on (QA: the
+    # page said only "Revealed", the review page alone offered "Send to review").
+    gone = gone_editor_ids(dispute)
+    departed = departed_editors(dispute, gone) if can_review and not closed else []
     return {
         **pair,
         "escalated_label": (labels.get(escalated_by.pk) or escalated_by.get_username()) if escalated_by else "",
         "dispute": dispute,
         "closed": closed,
-        "gone_ids": gone_editor_ids(dispute),
+        "gone_ids": gone,
         "mine": mine,
         "is_grader": is_grader,
         "sees_others": sees_others,
@@ -227,7 +232,8 @@ def _detail_context(
         "revision_form": revision_form
         if mine is not None and dispute.status == DisputeStatus.REVEALED and not mine.has_responded and not closed
         else None,
-        "can_review": request.membership.can(Role.REVIEWER) and not is_grader,
+        "can_review": can_review,
+        "departed": [labels.get(user.pk) or user.get_username() for user in departed],
         "flash": flash,
         "flash_level": flash_level,
     }

@@ -446,6 +446,10 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     assert "Waiting for someone who left" in queue and url("dispute_review", dispute_id=waiting.pk) in queue
     page = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
     assert "Waiting for someone who left" in page and cast.editor2.get_username() in page
+    # The dispute's own page says so too, with the way to the review page (QA: only "Revealed").
+    detail = client.get(url("dispute_detail", dispute_id=waiting.pk)).content.decode()
+    assert f"This dispute waits for {cast.editor2.get_username()}, who can no longer take their step" in detail
+    assert url("dispute_review", dispute_id=waiting.pk) in detail
     client.force_login(cast.editor)  # an editor of the dispute cannot send it on
     assert client.post(hand_over).status_code == 403
     client.force_login(cast.reviewer)
