@@ -411,9 +411,9 @@ def grade_page(request: ProjectRequest, slug: str, set_id: int, query_id: int) -
     return render(request, "annotator/grading/grade.html", _page_context(request, grading_set, query))
 
 
-def _row(request: ProjectRequest, candidate: Candidate) -> Row:
-    """`candidate`'s row alone, numbered as on its page."""
-    order = _order(request, candidate.grading_set, candidate.query)
+def _row(request: ProjectRequest, candidate: Candidate, order: list[int] | None = None) -> Row:
+    """`candidate`'s row alone, numbered as on its page (`order`: the editor's, when read already)."""
+    order = _order(request, candidate.grading_set, candidate.query) if order is None else order
     position = order.index(candidate.pk) + 1 if candidate.pk in order else 0
     rows = _rows(request, candidate.grading_set, [candidate.pk], position)
     if not rows:
@@ -438,11 +438,12 @@ def _row_response(
     undone: bool = False,
     criteria_changed: bool = False,
     unsaved_reason: str | None = None,
+    order: list[int] | None = None,
 ) -> HttpResponse:
     """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement.
     `unsaved_reason`: text for the reason box of an ungraded row that is not stored (an undone grade's)."""
     grading_set, query = candidate.grading_set, candidate.query
-    row = _row(request, candidate)
+    row = _row(request, candidate, order)
     row.error = error
     if error:
         row.typed_reason = typed_reason
@@ -553,7 +554,8 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
     # (Only where the row is swapped in place: a reloaded page shows stored text alone.) It is
     # swapped when it is on the page the editor sees (the form sends its number); a grade undone on
     # another page of the query takes the editor there, where the message shows.
-    on_page = str(_page_of(_order(request, grading_set, query).index(candidate.pk)))
+    order = _order(request, grading_set, query)
+    on_page = str(_page_of(order.index(candidate.pk)))
     in_place = bool(request.htmx) and request.POST.get("page", "1") == on_page
     kept_reason = result.undone[1] if result.grade is None and result.undone and in_place else None
     if result.grade is None:
@@ -570,7 +572,9 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
     else:
         text = _("Undone: %(document)s is back to grade %(grade)d.") % {"document": document, "grade": result.grade.grade}
     if in_place:
-        response = _row_response(request, candidate, announce=text, undone=True, unsaved_reason=kept_reason)
+        response = _row_response(
+            request, candidate, announce=text, undone=True, unsaved_reason=kept_reason, order=order
+        )
         return reswap(retarget(response, f"#cand-{candidate.pk}"), "outerHTML")
     messages.success(request, text)
     if request.htmx:
