@@ -287,6 +287,11 @@ class FinalSource(models.TextChoices):
     ADJUDICATED = "adjudicated", _("Settled by a reviewer")
 
 
+# A final grade marked for re-checking. Queries filter with this very Q so that they match, and
+# use, the partial index on it (few rows carry a mark).
+MARKED_STALE = ~Q(stale_reason="")
+
+
 class FinalGradeQuerySet(models.QuerySet["FinalGrade"]):
     def in_project(self, project: Project) -> FinalGradeQuerySet:
         return self.filter(candidate__grading_set__project=project)
@@ -336,6 +341,7 @@ class FinalGrade(models.Model):
                 condition=Q(source__in=[s.value for s in FinalSource]), name="final_grade_source_valid"
             ),
         ]
+        indexes = [models.Index(fields=["candidate"], condition=MARKED_STALE, name="final_grade_stale_candidate")]
 
     def __str__(self) -> str:
         return f"{self.candidate}: {self.grade} ({self.get_source_display()})"

@@ -78,6 +78,23 @@ def test_a_changed_document_puts_a_settled_pair_on_the_reviewers_list_not_the_ed
     assert Grade.objects.filter(candidate=candidate, stale=True).count() == 2
 
 
+def test_the_list_holds_pairs_with_a_stale_grade_or_a_stale_final_grade_once_each(cast: Cast) -> None:
+    """Scale QA: the count ran an EXISTS per settled pair (4 s of the overview's 4.4 s at 448,000
+    settled pairs, SQLite); it now reads the few marked rows through two partial indexes."""
+    from django.db import connection
+
+    by_grade, by_final, both, fresh = (settled(cast, document=d) for d in "BCDE")
+    Grade.objects.filter(candidate__in=[by_grade, both]).update(stale=True, stale_reason="document")
+    FinalGrade.objects.filter(candidate__in=[by_final, both]).update(stale_reason="query")
+    listed = Candidate.objects.final_to_recheck()
+    assert sorted(c.pk for c in listed) == sorted(c.pk for c in (by_grade, by_final, both))
+    assert listed.count() == 3 and fresh not in listed
+    assert "EXISTS" not in str(listed.query)
+    if connection.vendor == "sqlite":
+        plan = listed.order_by().explain()
+        assert "grade_stale_candidate" in plan and "final_grade_stale_candidate" in plan
+
+
 def test_keeping_the_final_grade_clears_the_flags_and_keeps_its_provenance(cast: Cast) -> None:
     candidate = settled(cast)
     v1 = candidate.document.current_version
