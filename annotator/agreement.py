@@ -5,7 +5,9 @@ would mislead, no value and a reason code instead. The page turns reason codes i
 
 Inputs are *raw* grades, keyed by unit (a query-document pair) and then by rater (an editor):
 `{unit: {rater: grade}}`. Units with a single grade are allowed (missing data); they simply add
-nothing pairable.
+nothing pairable. Each mapping is checked once and turned into a `Table` (a units x raters
+array of grades, and each unit's count of every grade), from which every figure is counted with
+numpy; a grading set's page passes a million grades, which per-unit loops took 10 s to read.
 
 Cohen's kappa is computed here with numpy rather than scikit-learn (a test-only dependency); the
 tests check it against `sklearn.metrics.cohen_kappa_score(..., labels=[0, 1, 2, 3],
@@ -81,36 +83,109 @@ def check_grade(value: object) -> int:
     return int(value)
 
 
-def _checked(ratings: Ratings) -> dict[Hashable, dict[Hashable, int]]:
-    return {
-        unit: {rater: check_grade(g) for rater, g in by_rater.items()} for unit, by_rater in ratings.items()
-    }
+def _grade_array(values: Sequence[object] | np.ndarray) -> np.ndarray:
+    """`values` as int8 grades, each checked as `check_grade` checks it, without a call per value
+    (a set's agreement page reads a million grades)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        array = values
+    elif all(issubclass(t, int | np.integer) and not issubclass(t, bool | np.bool_) for t in set(map(type, values))):
+        try:
+            array = np.fromiter(values, dtype=np.int64, count=len(values))
+        except OverflowError:
+            array = None
+    else:
+        array = None
+    if array is not None and (not array.size or (array.min() >= 0 and array.max() <= 3)):
+        return array.astype(np.int8)
+    for value in values:
+        check_grade(value)  # raises for the first bad value, naming it
+    raise AssertionError("unreachable: some value failed the range check")
 
 
-def percent_agreement(ratings: Ratings) -> tuple[Figure, Figure]:
+class Table:
+    """Ratings as arrays, checked once: `grades[u, r]` is rater r's grade of unit u, or -1.
+
+    Every figure below is computed from this. Build it from `{unit: {rater: grade}}`, or with
+    `from_triples` from three aligned columns (what a database gives).
+    """
+
+    def __init__(self, units: Sequence[Any], raters: Sequence[Any], grades: np.ndarray) -> None:
+        self.units = tuple(units)
+        self.raters = tuple(raters)
+        self.grades = grades
+        present = grades >= 0
+        unit_of, grade = np.nonzero(present)[0], grades[present].astype(np.int64)
+        # counts[u, g]: how many raters gave unit u grade g.
+        self.counts = np.bincount(unit_of * len(GRADES) + grade, minlength=len(units) * len(GRADES)).reshape(
+            len(units), len(GRADES)
+        )
+
+    @classmethod
+    def of(cls, ratings: Ratings | Table) -> Table:
+        return ratings if isinstance(ratings, Table) else cls.from_ratings(ratings)
+
+    @classmethod
+    def from_ratings(cls, ratings: Ratings) -> Table:
+        units = list(ratings)
+        raters = sorted({r for by_rater in ratings.values() for r in by_rater}, key=_sort_key)
+        column = {r: i for i, r in enumerate(raters)}
+        unit_index, rater_index, values = [], [], []
+        for u, by_rater in enumerate(ratings.values()):
+            for rater, grade in by_rater.items():
+                unit_index.append(u)
+                rater_index.append(column[rater])
+                values.append(grade)
+        grades = np.full((len(units), len(raters)), -1, dtype=np.int8)
+        grades[unit_index, rater_index] = _grade_array(values)
+        return cls(units, raters, grades)
+
+    @classmethod
+    def from_triples(cls, units: Sequence[Any], raters: Sequence[Any], grades: Sequence[int] | np.ndarray) -> Table:
+        """One grade per (unit, rater) row; units keep their first-seen order, raters are sorted."""
+        checked = _grade_array(grades)
+        position: dict[Any, int] = {}
+        rows = np.fromiter((position.setdefault(u, len(position)) for u in units), dtype=np.int64, count=len(units))
+        rater_list = sorted(set(raters), key=_sort_key)
+        column = {r: i for i, r in enumerate(rater_list)}
+        columns = np.fromiter(map(column.__getitem__, raters), dtype=np.int64, count=len(raters))
+        table = np.full((len(position), len(rater_list)), -1, dtype=np.int8)
+        table[rows, columns] = checked
+        if int((table >= 0).sum()) != len(checked):  # two rows wrote the same cell
+            raise ValueError("A rater graded the same unit twice.")
+        return cls(list(position), rater_list, table)
+
+
+def _figures(comparisons: int, exact: int, near: int) -> tuple[Figure, Figure]:
+    if comparisons == 0:
+        return Figure(None, 0, NO_PAIRS), Figure(None, 0, NO_PAIRS)
+    return Figure(exact / comparisons, comparisons), Figure(near / comparisons, comparisons)
+
+
+def percent_agreement(ratings: Ratings | Table) -> tuple[Figure, Figure]:
     """(exact, within one grade) over every pair of raters who graded the same unit.
 
     A unit graded by m raters contributes m(m-1)/2 comparisons, so a unit with three editors
     weighs more than one with two, as in the pairwise percent agreement of the literature.
+    Counted from each unit's grade counts c_g: C(c_g, 2) equal pairs per grade, c_g * c_(g+1)
+    pairs one grade apart.
     """
-    comparisons = exact = near = 0
-    for by_rater in _checked(ratings).values():
-        for a, b in combinations(by_rater.values(), 2):
-            comparisons += 1
-            exact += a == b
-            near += abs(a - b) <= 1
-    if comparisons == 0:
-        return Figure(None, 0, NO_PAIRS), Figure(None, 0, NO_PAIRS)
-    return Figure(exact / comparisons, comparisons), Figure(near / comparisons, comparisons)
+    counts = Table.of(ratings).counts
+    m = counts.sum(axis=1)
+    exact = int((counts * (counts - 1) // 2).sum())
+    near = exact + int((counts[:, :-1] * counts[:, 1:]).sum())
+    return _figures(int((m * (m - 1) // 2).sum()), exact, near)
 
 
 def confusion_matrix(a: Sequence[int], b: Sequence[int]) -> tuple[tuple[int, ...], ...]:
     """4x4 counts: row = rater A's grade, column = rater B's grade, for the same items in order."""
     if len(a) != len(b):
         raise ValueError(f"Both raters need the same items: got {len(a)} and {len(b)} grades.")
-    counts = np.zeros((len(GRADES), len(GRADES)), dtype=int)
-    for x, y in zip(a, b, strict=True):
-        counts[check_grade(x), check_grade(y)] += 1
+    return _confusion(_grade_array(a), _grade_array(b))
+
+
+def _confusion(a: np.ndarray, b: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    size = len(GRADES)
+    counts = np.bincount(a.astype(np.int64) * size + b, minlength=size * size).reshape(size, size)
     return tuple(tuple(int(c) for c in row) for row in counts)
 
 
@@ -122,96 +197,116 @@ def cohen_kappa_quadratic(a: Sequence[int], b: Sequence[int]) -> Figure:
     or when either rater gave one grade to everything: then chance agreement cannot be told apart
     from real agreement and the formula returns 0, 1 or 0/0, none of which means anything.
     """
-    n = len(a)
-    observed = np.array(confusion_matrix(a, b), dtype=float)
+    return _kappa(confusion_matrix(a, b))
+
+
+def _kappa(confusion: tuple[tuple[int, ...], ...]) -> Figure:
+    observed = np.array(confusion, dtype=float)
+    n = int(observed.sum())
     if n < 2:
         return Figure(None, n, TOO_FEW_ITEMS)
-    if len(set(a)) < 2 or len(set(b)) < 2:
-        return Figure(None, n, NO_VARIATION if set(a) == set(b) else ONE_GRADE_EDITOR)
+    rows, columns = observed.sum(axis=1), observed.sum(axis=0)
+    used_a, used_b = int((rows > 0).sum()), int((columns > 0).sum())
+    if used_a < 2 or used_b < 2:
+        same = np.array_equal(rows > 0, columns > 0)
+        return Figure(None, n, NO_VARIATION if same else ONE_GRADE_EDITOR)
     labels = np.arange(len(GRADES))
     weights = (labels[:, None] - labels[None, :]) ** 2
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
+    expected = np.outer(rows, columns) / n
     return Figure(float(1 - (weights * observed).sum() / (weights * expected).sum()), n)
 
 
-def krippendorff_alpha_ordinal(ratings: Ratings) -> Figure:
+def _alpha_of_counts(counts: np.ndarray) -> Figure:
+    """Ordinal alpha from a (units x 4) grade-count matrix (see krippendorff_alpha_ordinal)."""
+    m = counts.sum(axis=1)
+    pairable = counts[m >= 2]
+    n = int(pairable.sum())
+    if not n:
+        return Figure(None, 0, NO_PAIRS)
+    if len(pairable) < 2:
+        # With one unit the expected disagreement comes from that unit alone: differing grades give
+        # exactly 0 whatever they are, which reads as "chance agreement" from no evidence (QA).
+        return Figure(None, n, ONE_PAIR)
+    if int((pairable.sum(axis=0) > 0).sum()) < 2:
+        # Expected disagreement is zero: alpha would be 0/0.
+        return Figure(None, n, NO_VARIATION)
+    value = krippendorff.alpha(value_counts=pairable, level_of_measurement="ordinal", value_domain=list(GRADES))
+    return Figure(float(value), n)
+
+
+def krippendorff_alpha_ordinal(ratings: Ratings | Table) -> Figure:
     """Krippendorff's alpha, ordinal metric, over all raters with missing data.
 
     `n` is the number of pairable values (grades in units that have at least two). Computed by the
-    `krippendorff` package with the value domain fixed to 0..3, so grades nobody used still sit
-    between the ones used, as the ordinal metric requires.
+    `krippendorff` package from the units' grade counts with the value domain fixed to 0..3, so
+    grades nobody used still sit between the ones used, as the ordinal metric requires.
     """
-    checked = _checked(ratings)
-    pairable_units = [by_rater for by_rater in checked.values() if len(by_rater) >= 2]
-    pairable = [g for by_rater in pairable_units for g in by_rater.values()]
-    if not pairable:
-        return Figure(None, 0, NO_PAIRS)
-    if len(pairable_units) < 2:
-        # With one unit the expected disagreement comes from that unit alone: differing grades give
-        # exactly 0 whatever they are, which reads as "chance agreement" from no evidence (QA).
-        return Figure(None, len(pairable), ONE_PAIR)
-    if len(set(pairable)) < 2:
-        # Expected disagreement is zero: alpha would be 0/0.
-        return Figure(None, len(pairable), NO_VARIATION)
-    raters = sorted({r for by_rater in checked.values() for r in by_rater}, key=_sort_key)
-    units = list(checked)
-    data = np.full((len(raters), len(units)), np.nan)
-    row = {r: i for i, r in enumerate(raters)}
-    for j, unit in enumerate(units):
-        for rater, g in checked[unit].items():
-            data[row[rater], j] = g
-    value = krippendorff.alpha(
-        reliability_data=data, level_of_measurement="ordinal", value_domain=list(GRADES)
-    )
-    return Figure(float(value), len(pairable))
+    return _alpha_of_counts(Table.of(ratings).counts)
 
 
-def pairwise(ratings: Ratings) -> tuple[PairAgreement, ...]:
+def pairwise(ratings: Ratings | Table) -> tuple[PairAgreement, ...]:
     """Every pair of raters that share at least one unit, in rater order."""
-    checked = _checked(ratings)
-    raters = sorted({r for by_rater in checked.values() for r in by_rater}, key=_sort_key)
+    table = Table.of(ratings)
     result = []
-    for ra, rb in combinations(raters, 2):
-        shared = [(u[ra], u[rb]) for u in checked.values() if ra in u and rb in u]
+    for i, j in combinations(range(len(table.raters)), 2):
+        a, b = table.grades[:, i], table.grades[:, j]
+        both = (a >= 0) & (b >= 0)
+        shared = int(both.sum())
         if not shared:
             continue
-        a = [x for x, _ in shared]
-        b = [y for _, y in shared]
-        exact, near = percent_agreement({i: {0: x, 1: y} for i, (x, y) in enumerate(shared)})
+        confusion = _confusion(a[both], b[both])
+        observed = np.array(confusion)
+        exact = int(np.trace(observed))
+        near = exact + int(np.trace(observed, 1) + np.trace(observed, -1))
+        exact_figure, near_figure = _figures(shared, exact, near)
         result.append(
             PairAgreement(
-                rater_a=ra,
-                rater_b=rb,
-                shared=len(shared),
-                exact=exact,
-                within_one=near,
-                kappa=cohen_kappa_quadratic(a, b),
-                confusion=confusion_matrix(a, b),
+                rater_a=table.raters[i],
+                rater_b=table.raters[j],
+                shared=shared,
+                exact=exact_figure,
+                within_one=near_figure,
+                kappa=_kappa(confusion),
+                confusion=confusion,
             )
         )
     return tuple(result)
 
 
-def alpha_by_group(ratings: Ratings, group_of: Mapping[Any, Any]) -> tuple[tuple[Any, Figure], ...]:
-    """Alpha per group of units (e.g. per query), to find the groups editors read differently."""
-    groups: dict[Any, dict[Any, Mapping[Any, int]]] = {}
-    for unit, by_rater in ratings.items():
-        groups.setdefault(group_of[unit], {})[unit] = by_rater
-    return tuple((group, krippendorff_alpha_ordinal(units)) for group, units in groups.items())
+def alpha_by_group(
+    ratings: Ratings | Table, group_of: Mapping[Any, Any] | Sequence[Any]
+) -> tuple[tuple[Any, Figure], ...]:
+    """Alpha per group of units (e.g. per query), to find the groups editors read differently.
+
+    `group_of` maps each unit to its group, or lists the groups in the table's unit order. Groups
+    come in the order their first unit does.
+    """
+    table = Table.of(ratings)
+    groups = [group_of[u] for u in table.units] if isinstance(group_of, Mapping) else list(group_of)
+    if not groups:
+        return ()
+    position: dict[Any, int] = {}
+    index = np.fromiter((position.setdefault(g, len(position)) for g in groups), dtype=np.int64, count=len(groups))
+    order = np.argsort(index, kind="stable")  # units grouped, in group order, each group in unit order
+    blocks = np.split(order, np.flatnonzero(np.diff(index[order])) + 1)
+    return tuple((group, _alpha_of_counts(table.counts[block])) for group, block in zip(position, blocks, strict=True))
 
 
-def agreement_report(ratings: Ratings, group_of: Mapping[Any, Any] | None = None) -> AgreementReport:
-    """All the figures of the agreement page from one `{unit: {rater: grade}}` mapping."""
-    exact, near = percent_agreement(ratings)
+def agreement_report(
+    ratings: Ratings | Table, group_of: Mapping[Any, Any] | Sequence[Any] | None = None
+) -> AgreementReport:
+    """All the figures of the agreement page from `{unit: {rater: grade}}` or a Table."""
+    table = Table.of(ratings)
+    exact, near = percent_agreement(table)
     return AgreementReport(
-        units=len(ratings),
-        raters=len({r for by_rater in ratings.values() for r in by_rater}),
-        grades=sum(len(by_rater) for by_rater in ratings.values()),
+        units=len(table.units),
+        raters=len(table.raters),
+        grades=int(table.counts.sum()),
         exact=exact,
         within_one=near,
-        alpha=krippendorff_alpha_ordinal(ratings),
-        pairs=pairwise(ratings),
-        alpha_by_group=alpha_by_group(ratings, group_of) if group_of is not None else (),
+        alpha=krippendorff_alpha_ordinal(table),
+        pairs=pairwise(table),
+        alpha_by_group=alpha_by_group(table, group_of) if group_of is not None else (),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.db.models import Case, Count, Prefetch, When
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -36,10 +37,12 @@ from annotator.models import (
     Grade,
     GradingSet,
     PoolJudgment,
+    Query,
     Role,
     StaleReason,
 )
 from annotator.models.disputes import REVEALED_STATUSES
+from annotator.models.grading import count_of
 from annotator.paging import Paginator
 from annotator.services.disputes import (
     AlreadyRechecked,
@@ -717,10 +720,12 @@ def _figure(fig: agreement.Figure) -> dict[str, Any]:
 def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
     sets = (
         GradingSet.objects.filter(project=request.project)
+        # Counted in subqueries: COUNT(DISTINCT) over the join of pairs, grades and disputes read
+        # every grade twice over (2.5 s → 0.4 s at a million grades, SQLite).
         .annotate(
-            pairs=Count("candidates", distinct=True),
-            grade_count=Count("candidates__grades", distinct=True),
-            dispute_count=Count("candidates__dispute", distinct=True),
+            pairs=count_of(Candidate.objects.all(), "grading_set"),
+            grade_count=count_of(Grade.objects.all(), "candidate__grading_set"),
+            dispute_count=count_of(Dispute.objects.all(), "candidate__grading_set"),
         )
         .order_by("name")
     )
@@ -747,29 +752,23 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         .exclude(candidate__dispute__status__in=REVEALED_STATUSES)
         .values("candidate_id")
     )
-    rows = (
+    rows = list(
         Grade.objects.filter(candidate__grading_set=grading_set)
         .exclude(candidate_id__in=incomplete)
         .exclude(candidate_id__in=blind)
-    ).values_list(
-        "candidate_id",
-        "candidate__query_id",
-        "candidate__query__external_id",
-        "candidate__query__text",
-        "editor_id",
-        "editor__username",
-        "grade",
+        .order_by()  # the default order joins queries and documents to sort a million grades
+        .values_list("candidate_id", "editor_id", "grade", "candidate__query_id")
     )
-    ratings: dict[int, dict[int, int]] = {}
-    query_of: dict[int, int] = {}
-    queries: dict[int, tuple[str, str]] = {}
-    names: dict[int, str] = {}
-    for candidate_id, query_id, query_ext, query_text, editor_id, username, grade in rows:
-        ratings.setdefault(candidate_id, {})[editor_id] = grade
-        query_of[candidate_id] = query_id
-        queries[query_id] = (query_ext, query_text)
-        names[editor_id] = username
-    report = agreement.agreement_report(ratings, query_of)
+    # Columns, not a dict per pair: 13 s → 4 s at a million grades (SQLite); texts and names are
+    # read once per query and editor, not once per grade.
+    units, editors, grades, query_of = zip(*rows, strict=True) if rows else ((), (), (), ())
+    table = agreement.Table.from_triples(units, editors, grades)
+    report = agreement.agreement_report(table, dict(zip(units, query_of, strict=True)))
+    queries = {
+        pk: (external_id, text)
+        for pk, external_id, text in Query.objects.filter(pk__in=set(query_of)).values_list("pk", "external_id", "text")
+    }
+    names = dict(get_user_model().objects.filter(pk__in=table.raters).values_list("pk", "username"))
 
     # Ambiguous queries first: lowest alpha on top, queries without a figure last.
     by_query = sorted(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-from itertools import permutations
+from itertools import combinations, permutations
 from pathlib import Path
 
 import krippendorff
@@ -272,3 +272,69 @@ def test_alpha_of_one_pair_is_not_a_number_though_the_package_says_zero() -> Non
     assert krippendorff_alpha_ordinal(one) == agreement.Figure(None, 2, agreement.ONE_PAIR)
     # Two pairs are enough for a number again.
     assert krippendorff_alpha_ordinal({1: {"a": 1, "b": 2}, 2: {"a": 3, "b": 3}}).value is not None
+
+
+# --- the arrays agree with the figures' definitions, written out unit by unit ------------------------
+
+
+def plain_percent(ratings: dict) -> tuple[int, int, int]:
+    """(comparisons, exact, within one) over every pair of raters on every unit."""
+    comparisons = exact = near = 0
+    for by_rater in ratings.values():
+        for a, b in combinations(list(by_rater.values()), 2):
+            comparisons += 1
+            exact += a == b
+            near += abs(a - b) <= 1
+    return comparisons, exact, near
+
+
+@settings(max_examples=200, deadline=None)
+@given(ratings_tables)
+def test_percentages_pairs_and_groups_equal_their_unit_by_unit_definitions(ratings: dict) -> None:
+    comparisons, exact, near = plain_percent(ratings)
+    got_exact, got_near = percent_agreement(ratings)
+    if comparisons:
+        assert (got_exact.value, got_near.value, got_exact.n) == (exact / comparisons, near / comparisons, comparisons)
+    else:
+        assert got_exact.reason == got_near.reason == NO_PAIRS
+    for pair in pairwise(ratings):
+        shared = [(u[pair.rater_a], u[pair.rater_b]) for u in ratings.values() if pair.rater_a in u and pair.rater_b in u]
+        a, b = [x for x, _ in shared], [y for _, y in shared]
+        assert pair.shared == len(shared)
+        assert pair.confusion == tuple(tuple(sum(1 for x, y in shared if (x, y) == (i, j)) for j in range(4)) for i in range(4))
+        assert pair.exact.value == sum(x == y for x, y in shared) / len(shared)
+        if pair.kappa.available:
+            assert pair.kappa.value == pytest.approx(
+                cohen_kappa_score(a, b, labels=[0, 1, 2, 3], weights="quadratic"), abs=1e-12
+            )
+    raters = {r for u in ratings.values() for r in u}
+    sharing = {
+        (ra, rb) for ra, rb in combinations(sorted(raters), 2) if any(ra in u and rb in u for u in ratings.values())
+    }
+    assert {(p.rater_a, p.rater_b) for p in pairwise(ratings)} == sharing
+    group_of = {unit: unit % 3 for unit in ratings}
+    by_group = alpha_by_group(ratings, group_of)
+    assert [g for g, _ in by_group] == list(dict.fromkeys(group_of[u] for u in ratings))  # first-seen order
+    for group, figure in by_group:
+        assert figure == krippendorff_alpha_ordinal({u: r for u, r in ratings.items() if group_of[u] == group})
+
+
+@settings(max_examples=100, deadline=None)
+@given(ratings_tables)
+def test_a_table_from_database_columns_gives_the_same_report_as_the_mapping(ratings: dict) -> None:
+    rows = [(unit, rater, grade) for unit, by_rater in ratings.items() for rater, grade in by_rater.items()]
+    units, raters, grades = (list(column) for column in zip(*rows, strict=True))
+    table = agreement.Table.from_triples(units, raters, grades)
+    group_of = {unit: unit % 2 for unit in ratings}
+    assert agreement_report(table, group_of) == agreement_report(ratings, group_of)
+
+
+def test_a_table_refuses_a_rater_grading_a_unit_twice_and_a_bad_grade_by_value() -> None:
+    with pytest.raises(ValueError, match="same unit twice"):
+        agreement.Table.from_triples([1, 1], ["ed", "ed"], [2, 3])
+    with pytest.raises(ValueError, match="not 7"):
+        agreement.Table.from_triples([1, 2], ["ed", "ed"], [2, 7])
+    with pytest.raises(ValueError, match="not True"):
+        agreement.Table.from_triples([1, 2], ["ed", "ed"], [2, True])
+    empty = agreement_report(agreement.Table.from_triples([], [], []), {})
+    assert (empty.units, empty.raters, empty.exact.reason, empty.alpha.reason) == (0, 0, NO_PAIRS, NO_PAIRS)
