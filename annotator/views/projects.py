@@ -143,6 +143,7 @@ def member_list(request: ProjectRequest, slug: str) -> HttpResponse:
     to_withdraw = dict(
         Grade.objects.to_recheck()
         .filter(candidate__grading_set__project=project)
+        .order_by()  # the default order joins pairs' queries and documents into the count
         .values("editor_id")
         .annotate(n=Count("pk"))
         .values_list("editor_id", "n")

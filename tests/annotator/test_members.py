@@ -67,6 +67,19 @@ def test_the_removal_question_says_how_many_grades_it_withdraws(cast: Cast, clie
     assert "confirm(" not in html  # no JavaScript question any more
 
 
+def test_the_members_page_counts_without_joining_queries_and_documents(cast: Cast, client: Client) -> None:
+    """Scale QA: the grades' default order (by pair, so set, query, document) joined both tables
+    into the count of grades each removal withdraws (0.43 s of the page at a million grades)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(cast.owner)
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(reverse("member_list", kwargs={"slug": "alpha"})).status_code == 200
+    counts = [q["sql"] for q in captured.captured_queries if "COUNT(" in q["sql"]]
+    assert counts and not [sql for sql in counts if '"annotator_query"' in sql or '"annotator_document"' in sql]
+
+
 def test_the_removal_question_says_how_many_open_disputes_wait_for_the_member(cast: Cast, client: Client) -> None:
     """QA: only after the removal did the owner learn that a dispute had waited for the member."""
     from annotator.services.disputes import dispute_give_reason
