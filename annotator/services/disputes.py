@@ -674,7 +674,8 @@ class Timeline:
     final_grade: FinalGrade | None
     events: list[TimelineEvent] = field(default_factory=list)
     # Empty when the viewer sees everything; else why others' grades and reasons are hidden:
-    # "incomplete" (pair still being graded), "blind" (viewer graded it, no reveal yet),
+    # "incomplete" (pair still being graded), "unfinished" (its set closed before that, and the
+    # viewer graded it), "blind" (viewer graded it, no reveal yet),
     # "not_involved" (an editor who did not grade the pair: never, settled or not).
     hidden: str = ""
 
@@ -729,8 +730,13 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
         dispute = None
     elif final is not None or (dispute is not None and dispute.is_revealed):
         hidden = ""
-    elif dispute is None:
+    elif dispute is None and candidate.grading_set.is_open:
         hidden = "incomplete"
+    elif dispute is None:
+        # Left unfinished when its set closed: it gets no more grades there, so a reviewer who did
+        # not grade it reads it all (QA: "still being graded" for good); who graded it stays blind,
+        # since the pair may come back to them in a later set.
+        hidden = "unfinished" if is_grader else ""
     elif is_grader:
         hidden = "blind"
     else:

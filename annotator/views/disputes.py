@@ -13,7 +13,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.db.models import Case, Count, Prefetch, When
+from django.db.models import Case, Count, Exists, OuterRef, Prefetch, Q, When
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -743,18 +743,28 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     # graded until it is settled or its dispute revealed; a confusion matrix or a severity count
     # would otherwise give them grades they must not see yet (QA reports).
     # Subqueries, not ID lists: a large set early in grading has thousands of incomplete pairs.
-    incomplete = Candidate.objects.filter(
-        grading_set=grading_set, final_grade__isnull=True, dispute__isnull=True
-    ).values("pk")
+    unfinished = Candidate.objects.filter(
+        Exists(Grade.objects.filter(candidate=OuterRef("pk"))),  # an ungraded pair leaves nothing out
+        grading_set=grading_set, final_grade__isnull=True, dispute__isnull=True,
+    )
+    waiting = Q(candidate__dispute__isnull=False) & ~Q(candidate__dispute__status__in=REVEALED_STATUSES)
+    if grading_set.is_open:
+        incomplete = unfinished
+    else:
+        # A closed set's unfinished pairs get no more grades here, so the grades they have count
+        # (QA: a frozen set left them out for good as "still being graded"); except for whoever
+        # graded them, who may grade them blind again if they come back in a later set.
+        incomplete = Candidate.objects.none()
+        waiting |= Q(candidate__dispute__isnull=True)
     blind = (
         Grade.objects.filter(candidate__grading_set=grading_set, editor=request.user)
-        .filter(candidate__final_grade__isnull=True, candidate__dispute__isnull=False)
-        .exclude(candidate__dispute__status__in=REVEALED_STATUSES)
+        .filter(candidate__final_grade__isnull=True)
+        .filter(waiting)
         .values("candidate_id")
     )
     rows = list(
         Grade.objects.filter(candidate__grading_set=grading_set)
-        .exclude(candidate_id__in=incomplete)
+        .exclude(candidate_id__in=incomplete.values("pk"))
         .exclude(candidate_id__in=blind)
         .order_by()  # the default order joins queries and documents to sort a million grades
         .values_list("candidate_id", "editor_id", "grade", "candidate__query_id")
@@ -822,6 +832,7 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         "settled_count": FinalGrade.objects.filter(candidate__grading_set=grading_set).count(),
         "blind_count": blind.count(),
         "incomplete_count": incomplete.count(),
+        "unfinished_count": 0 if grading_set.is_open else unfinished.count(),
         # Copied from a frozen version with their final grades, without raw grades: nothing to
         # measure agreement on (QA: the index counted them, this page left them out unsaid).
         "copied_count": grading_set.candidates.filter(source=CandidateSource.COPIED, grades__isnull=True).count(),

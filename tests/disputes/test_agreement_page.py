@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from annotator.models import Dispute, GradingSet
+from annotator.models import Candidate, Dispute, GradingSet
 from annotator.services.disputes import dispute_give_reason, dispute_revise
 from tests.conftest import Cast
 from tests.disputes.factories import grade, make_pair
@@ -206,3 +206,50 @@ def test_a_continued_set_says_its_copied_pairs_are_left_out(cast: Cast, client: 
     client.force_login(cast.reviewer)
     assert "2 pairs copied from a frozen version are left out" in page(client, copy)
     assert "copied from a frozen version" not in page(client, graded)
+
+
+def closed_three_editor_set(cast: Cast) -> tuple[Candidate, Candidate]:
+    """Three grades required; q9/Z got two (ed, eve) and q9/Y one (rita), then the set closed."""
+    unfinished = make_pair(cast.alpha, query="q9", document="Z", required=3, set_name="Three")
+    grade(unfinished, cast.editor, 3)
+    grade(unfinished, cast.editor2, 1)
+    mine = make_pair(cast.alpha, query="q9", document="Y", required=3, set_name="Three")
+    grade(mine, cast.reviewer, 2)
+    grade(mine, cast.editor, 2)
+    make_pair(cast.alpha, query="q9", document="X", required=3, set_name="Three")  # never graded
+    GradingSet.objects.filter(pk=unfinished.grading_set_id).update(is_open=False)
+    return unfinished, mine
+
+
+def test_a_closed_sets_unfinished_pairs_count_except_for_who_graded_them(cast: Cast, client: Client) -> None:
+    """QA: a set frozen with pairs left unfinished kept calling them "still being graded", and
+    left their grades out of the figures for good."""
+    unfinished, mine = closed_three_editor_set(cast)
+    client.force_login(cast.owner)  # graded nothing here
+    response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": unfinished.grading_set_id}))
+    html = response.content.decode()
+    assert response.context["report"].units == 2 and response.context["report"].grades == 4
+    assert "still being graded" not in html
+    assert "2 pairs were left unfinished when this set was closed (not all their grades were in)" in html
+    client.force_login(cast.reviewer)  # graded q9/Y: it stays hidden from her
+    response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": unfinished.grading_set_id}))
+    assert response.context["report"].units == 1
+    assert {frozenset((p["a"], p["b"])) for p in response.context["pairs"]} == {frozenset(("ed", "eve"))}
+    assert "the set was closed before it was settled or its dispute revealed" in response.content.decode()
+
+
+def test_only_graded_pairs_are_said_to_be_left_out_and_the_empty_state_says_why(cast: Cast, client: Client) -> None:
+    """QA: a set with nothing graded said "3 pairs still being graded are left out", and a set
+    whose grades were all held back said "No grades in this set yet"."""
+    for document in "ABC":
+        make_pair(cast.alpha, query="q7", document=document, set_name="Nothing graded")
+    nothing = GradingSet.objects.get(name="Nothing graded")
+    client.force_login(cast.reviewer)
+    html = page(client, nothing)
+    assert "left out" not in html and "No grades in this set yet." in html
+    held = make_pair(cast.alpha, query="q8", document="A", set_name="One editor")
+    grade(held, cast.editor, 2)  # one of the two grades required
+    html = page(client, held.grading_set)
+    assert "1 pair still being graded is left out until it has all its grades." in html
+    assert "Nothing can be counted yet: the pairs graded so far are left out, as said above." in html
+    assert "No grades in this set yet." not in html

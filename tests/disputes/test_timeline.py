@@ -171,3 +171,29 @@ def test_an_editors_re_check_says_whether_it_changed_the_grade_and_from_what(cas
     html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})).content.decode()
     assert "ed re-checked the grade and changed it from 2 to 1." in html
     assert "ed re-checked the grade and kept it: 1." in html
+
+
+def test_a_closed_sets_unfinished_pair_is_shown_to_a_reviewer_and_stays_blind_for_its_editors(
+    cast: Cast, client: Client
+) -> None:
+    """QA: a pair left unfinished when its set was frozen said "still being graded" for good."""
+    from annotator.models import GradingSet
+
+    pair = make_pair(cast.alpha, required=3)
+    grade(pair, cast.editor, 3)
+    grade(pair, cast.editor2, 1)
+    url = reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})
+    client.force_login(cast.reviewer)
+    assert "This pair is still being graded" in client.get(url).content.decode()
+    GradingSet.objects.filter(pk=pair.grading_set_id).update(is_open=False)
+    pair.refresh_from_db()
+    reviewer = pair_timeline(candidate=pair, viewer=cast.reviewer, membership=cast.reviewer.memberships.get(project=cast.alpha))
+    assert reviewer.hidden == "" and [(e.actor.username, e.grade) for e in reviewer.events] == [("ed", 3), ("eve", 1)]
+    html = client.get(url).content.decode()
+    assert "still being graded" not in html and "eve graded 1." in html
+    editor = pair_timeline(candidate=pair, viewer=cast.editor, membership=cast.editor.memberships.get(project=cast.alpha))
+    assert editor.hidden == "unfinished" and [e.actor.username for e in editor.events] == ["ed"]
+    client.force_login(cast.editor)
+    html = client.get(url).content.decode()
+    assert "This set was closed before every required grade of this pair was in." in html
+    assert "eve graded" not in html
