@@ -38,8 +38,8 @@ class MemberAddForm(forms.Form):
         user = get_user_model().objects.filter(username=username, is_active=True).first()
         if user is None:
             raise forms.ValidationError(
-                _("No active user is called “%(username)s”. Ask an administrator to create the account first "
-                  "(`manage.py create_user %(username)s`)."),
+                _("No active user is called “%(username)s”. Ask an administrator to create the account first, "
+                  "with the command “python manage.py create_user %(username)s”."),
                 params={"username": username},
             )
         if Membership.objects.filter(project=self.project, user=user).exists():

@@ -442,9 +442,11 @@ def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
                     raise ValidationError("too long")
                 _url_validator(url)
             except ValidationError:
-                # Django's URL rule wants a host with a domain (https://x/d1 fails): say what passes.
-                errors.add(line, "url", url, _("is not an http(s) URL with a full host name (like "
-                                               "https://help.example.com/a/1) of at most %(max)d characters.")
+                # Django's URL rule wants a host with a domain, localhost or an IP address (https://x/d1
+                # fails): say what passes.
+                errors.add(line, "url", url, _("is not an http(s) URL with a host name (a domain like "
+                                               "https://help.example.com/a/1, localhost or an IP address) "
+                                               "of at most %(max)d characters.")
                            % {"max": URL_MAX_LENGTH})
                 ok = False
         unit = row.get("unit", "").strip().lower() or "document"

@@ -80,7 +80,7 @@ def test_a_duplicate_id_names_both_lines() -> None:
         (b"Doc_ID,Body,Body\nA,x,y\n", "field “header”, value “Body”: this column appears twice"),
         (b"doc_id,body,url\nA,x,javascript:alert(1)\n", "field “url”, value “javascript:alert(1)”: is not an http(s) URL"),
         # QA: a host without a domain was refused as if the scheme were wrong.
-        (b"doc_id,body,url\nA,x,https://x/d1\n", "value “https://x/d1”: is not an http(s) URL with a full host name (like https://help.example.com/a/1)"),
+        (b"doc_id,body,url\nA,x,https://x/d1\n", "value “https://x/d1”: is not an http(s) URL with a host name (a domain like https://help.example.com/a/1, localhost or an IP address)"),
         (b"doc_id,body,unit\nA,x,paragraph\n", "field “unit”, value “paragraph”: must be one of: document, page, chunk"),
         (b"", "Line 1: the file is empty"),
         (b"doc_id,body\n\n", "Line 1: the file has a header but no rows"),
