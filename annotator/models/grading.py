@@ -371,6 +371,10 @@ class Grade(models.Model):
     def __str__(self) -> str:
         return f"{self.candidate}: {self.grade} by {self.editor}"
 
+    def stale_for(self, reason: StaleReason) -> bool:
+        """Marked for re-checking for `reason` (among others, perhaps)."""
+        return self.stale and reason.value in self.stale_reason.split(",")
+
     def stale_reasons(self) -> list[str]:
         """The reasons this grade needs re-checking, translated, told to its editor."""
         return StaleReason.labels_for(self.stale_reason.split(","))

@@ -170,6 +170,8 @@ def _pair_context(dispute: Dispute) -> dict[str, Any]:
         and graded_version.version != candidate.document.version,
         "criteria": criteria or current_criteria,
         "current_criteria": current_criteria,
+        # Queries keep no versions: a grade marked for it is all that tells the text changed (QA).
+        "query_changed": any(g.stale_for(StaleReason.QUERY) for g in grades),
         "raw_grades": {g.editor_id: g for g in grades},
     }
 
@@ -596,8 +598,8 @@ def _recheck_context(
         "older_versions": older,
         "older_criteria": older_criteria,
         # Queries keep no versions: the page says so rather than show nothing to compare.
-        "query_changed": any("query" in g.stale_reason.split(",") for g in grades if g.stale)
-        or (final is not None and "query" in final.stale_reason.split(",")),
+        "query_changed": any(g.stale_for(StaleReason.QUERY) for g in grades)
+        or (final is not None and StaleReason.QUERY.value in final.stale_reason.split(",")),
         "rechecks": rechecks,
         "final_note": "" if final is None or (rechecks and rechecks[-1].changed_grade) else final.note,
         "refusal": refusal,

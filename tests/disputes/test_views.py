@@ -603,3 +603,23 @@ def test_an_over_long_settle_note_is_one_error_not_also_a_missing_note() -> None
     ]
     form = SettleForm({"grade": "0", "note": " "}, on_record={2, 3})
     assert not form.is_valid() and "write a note saying why" in form.errors["note"][0]
+
+
+def test_the_dispute_and_review_pages_say_the_query_changed_since_it_was_graded(cast: Cast, client: Client) -> None:
+    """QA: after a query's text changed, the dispute page showed the new text without a word,
+    while the editor's re-check list said it had changed."""
+    from annotator.importers import QueryRecord
+    from annotator.services.grading import queries_import
+
+    dispute = revealed(cast)
+    note = "The query or its information need changed since it was graded."
+    detail = reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": dispute.pk})
+    review = reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": dispute.pk})
+    client.force_login(cast.reviewer)
+    assert note not in client.get(detail).content.decode()
+    query = dispute.candidate.query
+    queries_import(project=cast.alpha, records=[QueryRecord(line=1, external_id=query.external_id, text="How do I change my phone?")])
+    for viewer, url in ((cast.editor, detail), (cast.reviewer, detail), (cast.reviewer, review)):
+        client.force_login(viewer)
+        page = client.get(url).content.decode()
+        assert page.count(note) == 1 and "How do I change my phone?" in page, (viewer, url)
