@@ -298,7 +298,7 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     # The dispute page says why it is with a reviewer: not "the grades still differ after the reveal".
     client.force_login(cast.editor)
     in_review = client.get(reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": no_response.pk}))
-    assert "can no longer take their step" in in_review.content.decode()
+    assert "could not take their step when it was sent to review" in in_review.content.decode()
     assert "after the reveal: a reviewer" not in in_review.content.decode()
     # "no longer active" names the one who left, never an editor still here (review).
     detail = client.get(reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": no_reason.pk})).content.decode()
