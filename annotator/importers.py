@@ -51,7 +51,7 @@ from evaluation.formats.common import (
     text_lines,
     underflows,
 )
-from evaluation.formats.tabular import CSV_FIELD_LIMIT, JSON_LINE_PROBLEMS, RUN_COLUMNS
+from evaluation.formats.tabular import CSV_FIELD_LIMIT, JSON_LINE_PROBLEMS, JSON_SYNTAX_PROBLEM, RUN_COLUMNS
 from evaluation.formats.trec import split_fields, trec_writable
 
 MAX_ERRORS = 20
@@ -310,7 +310,7 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
             obj = load_json_line(raw)
         except json.JSONDecodeError as exc:
             # The column, not json's English wording of the problem: the message is translated.
-            errors.add(number, "", raw.strip(), _("not valid JSON (the problem is at column %(column)d).") % {"column": exc.colno})
+            errors.add(number, "", raw.strip(), _(JSON_SYNTAX_PROBLEM) % {"column": exc.colno})
             continue
         except JSONLineError as exc:
             problem = _(JSON_LINE_PROBLEMS[exc.kind]) % {"digits": MAX_DIGITS}

@@ -141,6 +141,10 @@ class Run(FrozenFieldsModel):
 
     objects = RunQuerySet.as_manager()
 
+    # Not stored: what the reader warned about on upload (see run_upload), for the page that
+    # follows the upload to show once; a run loaded from the database has none.
+    upload_warnings: tuple[str, ...] = ()
+
     class Meta:
         ordering = ["project", "-uploaded_at", "-pk"]
         verbose_name = _("run")

@@ -361,7 +361,8 @@ def run_upload(
     """Parse, optionally check against a pool version under the given policies, and store.
 
     The bytes are stored exactly as received, with their SHA-256; nothing is stored when any
-    step fails (RunUploadError names the file, line and value).
+    step fails (RunUploadError names the file, line and value). What the reader accepted with a
+    warning is in the returned run's `upload_warnings`, in the UI language.
     """
     if Run.objects.filter(project=project, name=name).exists():
         raise RunUploadError(
@@ -398,6 +399,7 @@ def run_upload(
                 for row in batch:
                     row.run = run
                 RunQuery.objects.bulk_create(batch)
+            run.upload_warnings = tuple(describe_error(warning) for warning in parsed.warnings)
             return run
     except IntegrityError:
         raise RunUploadError(
@@ -921,6 +923,11 @@ def comparison_breakdown(
         frozenset(row.doc_id for row in result.positions if row.doc_id is not None) if result else frozenset()
         for result in results
     ]
+    if None in results:
+        # A refused side has no top K to compare with: its empty set tagged every document of the
+        # other side "only in A" although the refused list held them (QA). No tags at all then;
+        # the refused run's top K is not guessed either (under ties=error its order is undefined).
+        top = [frozenset(), frozenset()]
     return Breakdown(
         query_id=query_id,
         settings=settings,

@@ -112,6 +112,8 @@ def run_upload_page(request: ProjectRequest, slug: str) -> HttpResponse:
                     % {"count": run.entry_count},
                 },
             )
+            for warning in run.upload_warnings:
+                messages.warning(request, warning)
             return redirect_after_post(request, run.get_absolute_url())
     # Invalid: status 200 and the form with its errors, so htmx swaps it in.
     template = "evaluation/run_upload.html" + ("#upload-form" if request.htmx else "")
@@ -389,18 +391,29 @@ def _side(
     docs: dict[str, dict[str, Any]],
     scale: float,
     table: tuple[tuple[metrics.PositionRow, ...], dict[str, Any] | None],
+    mean_gains: bool,
 ) -> dict[str, Any] | None:
-    """One run's column of the breakdown; `table` is `_shown(result.positions)`."""
+    """One run's column of the breakdown; `table` is `_shown(result.positions)`. `mean_gains`: the
+    tie policy gives a tied group's documents the group's mean gain ("expected")."""
     if result is None:
         return None
     shown, tail = table
     rows = [
-        {"row": row, "document": docs.get(row.doc_id or ""), "only_here": row.doc_id in only} for row in shown
+        {
+            "row": row,
+            "document": docs.get(row.doc_id or ""),
+            "only_here": row.doc_id in only,
+            # Marked in the table and explained under it: "grade 3, gain 2.0000" read as an error,
+            # and the tag's tooltip explaining it showed only on hover (QA).
+            "mean_gain": mean_gains and row.tied > 1,
+        }
+        for row in shown
     ]
     return {
         "result": result,
         "rows": rows,
         "tail": tail,
+        "mean_gain": any(item["mean_gain"] for item in rows),
         "bars": _contribution_bars(shown, scale),
         "bars_height": len(shown) * BAR_ROW,
     }
@@ -415,10 +428,11 @@ def _breakdown_context(
     doc_ids = {row.doc_id for row in rows if row.doc_id}
     docs = _document_links(request, doc_ids) if doc_ids else {}
     scale = max((row.contribution for row in rows), default=0.0)
+    mean_gains = breakdown.settings.ties == "expected"
     return {
         "breakdown": breakdown,
-        "a": _side(breakdown.a, breakdown.only_in_a, docs, scale, a),
-        "b": _side(breakdown.b, breakdown.only_in_b, docs, scale, b),
+        "a": _side(breakdown.a, breakdown.only_in_a, docs, scale, a, mean_gains),
+        "b": _side(breakdown.b, breakdown.only_in_b, docs, scale, b, mean_gains),
         "ideal_rows": [{"row": row, "document": docs.get(row.doc_id or "")} for row in ideal],
         "ideal_tail": ideal_tail,
         "ideal_bars": _contribution_bars(ideal, scale),

@@ -8,6 +8,7 @@ every format uses to produce those errors; the TREC reader adds a lean fast path
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import os
@@ -643,7 +644,11 @@ class RunBuilder:
         scores: list[float] = []
         lines: list[int] = []
         lengths: list[int] = []
+        warnings: list[EvaluationError] = []
         for query, rows in self.rows.items():
+            # The first query where rank and score disagree is enough to say so.
+            if self.scored and not warnings and (disagreement := _rank_against_score(query, rows, self.source)):
+                warnings.append(disagreement)
             if not self.scored:
                 rows = sorted(rows, key=lambda row: row[2])  # type: ignore[arg-type, return-value]
                 for position, (doc, _score, rank, line) in enumerate(rows, start=1):
@@ -677,7 +682,7 @@ class RunBuilder:
             lengths.append(len(rows))
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        return Run._trusted(
+        run = Run._trusted(
             list(self.rows),
             docs,
             offsets,
@@ -686,6 +691,8 @@ class RunBuilder:
             name=name,
             source=self.source,
         )
+        run.warnings = tuple(warnings)
+        return run
 
 
 def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> float:
@@ -712,6 +719,46 @@ def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> 
             line=line,
         )
     return value
+
+
+# A run with both a score and a rank is ordered by score and its rank is not read, as trec_eval
+# does with a TREC run; said as a warning when the two order a query differently, since a file
+# whose ranks are the intended order was otherwise scored in another order without a word (QA).
+RANK_AGAINST_SCORE = gettext_noop(
+    "query %(query)r: the rank and score columns order the documents differently (document %(doc)r has "
+    "rank %(rank)s but a higher score than %(other)r at rank %(other_rank)s); the run is ordered by score "
+    "and the rank is not read, as trec_eval does"
+)
+
+
+def _rank_against_score(
+    query: str, rows: list[tuple[str, float | None, int | None, int]], source: str
+) -> EvaluationError | None:
+    """The warning for the first pair of rows whose ranks contradict their scores (a lower rank
+    number with a lower score); None when the ranks agree, or some row has no usable rank."""
+    if any(rank is None for _doc, _score, rank, _line in rows):
+        return None
+    by_rank = sorted(rows, key=lambda row: row[2])  # type: ignore[arg-type, return-value]
+    for before, row in itertools.pairwise(by_rank):
+        assert before[1] is not None and row[1] is not None  # a scored run
+        if row[1] > before[1]:
+            return EvaluationError(
+                RANK_AGAINST_SCORE,
+                {"query": query, "doc": row[0], "rank": row[2], "other": before[0], "other_rank": before[2]},
+                query=query,
+                doc_id=row[0],
+                source=source,
+                line=row[3],
+            )
+    return None
+
+
+def rank_if_valid(token: str) -> int | None:
+    """A rank column's value where a score orders the run: only compared with the score, so one
+    that is not a positive integer is not refused (trec_eval reads none of them)."""
+    if not _INTEGER.fullmatch(token) or _too_many_digits(token) or int(token) < 1:
+        return None
+    return int(token)
 
 
 def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> int:

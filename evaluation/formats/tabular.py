@@ -3,8 +3,9 @@
 CSV (comma-separated, first row = header, columns found by name, other columns ignored):
 
 * qrels: `query_id,doc_id,grade`
-* run:   `query_id,doc_id,rank,score,system`; `score` or `rank` is required. With a score column
-  the rows are ordered by score under the tie policy and rank is ignored (as in TREC runs);
+* run:   `query_id,doc_id,rank,score,system`; `score` or `rank` is required. With both, the score
+  orders the rows (under the tie policy) and the rank is not read (as trec_eval), except for the
+  run's `warnings`: the first query whose ranks order it differently from its scores;
   without one the run is rank-only and each query's ranks must be exactly 1..n. `system` is
   informational (the run is named after its file), but one file holds one run: a second, different
   `system` value is refused.
@@ -45,6 +46,7 @@ from evaluation.formats.common import (
     open_target,
     parse_rank,
     parse_score,
+    rank_if_valid,
     run_name,
     underflows,
     with_source,
@@ -201,7 +203,9 @@ def read_csv_run(source: Source, *, name: str | None = None) -> Run:
                         line=line,
                     )
                 score = parse_score(token, query, doc, source=label, line=line)
-                builder.add(query, doc, score, None, line)
+                # The rank orders nothing here; it is kept only to warn when it disagrees.
+                rank = rank_if_valid(row[rank_at].strip()) if rank_at is not None else None
+                builder.add(query, doc, score, rank, line)
             else:
                 assert rank_at is not None
                 builder.add(
@@ -215,6 +219,10 @@ def read_csv_run(source: Source, *, name: str | None = None) -> Run:
 
     return with_source(source, read, newline="")
 
+
+# A line that json cannot parse, for every reader of JSON lines (runs, pools, and the app's document
+# and query imports): one sentence, so one translation. The msgid is the one the imports already use.
+JSON_SYNTAX_PROBLEM = gettext_noop("not valid JSON (the problem is at column %(column)d).")
 
 # What JSONLineError's kinds mean, worded for a reader's message (the line is added by it).
 JSON_LINE_PROBLEMS = {
@@ -235,12 +243,9 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
         try:
             value = load_json_line(line.rstrip("\r\n"))  # else an error at the end is "column 1" of the next line
         except json.JSONDecodeError as error:
-            raise EvaluationError(
-                gettext_noop("invalid JSON: %(error)s (column %(column)s)"),
-                {"error": error.msg, "column": error.colno},
-                source=name,
-                line=number,
-            ) from None
+            # The column, not json's English wording of the problem (error.msg), which no catalog
+            # translates: a Chinese page showed "Expecting value" (QA).
+            raise EvaluationError(JSON_SYNTAX_PROBLEM, {"column": error.colno}, source=name, line=number) from None
         except JSONLineError as error:
             problem = JSON_LINE_PROBLEMS[error.kind]  # each marked where it is written
             raise EvaluationError(problem, {"digits": MAX_DIGITS}, source=name, line=number) from None
@@ -319,7 +324,10 @@ def read_jsonl_run(source: Source, *, name: str | None = None) -> Run:
                         source=label,
                         line=line,
                     )
-                builder.add(query, doc, float(score), None, line)
+                # The rank orders nothing here; it is kept only to warn when it disagrees.
+                given: Any = record.get("rank")
+                rank = int(given) if is_integer(given) and given >= 1 else None
+                builder.add(query, doc, float(score), rank, line)
             elif "rank" in record:
                 rank = record["rank"]
                 if not is_integer(rank) or rank < 1:

@@ -259,6 +259,9 @@ class Run:
     ) -> None:
         self.name = name
         self.source = source
+        # What a reader noticed and accepted (EvaluationErrors never raised; each names the file,
+        # line and values): a CSV/JSONL run whose ranks disagree with the scores that order it.
+        self.warnings: tuple[EvaluationError, ...] = ()
         self.query_ids: tuple[str, ...] = tuple(query_ids)
         self._docs = doc_ids
         self._offsets = _readonly(np.asarray(offsets, dtype=np.int64))

@@ -74,7 +74,7 @@ def test_the_figures_match_hand_counts_and_outside_oracles(cast: Cast, client: C
     assert ed_eve["matrix"][3] == (3, (1, 0, 0, 1))  # ed's 3s: eve gave 3 once and 0 once
 
     html = page(client, grading_set)
-    assert f"{report.exact.value * 100:.1f} %" in html
+    assert f"{report.exact.value * 100:.1f}%" in html
     assert f"{report.alpha.value:.3f}" in html
     assert "every grade involved is the same" in html
 

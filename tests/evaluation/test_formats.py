@@ -144,7 +144,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
         ("q.jsonl", '{"query_id": null, "doc_id": "A", "grade": 2}\n', 1, r"query_id must be non-empty text or a whole number, .*, got null$"),
         ("q.jsonl", '{"query_id": "q1", "doc_id": false, "grade": 2}\n', 1, r"doc_id must be non-empty text or a whole number, .*, got false$"),
         ("q.jsonl", '["q1", "A", 2]\n', 1, r'expected a JSON object, found \["q1", "A", 2\]$'),
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2}\n{"query_id": "q1"\n', 2, r"invalid JSON"),
+        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2}\n{"query_id": "q1"\n', 2, r"not valid JSON"),
         ("q.jsonl", '{"query_id": "q1", "grade": 2}\n', 1, r"no 'doc_id' key"),
         # json.loads would keep the last value silently (grade 1 here, or a judgment of B).
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 3, "grade": 1}\n', 1, r"the key 'grade' appears twice"),
@@ -470,7 +470,7 @@ def test_jsonl_ids_may_be_json_integers_as_the_imports_take_them(tmp_path: Path)
 
 def test_a_jsonl_syntax_error_names_its_column_on_its_line(tmp_path: Path) -> None:
     """The newline was parsed too: an error at the end of the line said "column 1" (QA)."""
-    with pytest.raises(EvaluationError, match=r"line 1: invalid JSON: .* \(column 18\)"):
+    with pytest.raises(EvaluationError, match=r"line 1: not valid JSON \(the problem is at column 18\)\.$"):
         read_qrels(write(tmp_path, "q.jsonl", '{"query_id":"q1",\n'))
 
 

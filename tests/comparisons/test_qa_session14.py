@@ -1,0 +1,251 @@
+"""QA session 14: JSON-line errors in one translated sentence, the breakdown's command as code and
+its mean gains explained, no "only in" tags beside a refused run, runs whose rank and score
+disagree, and percentages without a space."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.template.loader import render_to_string
+from django.test import Client
+from django.urls import reverse
+from django.utils import translation
+
+from annotator.services.pools import PoolImportError
+from evaluation import formats
+from evaluation.formats import tabular
+from evaluation.metrics import EvaluationError
+from evaluation.models import Comparison, Run
+from evaluation.services import comparison_breakdown, describe_error
+from tests.comparisons.helpers import make_comparison, make_pool, make_run
+from tests.conftest import Cast
+from tests.pools.test_exports_imports import import_text
+
+ROOT = Path(__file__).resolve().parents[2]
+# The imports' sentence (annotator/importers.py), whose translation exists already.
+JSON_SYNTAX_PROBLEM = "not valid JSON (the problem is at column %(column)d)."
+CHECK = {"k": 10, "unjudged": "error", "ties": "error", "missing_queries": "zero", "extra_queries": "error"}
+
+
+def _stream(text: str, name: str) -> io.StringIO:
+    stream = io.StringIO(text)
+    stream.name = name
+    return stream
+
+
+def _text(page: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
+
+
+# ---- 1. A line that is not JSON -----------------------------------------------------------------
+
+
+def test_a_jsonl_line_that_is_not_json_is_named_by_its_column_not_by_pythons_words() -> None:
+    with pytest.raises(EvaluationError) as caught:
+        formats.read_run(_stream('{"query_id": "q1", "doc_id": "A", "score": 1}\nnot json\n', "badjson.jsonl"))
+    error = caught.value
+    assert str(error) == "badjson.jsonl, line 2: not valid JSON (the problem is at column 1)."
+    assert error.template == tabular.JSON_SYNTAX_PROBLEM == JSON_SYNTAX_PROBLEM and "Expecting" not in str(error)
+    with translation.override("zh-hans"):
+        chinese = describe_error(error)
+    assert chinese == "文件 badjson.jsonl，第 2 行：不是有效的 JSON（问题在第 1 列）。"
+
+
+def test_the_json_message_is_the_one_the_document_imports_already_translate() -> None:
+    """One sentence, so one translation: the document and query imports use the same constant."""
+    from annotator.importers import ImportFileError, read_documents
+
+    with pytest.raises(ImportFileError) as caught:
+        read_documents('{"doc_id": "A", "body": "x"}\n{bad\n', "jsonl")
+    assert JSON_SYNTAX_PROBLEM % {"column": 2} in str(caught.value)
+    with translation.override("zh-hans"):
+        assert translation.gettext(JSON_SYNTAX_PROBLEM) != JSON_SYNTAX_PROBLEM
+
+
+def test_a_pool_import_with_a_line_that_is_not_json_is_refused_in_chinese(cast: Cast) -> None:
+    with translation.override("zh-hans"), pytest.raises(PoolImportError) as refused:
+        import_text(cast, '{"query_id": "q1", "doc_id": "A", "grade": 1}\n{query_id: "q1"}\n', "jsonl", name="p.jsonl")
+    message = str(refused.value)
+    assert "第 2 行" in message and "不是有效的 JSON（问题在第 2 列）" in message
+    assert "Expecting" not in message and "无效的 JSON" not in message
+
+
+def test_a_run_upload_with_a_line_that_is_not_json_reads_all_chinese(cast: Cast, client: Client) -> None:
+    client.force_login(cast.reviewer)
+    client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
+    data = b'{"query_id": "q1", "doc_id": "A", "score": 1}\nnot json\n'
+    response = client.post(
+        reverse("run_upload", kwargs={"slug": "alpha"}),
+        {"name": "bad", "format": "auto", "file": SimpleUploadedFile("badjson.jsonl", data), **CHECK},
+    )
+    page = html.unescape(response.content.decode())
+    assert "文件 badjson.jsonl，第 2 行：不是有效的 JSON（问题在第 1 列）。" in page
+    assert "Expecting" not in page
+
+
+# ---- 2. The command in the summary row ----------------------------------------------------------
+
+
+def test_the_breakdown_summary_row_shows_the_command_as_code_without_backticks() -> None:
+    with translation.override("en"):
+        page = render_to_string(
+            "evaluation/_positions.html",
+            {"rows": [], "caption": "A", "side": "A",
+             "tail": {"first": 201, "last": 250, "count": 50, "documents": 50, "added": 1.0, "cumulative": 2.0}},
+        )
+    assert "`" not in page
+    assert "; <code>manage.py evaluate --breakdown</code> on the exported files lists every term." in page
+
+
+# ---- 3. Mean gains under ties="expected" ---------------------------------------------------------
+
+MEAN_NOTE = "Tied documents share the mean gain of their tied group (tie policy “expected”)"
+
+
+def test_a_tied_groups_mean_gain_is_marked_and_explained_under_the_table(cast: Cast, client: Client) -> None:
+    version = make_pool(cast.alpha, {"q1": {"A": 3, "B": 1, "C": 2}}, by=cast.owner)
+    tied = make_run(
+        cast.alpha, "tied", text="q1 Q0 A 1 1.0 s\nq1 Q0 B 2 1.0 s\nq1 Q0 C 3 0.5 s\n", fmt="trec", by=cast.reviewer
+    )
+    plain = make_run(cast.alpha, "plain", {"q1": "CAB"}, by=cast.reviewer)
+    comparison = make_comparison(cast.alpha, version, tied, plain, by=cast.reviewer, k=3, ties="expected")
+    client.force_login(cast.reviewer)
+    response = client.get(_query_url(comparison))
+    a, b = response.context["a"], response.context["b"]
+    assert [item["mean_gain"] for item in a["rows"]] == [True, True, False] and a["mean_gain"]
+    assert not any(item["mean_gain"] for item in b["rows"]) and not b["mean_gain"]
+    page = response.content.decode()
+    # Visible without hovering, and not by colour alone: a mark, words for screen readers, one note.
+    assert page.count('<sup aria-hidden="true">*</sup>') == 2
+    assert page.count("(the mean gain of its tied group)") == 2
+    assert page.count(MEAN_NOTE) == 1
+    assert "so a gain may differ from its grade’s." in page
+    # Under another tie policy the gain is the document's own: no mark, no note.
+    other = make_comparison(cast.alpha, version, tied, plain, by=cast.reviewer, k=3, ties="docid-desc")
+    page = client.get(_query_url(other)).content.decode()
+    assert MEAN_NOTE not in page and "(the mean gain of its tied group)" not in page
+
+
+def _query_url(comparison: Comparison, **query: str) -> str:
+    from urllib.parse import urlencode
+
+    base = reverse("comparison_query", kwargs={"slug": comparison.project.slug, "comparison_id": comparison.pk})
+    return base + "?" + urlencode({"query": "q1", **query})
+
+
+# ---- 4. No "only in" tags beside a refused run ---------------------------------------------------
+
+
+def test_when_b_cannot_be_scored_no_document_of_a_is_called_only_in_a(cast: Cast, client: Client) -> None:
+    version = make_pool(cast.alpha, {"q1": {"A": 3, "B": 2, "C": 1}}, by=cast.owner)
+    a = make_run(cast.alpha, "a", {"q1": ["A", "B", "C"]}, by=cast.reviewer)
+    b = make_run(cast.alpha, "b", {"q1": ["A", "B", "X"]}, by=cast.reviewer)  # X: unjudged
+    comparison = make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=2)
+    breakdown = comparison_breakdown(comparison=comparison, query_id="q1", k=3)  # the what-if reaches X
+    assert breakdown is not None and breakdown.a is not None and breakdown.b is None
+    assert breakdown.only_in_a == frozenset() and breakdown.only_in_b == frozenset()
+    client.force_login(cast.reviewer)
+    page = _text(client.get(_query_url(comparison, k="3")).content.decode())
+    assert "Not scored: see the error above." in page
+    assert "only in A" not in page and "only in B" not in page
+    # Both scored (X counted as gain 0): the tags are back, C in A's top 3 only, X in B's.
+    comparison = make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=3, unjudged="zero")
+    breakdown = comparison_breakdown(comparison=comparison, query_id="q1")
+    assert breakdown is not None and breakdown.only_in_a == {"C"} and breakdown.only_in_b == {"X"}
+
+
+# ---- 5. Rank and score together -----------------------------------------------------------------
+
+DISAGREEING_CSV = "query_id,doc_id,rank,score\nq1,A,1,9\nq1,B,2,8\nq2,C,1,1\nq2,D,2,5\nq3,E,1,2\nq3,F,2,3\n"
+DISAGREEING_JSONL = (
+    '{"query_id": "q1", "doc_id": "A", "rank": 1, "score": 9}\n'
+    '{"query_id": "q2", "doc_id": "C", "rank": 1, "score": 1}\n'
+    '{"query_id": "q2", "doc_id": "D", "rank": 2, "score": 5}\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"), [("r.csv", DISAGREEING_CSV, 5), ("r.jsonl", DISAGREEING_JSONL, 3)]
+)
+def test_a_run_whose_ranks_disagree_with_its_scores_is_ordered_by_score_with_a_warning(
+    name: str, text: str, line: int
+) -> None:
+    run = formats.read_run(_stream(text, name))
+    assert run.ranking("q2") == ("C", "D")  # input order; the score orders it when scored
+    assert run.has_scores
+    [warning] = run.warnings  # the first query only (q3 disagrees too in the CSV)
+    assert (warning.query, warning.doc_id, warning.source, warning.line) == ("q2", "D", name, line)
+    assert str(warning) == (
+        f"{name}, line {line}: query 'q2': the rank and score columns order the documents differently "
+        "(document 'D' has rank 2 but a higher score than 'C' at rank 1); the run is ordered by score "
+        "and the rank is not read, as trec_eval does"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "query_id,doc_id,rank,score\nq1,A,1,9\nq1,B,2,8\nq1,C,3,8\n",  # equal scores: the rank may break the tie
+        "query_id,doc_id,score\nq1,A,1\nq1,B,2\n",  # no rank
+        "query_id,doc_id,rank\nq1,A,2\nq1,B,1\n",  # no score
+        "query_id,doc_id,rank,score\nq1,A,x,1\nq1,B,1,2\n",  # a rank that is not one is not read, as before
+        "query_id,doc_id,rank,score\nq1,A,,1\nq1,B,,2\n",
+    ],
+)
+def test_no_warning_when_rank_and_score_agree_or_one_is_missing(text: str) -> None:
+    assert formats.read_run(_stream(text, "r.csv")).warnings == ()
+
+
+def test_the_upload_page_shows_the_warning_and_says_the_rule(cast: Cast, client: Client) -> None:
+    client.force_login(cast.reviewer)
+    url = reverse("run_upload", kwargs={"slug": "alpha"})
+    form = _text(client.get(url).content.decode())
+    assert "with both, the score orders and the rank is not read (as trec_eval)" in form
+    response = client.post(
+        url,
+        {"name": "both", "format": "auto", "file": SimpleUploadedFile("both.csv", DISAGREEING_CSV.encode()), **CHECK},
+        follow=True,
+    )
+    run = Run.objects.get(name="both")
+    page = _text(response.content.decode())
+    assert "Run “both” uploaded" in page
+    assert (
+        "file both.csv, line 5: query “q2”: the rank and score columns order the documents differently "
+        "(document “D” has rank 2 but a higher score than “C” at rank 1)"
+    ) in page
+    assert run.has_scores
+    # Agreeing ranks: no warning.
+    response = client.post(
+        url,
+        {"name": "fine", "format": "auto", "file": SimpleUploadedFile("fine.csv", b"query_id,doc_id,rank,score\nq1,A,1,2\nq1,B,2,1\n"), **CHECK},
+        follow=True,
+    )
+    assert "order the documents differently" not in _text(response.content.decode())
+
+
+def test_the_readme_format_table_says_the_rank_and_score_rule() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in readme.splitlines() if line.startswith(("| CSV (header row", "| JSONL (one object"))]
+    assert len(rows) == 2
+    for row in rows:
+        assert "with both, the score orders and the rank is not read (as trec_eval)" in row
+
+
+# ---- 6. Percentages ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("language", "expected"), [("en", "61.1%"), ("zh-hans", "61.1%")])
+def test_a_percentage_has_no_space_before_its_sign(language: str, expected: str) -> None:
+    class Figure:
+        value = 0.6111
+        percent = 61.11
+        note = ""
+
+    with translation.override(language):
+        page = render_to_string("annotator/disputes/_figure.html", {"f": Figure(), "percent": True})
+    assert f'<span class="figure-value">{expected}</span>' in page
