@@ -59,6 +59,20 @@ class GradeForm(forms.Form):
                          "Reload the page and grade again."),
         },
     )
+    # Query.fingerprint of the query text the page showed (queries keep no versions): a query
+    # re-imported with another text since refuses the save (grade_submit). Optional like the
+    # criteria version; a value of the wrong shape was not sent by this page.
+    query_seen = forms.RegexField(
+        regex=rf"\A[0-9a-f]{{{Query.FINGERPRINT_LENGTH}}}\Z",
+        widget=forms.HiddenInput,
+        required=False,
+        error_messages={
+            "invalid": _("The query text sent with the grade is not recognisable. Reload the page and grade again."),
+        },
+    )
+
+    def clean_query_seen(self) -> str | None:
+        return self.cleaned_data.get("query_seen") or None
 
 
 SEARCH_MAX_LENGTH = 200  # also the search box's maxlength (document and query lists)

@@ -10,7 +10,7 @@ from django.db import models, transaction
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
-from annotator.models.projects import Project
+from annotator.models.projects import Project, SharedLockQuerySet
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -131,7 +131,11 @@ class DocumentVersion(models.Model):
         return f"{self.document.external_id} v{self.version}"
 
 
-class QueryQuerySet(models.QuerySet["Query"]):
+class QueryQuerySet(SharedLockQuerySet["Query"]):
+    """`lock_shared(pk)`: a grade saved against the query's text as a page showed it takes it, so
+    that a re-import changing the text waits for the save and then flags the grade, or the save
+    waits for the import and then sees the new text (queries keep no versions to compare)."""
+
     def in_project(self, project: Project) -> QueryQuerySet:
         return self.filter(project=project)
 
@@ -165,8 +169,25 @@ class Query(models.Model):
             models.UniqueConstraint(fields=["project", "external_id"], name="query_unique_external_id"),
         ]
 
+    # Hex digits of `fingerprint`: what the grading form checks the shape of.
+    FINGERPRINT_LENGTH = 16
+
     def __str__(self) -> str:
         return f"{self.external_id} · {self.text[:60]}"
+
+    @property
+    def fingerprint(self) -> str:
+        """A short digest of what the grading page shows of the query (its text and information
+        need). Queries keep no versions, so the page sends this back with a grade and a save
+        against text changed meanwhile is refused, as a document's version is (QA: a grade given
+        on the old text was saved, never flagged). Lengths are hashed too, so that moving text
+        between the two fields changes it."""
+        h = hashlib.sha256()
+        for part in (self.text, self.information_need):
+            data = part.encode("utf-8")
+            h.update(len(data).to_bytes(8, "big"))
+            h.update(data)
+        return h.hexdigest()[: self.FINGERPRINT_LENGTH]
 
     @classmethod
     @transaction.atomic

@@ -12,13 +12,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, overload
 
 from django.conf import settings
-from django.db import connections, models
+from django.db import models
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce, Concat
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models.documents import CriteriaVersion, Document, DocumentVersion, Query
-from annotator.models.projects import Project
+from annotator.models.projects import Project, SharedLockQuerySet
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -42,30 +42,17 @@ class Progress:
         return round(100 * self.done / self.total) if self.total else 0
 
 
-class GradingSetQuerySet(models.QuerySet["GradingSet"]):
+class GradingSetQuerySet(SharedLockQuerySet["GradingSet"]):
+    """`lock_shared(pk)`: every change to the grades of a set's pairs takes it first, before it
+    reads whether the set is open: a freeze, which takes the row FOR UPDATE to close the set, then
+    waits for the changes in flight, and a change waits for a freeze in flight and then finds the
+    set closed (QA: a grade saved 1 ms after a freeze settled a pair the version had left out)."""
+
     def in_project(self, project: Project) -> GradingSetQuerySet:
         return self.filter(project=project)
 
     def open(self) -> GradingSetQuerySet:
         return self.filter(is_open=True)
-
-    def lock_shared(self, pk: int) -> None:
-        """Hold set `pk`'s row under a shared lock to the end of the transaction.
-
-        Every change to the grades of a set's pairs takes it first, before it reads whether the
-        set is open: a freeze, which takes the row FOR UPDATE to close the set, then waits for the
-        changes in flight, and a change waits for a freeze in flight and then finds the set
-        closed (QA: a grade saved 1 ms after a freeze settled a pair the version had left out).
-        Shared, so editors' saves in one set never wait for each other. PostgreSQL's FOR SHARE:
-        Django's select_for_update has no shared mode. SQLite needs none: its transactions here
-        take the write lock when they begin (IMMEDIATE, see settings), so they run one at a time.
-        """
-        connection = connections[self.db]
-        if connection.vendor != "postgresql":
-            return
-        table = connection.ops.quote_name(self.model._meta.db_table)
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR SHARE", [pk])  # noqa: S608 - the name is the model's
 
     def with_progress(self, editor: User) -> GradingSetQuerySet:
         """`pairs`, `pairs_done` and `pairs_mine` (graded by `editor`) per set, in this one query."""

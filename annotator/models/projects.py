@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.validators import RegexValidator
-from django.db import models
+from django.db import connections, models
 from django.urls import reverse
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
@@ -43,6 +43,21 @@ validate_language_tag = RegexValidator(
     _("Enter a language tag: a 2- or 3-letter language code, then subtags after hyphens if needed, such as zh-Hans, "
       "en or pt-BR."),
 )
+
+
+class SharedLockQuerySet[M: models.Model](models.QuerySet[M]):
+    def lock_shared(self, pk: int) -> None:
+        """Hold row `pk` under a shared lock to the end of the transaction: PostgreSQL's FOR SHARE,
+        which Django's select_for_update has no mode for. Changes that must not interleave with a
+        writer of that row take it (see GradingSetQuerySet, QueryQuerySet), and never wait for each
+        other. SQLite needs none: its transactions here take the write lock when they begin
+        (IMMEDIATE, see settings), so they run one at a time."""
+        connection = connections[self.db]
+        if connection.vendor != "postgresql":
+            return
+        table = connection.ops.quote_name(self.model._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR SHARE", [pk])  # noqa: S608 - the name is the model's
 
 
 class ProjectQuerySet(models.QuerySet["Project"]):

@@ -75,6 +75,10 @@ class CriteriaChanged(GradingError):
     """The criteria changed meaning after the page the grade came from was loaded."""
 
 
+class QueryChanged(GradingError):
+    """The query's text or information need changed after the page the grade came from showed it."""
+
+
 class CriteriaOutdated(GradingError):
     """A criteria edit made on version `based_on` while version `latest` is the newest."""
 
@@ -136,12 +140,15 @@ def grade_submit(
     reason: str = "",
     document_version: int | None = None,
     criteria_version: int | None = None,
+    query_seen: str | None = None,
 ) -> Grade:
     """Save `editor`'s grade for `candidate` (create or update), then let the pair settle if complete.
 
     Raises GradingError for a value outside 0..3, a closed set, a non-member, a document that
     changed since the editor read it (`document_version` = the version shown, when given),
-    UnknownDocumentVersion for a version the document never had, and PairLocked once the pair is
+    UnknownDocumentVersion for a version the document never had, QueryChanged for a query whose
+    text changed since the page showed it (`query_seen` = its Query.fingerprint then, when given;
+    queries keep no versions), and PairLocked once the pair is
     settled or in dispute, or has all its grades from other editors. The grading page always sends
     `document_version` (its form requires it); code that grades without a page, like the demo, may
     leave it out. Submitting the same
@@ -169,6 +176,18 @@ def grade_submit(
             # editor who never graded the pair; the page says the same for such a pair.
             locked = _("This pair already has all the grades it needs.")
         raise PairLocked(locked)
+    if query_seen is not None:
+        # Shared-locked first, so that a re-import changing the query waits for this save and then
+        # flags the grade, or this save waits for it and reads the new text: read unlocked, a grade
+        # committed just after the import's flagging stayed unflagged (it records no query version).
+        Query.objects.lock_shared(candidate.query_id)
+        query = Query.objects.only("text", "information_need").get(pk=candidate.query_id)
+        # Before the document: the reply then shows the new query and the row's current text at once.
+        if query_seen != query.fingerprint:
+            raise QueryChanged(
+                _("This query changed while you were reading it. The new text is shown now: read it and "
+                  "grade again.")
+            )
     document = candidate.document
     # Versions run 1..current, so a number outside that range was never shown to anyone: refuse it
     # as bad input instead of telling the editor that the document changed since "version 99".

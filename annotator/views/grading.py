@@ -41,6 +41,7 @@ from annotator.paging import Paginator
 from annotator.services.grading import (
     CriteriaChanged,
     GradingError,
+    QueryChanged,
     UnknownDocumentVersion,
     candidate_remove,
     candidates_add_by_hand,
@@ -437,11 +438,16 @@ def _row_response(
     saved: bool = False,
     undone: bool = False,
     criteria_changed: bool = False,
+    query_seen: str | None = None,
     unsaved_reason: str | None = None,
     order: list[int] | None = None,
 ) -> HttpResponse:
     """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement.
-    `unsaved_reason`: text for the reason box of an ungraded row that is not stored (an undone grade's)."""
+    `criteria_changed`: the criteria panel and every row's form catch up too. `query_seen`: the
+    Query.fingerprint the page sent; when the query has changed since, its heading and every row's
+    form catch up (the row alone would carry the new fingerprint under the old heading, and a grade
+    given on that heading would then be taken). `unsaved_reason`: text for the reason box of an
+    ungraded row that is not stored (an undone grade's)."""
     grading_set, query = candidate.grading_set, candidate.query
     row = _row(request, candidate, order)
     row.error = error
@@ -454,6 +460,7 @@ def _row_response(
         "grading_set": grading_set, "query": query, "row": row, "announce": announce or error,
         "criteria": CriteriaVersion.objects.current_for(request.project),
         "criteria_changed": criteria_changed,
+        "query_changed": query_seen is not None and query_seen != query.fingerprint,
         **_progress(request, grading_set, query),
     }
     response = render(request, "annotator/grading/grade.html#row-response", context)
@@ -484,12 +491,18 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
                 candidate=candidate, editor=request.user, value=form.cleaned_data["grade"],
                 reason=form.cleaned_data["reason"], document_version=form.cleaned_data["document_version"],
                 criteria_version=form.cleaned_data["criteria_version"],
+                query_seen=form.cleaned_data["query_seen"],
             )
         except UnknownDocumentVersion as exc:
             error, status = str(exc), 400
         except CriteriaChanged as exc:
             # The page's criteria panel and every row's form are brought up to date with the row.
             error, status, criteria_changed = str(exc), 409, True
+        except QueryChanged as exc:
+            # The reply shows the text read now, not as the request began: the heading is outside
+            # the row, so _row_response swaps it too (as the criteria panel), seeing the fingerprint differ.
+            error, status = str(exc), 409
+            candidate.query.refresh_from_db(fields=["text", "information_need"])
         except GradingError as exc:  # closed set, pair locked, document changed since it was read
             error, status = str(exc), 409
         else:
@@ -507,10 +520,12 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
                 done = f"{done} {locked}"
     else:
         error = " ".join(str(e) for errors in form.errors.values() for e in errors)
-        # A grade that comes without a usable version of the text it judges was not sent by this
-        # page (it always sends one): bad input. Anything else is an ordinary invalid form (200 +
-        # the form, as everywhere), also an empty post, which has no grade to refuse.
-        bad_version = form.has_error("document_version") and not form.has_error("grade")
+        # A grade that comes without a usable version of the text it judges (or with a query
+        # fingerprint of the wrong shape) was not sent by this page (it always sends one): bad
+        # input. Anything else is an ordinary invalid form (200 + the form, as everywhere), also an
+        # empty post, which has no grade to refuse.
+        bad_version = form.has_error("document_version") or form.has_error("query_seen")
+        bad_version = bad_version and not form.has_error("grade")
         status = 400 if bad_version else 200
     # A refused save must not cost the editor the reason they typed: both paths show it again.
     typed_reason = request.POST.get("reason", "")
@@ -518,7 +533,7 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
         # htmx 2 swaps only 2xx responses, so the refusal comes back as 200 with the failed row.
         return _row_response(
             request, candidate, error=error, typed_reason=typed_reason, announce=done, saved=True,
-            criteria_changed=criteria_changed,
+            criteria_changed=criteria_changed, query_seen=form.cleaned_data.get("query_seen"),
         )
     if not error:
         messages.success(request, done)
@@ -572,8 +587,14 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
     else:
         text = _("Undone: %(document)s is back to grade %(grade)d.") % {"document": document, "grade": result.grade.grade}
     if in_place:
+        # The row comes back with the current query's fingerprint: if the query changed since the
+        # page was read, its heading catches up too, so that no grade is given on the old text.
+        query_seen = request.POST.get("query_seen") or None
+        if query_seen is not None and query_seen != query.fingerprint:
+            text += " " + _("This query changed while you were reading it. The new text is shown now.")
         response = _row_response(
-            request, candidate, announce=text, undone=True, unsaved_reason=kept_reason, order=order
+            request, candidate, announce=text, undone=True, unsaved_reason=kept_reason, order=order,
+            query_seen=query_seen,
         )
         return reswap(retarget(response, f"#cand-{candidate.pk}"), "outerHTML")
     messages.success(request, text)
