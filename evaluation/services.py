@@ -274,7 +274,7 @@ def _decode(data: bytes, source: str) -> str:
         return upload_text(data)
     except UploadTextError as error:
         raise RunUploadError(
-            _("%(file)s, line %(line)s: %(problem)s") % {"file": source, "line": error.line, "problem": error.message}
+            located(error.message, file=source, line=error.line)
         ) from None
 
 
@@ -320,29 +320,26 @@ def _refuse_unstorable_ids(run: metrics.Run, source: str) -> None:
         ranking = run.ranking(query)
         lines = run.lines_of(query)
         if len(query) > MAX_ID_LENGTH:
-            raise RunUploadError(
-                _("%(file)s, line %(line)s: query ID %(value)s is longer than %(max)s characters, which no pool can hold")
-                % {"file": source, "line": lines[0] if lines else "?", "value": repr(query[:40] + "…"),
-                   "max": MAX_ID_LENGTH}
-            )
+            problem = _("query ID %(value)s is longer than %(max)s characters, which no pool can hold") % {
+                "value": repr(query[:40] + "…"), "max": MAX_ID_LENGTH
+            }
+            raise RunUploadError(located(problem, file=source, line=lines[0] if lines else None))
         for position, value in enumerate((query, *ranking)):
             if char := first_bad_id_char(value):
                 # A query ID is on the line of its first document (a run lists no empty query).
                 line = lines[max(position - 1, 0)] if lines else None
                 what = _("query ID") if position == 0 else _("document ID")
                 raise RunUploadError(
-                    _(
-                        "%(file)s, line %(line)s: %(what)s %(value)s contains the character %(char)s; IDs cannot "
-                        "hold control characters, tabs, line breaks, invisible characters (zero-width spaces, "
-                        "direction marks) or a byte-order mark"
+                    located(
+                        _(
+                            "%(what)s %(value)s contains the character %(char)s; IDs cannot hold control "
+                            "characters, tabs, line breaks, invisible characters (zero-width spaces, direction "
+                            "marks) or a byte-order mark"
+                        )
+                        % {"char": char, "what": what, "value": repr(value)},
+                        file=source,
+                        line=line,
                     )
-                    % {
-                        "char": char,
-                        "file": source,
-                        "line": line if line is not None else "?",
-                        "what": what,
-                        "value": repr(value),
-                    }
                 )
 
 

@@ -202,8 +202,15 @@ def test_pasted_lines_are_counted_as_editors_count_them_and_a_query_may_hold_a_c
 def test_a_query_id_too_long_for_any_pool_is_refused_with_its_line() -> None:
     """QA: the refusal named the file and the ID but not the line, unlike every other run error."""
     text = "q1 Q0 A 1 2.0 s\n" + "Q" * 300 + " Q0 A 1 2.0 s\n"
-    with pytest.raises(RunUploadError, match=r"^longq.run, line 2: query ID 'QQQ.*' is longer than 255 characters"):
+    with pytest.raises(RunUploadError, match=r"^file longq.run, line 2: query ID 'QQQ.*' is longer than 255 characters"):
         run_parse(data=text.encode(), fmt="trec", file_name="longq.run")
+    # Located as every other run error is, in either language (QA: "longq.run，第 2 行" lacked "文件").
+    from django.utils import translation
+
+    with translation.override("zh-hans"), pytest.raises(RunUploadError, match=r"^文件 longq.run，第 2 行："):
+        run_parse(data=text.encode(), fmt="trec", file_name="longq.run")
+    with translation.override("zh-hans"), pytest.raises(RunUploadError, match=r"^文件 bad.trec，第 2 行："):
+        run_parse(data=b"q1 Q0 A 1 2.0 s\nq1 Q0 \xff 2 1.0 s\n", fmt="trec", file_name="bad.trec")
 
 
 @pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029", "\x1f"])
