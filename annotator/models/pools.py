@@ -14,6 +14,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from annotator.models.documents import Query
 from annotator.models.projects import Project
 from evaluation.formats.common import unserialisable_id_chars
 
@@ -457,6 +458,18 @@ class PoolVersion(ImmutableModel):
             .select_related("document_version__document")
         )
 
+    def query_gap(self) -> list[str]:
+        """IDs of the queries whose text or information need changed since their judgments were
+        decided (their recorded fingerprint is not the query's now): the evidence gap of queries."""
+        recorded = set(self.judgments.exclude(query_fingerprint="").values_list("query_id", "query_fingerprint").distinct())
+        if not recorded:
+            return []
+        now = {
+            q.external_id: q.fingerprint
+            for q in Query.objects.filter(project_id=self.pool.project_id, external_id__in={q for q, _ in recorded})
+        }
+        return sorted({query for query, seen in recorded if query in now and now[query] != seen})
+
     def manifest(self, fmt: str | None = None) -> dict[str, Any]:
         """What an export carries beside the data so the file can be checked and traced."""
         data: dict[str, Any] = {
@@ -496,6 +509,10 @@ class PoolJudgment(ImmutableModel):
     document_version = models.ForeignKey(
         "annotator.DocumentVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
+    # Query.fingerprint of the query text the grade was decided on, for the same warning about
+    # queries (which keep no versions); "" when not known: imported, frozen while marked for a
+    # re-check because the query changed, or frozen before fingerprints were recorded.
+    query_fingerprint = models.CharField(_("query fingerprint"), max_length=16, blank=True, default="")
 
     objects = PoolJudgmentQuerySet.as_manager()
 

@@ -73,6 +73,7 @@ def pool_version_create(
     file_name: str = "",
     file_sha256: str = "",
     document_versions: Mapping[tuple[str, str], int] | None = None,
+    query_fingerprints: Mapping[tuple[str, str], str] | None = None,
     continues: PoolVersion | None = None,
     refuse_unchanged: bool = False,
 ) -> PoolVersion:
@@ -120,11 +121,12 @@ def pool_version_create(
         file_sha256=file_sha256,
         frozen_by=by,
     )
-    dv = document_versions or {}
+    dv, fp = document_versions or {}, query_fingerprints or {}
     PoolJudgment.objects.bulk_create(
         [
             PoolJudgment(
-                version=version, query_id=q, doc_id=d, grade=g, source=s, document_version_id=dv.get((q, d))
+                version=version, query_id=q, doc_id=d, grade=g, source=s, document_version_id=dv.get((q, d)),
+                query_fingerprint=fp.get((q, d), ""),
             )
             for q, d, g, s in rows
         ],
@@ -226,12 +228,19 @@ class FreezePair:
     criteria_number: int | None  # criteria version the final grade was decided under
     graders: int  # grades given (one per editor)
     stale_grades: int  # of those, marked for re-checking
+    query_stale: bool  # a grade is marked for re-checking because the query changed
 
     FIELDS = (
         "pk", "query__external_id", "document__external_id", "source", "source_detail", "added_by__username",
         "dispute__status", "final_grade__grade", "final_grade__source", "final_grade__stale_reason",
-        "final_grade__criteria_version__number", "graders", "stale_grades",
+        "final_grade__criteria_version__number", "graders", "stale_grades", "query_stale",
     )
+
+    @property
+    def decided_on_unknown_query_text(self) -> bool:
+        """The final grade stands on a query text that is not the current one, and which one is
+        not known (queries keep no versions): its grades or the copied final grade are marked."""
+        return self.query_stale or StaleReason.QUERY.value in (self.final_stale_reason or "").split(",")
 
 
 @dataclass
@@ -298,6 +307,9 @@ def freeze_preview(grading_set: GradingSet) -> FreezePreview:
         .annotate(
             graders=count_of(Grade.objects.all(), "candidate"),
             stale_grades=count_of(Grade.objects.filter(stale=True), "candidate"),
+            query_stale=Exists(
+                Grade.objects.filter(candidate=OuterRef("pk"), stale=True, stale_reason__contains=StaleReason.QUERY.value)
+            ),
         )
         .order_by("query__external_id", "document__external_id")
         .values_list(*FreezePair.FIELDS)
@@ -383,6 +395,8 @@ def _provenance(preview: FreezePreview, included: list[FreezePair], excluded: in
         # by a reviewer, the stand-in source of their copied final grade).
         "final_grades": dict(sorted(Counter(preview.recorded_source(c) for c in included).items())),
         "excluded_pairs": excluded,
+        # Frozen while marked for a re-check (the freeze page warned): the version page says so.
+        "stale_pairs": preview.stale_pairs,
     }
 
 
@@ -441,16 +455,19 @@ def pool_freeze(
         if cand_id not in graded_version or dv_number > graded_version[cand_id][1]:
             graded_version[cand_id] = (dv_id, dv_number)
     # A reviewer's re-check of a settled pair (final_grade_recheck) read a newer version: that one.
+    rechecked = set()
     for cand_id, dv_id, dv_number in (
         FinalGradeRecheck.objects.filter(candidate__grading_set=grading_set)
         .order_by("created_at", "pk")
         .values_list("candidate_id", "document_version_id", "document_version__version")
     ):
         graded_version[cand_id] = (dv_id, dv_number)
+        rechecked.add(cand_id)
     # Copied pairs have no grades here: they keep what the version they came from recorded.
     inherited = preview.inherited
+    fingerprints = {q.external_id: q.fingerprint for q in grading_set.queries().only("external_id", "text", "information_need")}
 
-    judgments, document_versions = [], {}
+    judgments, document_versions, query_fingerprints = [], {}, {}
     for p in preview.ready:
         pair = (p.query_id, p.doc_id)
         old = inherited.get(pair)
@@ -460,6 +477,14 @@ def pool_freeze(
             document_versions[pair] = graded_version[p.pk][0]
         elif old is not None and old.document_version_id is not None:
             document_versions[pair] = old.document_version_id
+        # The query text the final grade stands on: the current one, unless a mark says it changed
+        # since (then unknown), or a copy not re-checked here keeps what its version recorded.
+        if p.decided_on_unknown_query_text:
+            query_fingerprints[pair] = ""
+        elif p.source == CandidateSource.COPIED and p.pk not in rechecked:
+            query_fingerprints[pair] = old.query_fingerprint if old is not None else ""
+        else:
+            query_fingerprints[pair] = fingerprints[p.query_id]
 
     pool = grading_set.pool
     if pool is None:
@@ -476,6 +501,7 @@ def pool_freeze(
             provenance=_provenance(preview, preview.ready, len(exclusions)),
             exclusions=exclusions,
             document_versions=document_versions,
+            query_fingerprints=query_fingerprints,
             continues=grading_set.based_on,
         )
     except ValueError as exc:
@@ -589,7 +615,8 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     # What changed since the version was frozen, or since its grades were decided, marks a copy for
     # a reviewer's re-check, as it marked the grades of open sets (QA: a version of grades made
     # under criteria v1 of v3 was copied and frozen again without a word). Imported judgments
-    # claim no criteria (they take the current ones here), and queries keep no versions.
+    # claim no criteria (they take the current ones here); a query is compared by the fingerprint
+    # its judgment recorded (none: not known, nothing to compare).
     newest_meaning = (
         CriteriaVersion.objects.filter(project=project, change=CriteriaChange.MEANING)
         .order_by("-number").values_list("number", flat=True).first()
@@ -611,6 +638,8 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
         reasons = []
         if r.document_version is not None and r.document_version.version < documents[r.doc_id].version:
             reasons.append(StaleReason.DOCUMENT.value)
+        if r.query_fingerprint and r.query_fingerprint != queries[r.query_id].fingerprint:
+            reasons.append(StaleReason.QUERY.value)
         if criteria.number < newest_meaning:
             reasons.append(StaleReason.CRITERIA.value)
         final.stale_reason = ",".join(reasons)

@@ -151,6 +151,9 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     # a version): the gap cannot be checked for them, and the page says so (QA: silence read as
     # "no gap").
     context["unknown_text"] = version.judgments.filter(document_version__isnull=True).count()
+    # The same for queries, which keep no versions: a fingerprint of the text recorded per judgment.
+    context["gap_queries"] = version.query_gap()
+    context["unknown_query_text"] = version.judgments.filter(query_fingerprint="").count()
     context["exclusion_reasons"] = {OPEN_DISPUTE: _("open dispute"), NO_FINAL_GRADE: _("no final grade")}
     # TREC qrels split fields at spaces, so an ID holding one cannot be written there (the export
     # refuses it): offer the formats that can hold every ID, and say why qrels is missing (QA).

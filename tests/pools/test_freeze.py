@@ -520,3 +520,71 @@ def test_a_long_recorded_provenance_is_left_to_the_manifest(cast: Cast, client: 
     page = client.get(url).content.decode()
     assert "Recorded provenance (JSON)" not in page
     assert "is too long to show here: it is whole in manifest.json" in page
+
+
+# --- queries keep no versions: a fingerprint per judgment stands in for one ------------------------
+
+
+def change_query(cast: Cast, text: str = "How do I change my phone number after registering?") -> None:
+    from annotator.importers import QueryRecord
+    from annotator.services.grading import queries_import
+
+    queries_import(project=cast.alpha, records=[QueryRecord(line=1, external_id="q1", text=text)])
+
+
+def test_a_query_changed_after_freezing_shows_as_a_gap_and_its_copies_wait_for_a_re_check(
+    cast: Cast, client: Client
+) -> None:
+    """QA: a query's new text left no trace on the version, and a new version started from it
+    carried grades made on the old text without a flag, unlike a changed document."""
+    from annotator.models import Query
+
+    version = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
+    fingerprint = Query.objects.get(project=cast.alpha, external_id="q1").fingerprint
+    assert set(version.judgments.values_list("query_fingerprint", flat=True)) == {fingerprint}
+    assert version.query_gap() == []
+    change_query(cast)
+    assert version.query_gap() == ["q1"]
+    client.force_login(cast.reviewer)
+    html = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})).content.decode()
+    assert "Evidence gap: 1 query changed (its text or information need) since its judgments were decided:" in html
+    copy = grading_set_create_from_version(version=version, by=cast.reviewer)
+    assert sorted(Candidate.objects.filter(grading_set=copy).final_to_recheck().values_list("document__external_id", flat=True)) == list("ABCDE")
+    assert set(FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)) == {"query"}
+
+
+def test_a_pair_frozen_while_marked_for_its_query_records_no_fingerprint_and_the_version_says_so(
+    cast: Cast, client: Client
+) -> None:
+    grading_set = factories.graded_set(cast.alpha, editors(cast), PHONE)
+    change_query(cast)  # the settled pairs' grades are marked: a reviewer did not re-check them
+    version = pool_freeze(grading_set=grading_set, by=cast.reviewer)
+    assert set(version.judgments.values_list("query_fingerprint", flat=True)) == {""}
+    assert version.provenance["stale_pairs"] == 5
+    assert version.query_gap() == []  # not known, so not claimed
+    client.force_login(cast.reviewer)
+    html = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})).content.decode()
+    assert "5 pairs were frozen while marked for re-checking" in html
+    assert "5 judgments record no fingerprint of their query's text" in html
+    # A copy of an unknown text is not flagged for the query (nothing to compare): it was frozen
+    # with the mark, which the version page states.
+    copy = grading_set_create_from_version(version=version, by=cast.reviewer)
+    assert not FinalGrade.objects.filter(candidate__grading_set=copy).exclude(stale_reason="").exists()
+
+
+def test_a_copy_keeps_its_versions_fingerprint_until_a_reviewer_re_checks_it(cast: Cast) -> None:
+    from annotator.models import Query
+    from annotator.services.disputes import final_grade_recheck, recheck_token
+
+    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
+    old = Query.objects.get(project=cast.alpha, external_id="q1").fingerprint
+    change_query(cast)
+    copy = grading_set_create_from_version(version=v1, by=cast.reviewer)
+    a = Candidate.objects.get(grading_set=copy, document__external_id="A")
+    final_grade_recheck(candidate=a, by=cast.owner, grade=3, note="", seen=recheck_token(a))
+    new = Query.objects.get(project=cast.alpha, external_id="q1").fingerprint
+    # The others stay marked; leave them in with their marks.
+    v2 = pool_freeze(grading_set=copy, by=cast.reviewer)
+    recorded = dict(v2.judgments.values_list("doc_id", "query_fingerprint"))
+    assert recorded == {"A": new, "B": "", "C": "", "D": "", "E": ""}
+    assert old != new and v2.provenance["stale_pairs"] == 4
