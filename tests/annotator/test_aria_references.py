@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotator.management.commands.demo import build_demo
-from tests.annotator.test_links import _same_site_links, _shape
+from tests.annotator.test_links import html_pages
 
 LISTS = ("aria-describedby", "aria-labelledby", "aria-controls")  # space-separated ID lists
 
@@ -38,27 +38,14 @@ class _References(HTMLParser):
 
 def _dangling(client: Client) -> tuple[int, int, list[str]]:
     """(pages read, references checked, each reference to a missing ID)."""
-    queue, seen, found = ["/"], set(), {"/"}
     pages = checked = 0
     dangling: list[str] = []
-    while queue and pages < 300:
-        url = queue.pop(0)
-        if _shape(url) in seen:
-            continue
-        seen.add(_shape(url))
-        response = client.get(url)
-        if response.status_code != 200 or not response["Content-Type"].startswith("text/html"):
-            continue
+    for url, html in html_pages(client):
         pages += 1
-        html = response.content.decode()
         parser = _References()
         parser.feed(html)
         checked += len(parser.references)
         dangling += [f"{url}: <{tag} {name}={ref!r}>" for tag, name, ref in parser.references if ref not in parser.ids]
-        for link in _same_site_links(html, url):
-            if link not in found:
-                found.add(link)
-                queue.append(link)
     return pages, checked, dangling
 
 

@@ -21,7 +21,7 @@ from django.urls import reverse
 from annotator.management.commands.demo import build_demo
 from annotator.models import Document, Project, Query, Role
 from annotator.services.members import ProjectCreateError, project_create
-from tests.annotator.test_links import _same_site_links, _shape
+from tests.annotator.test_links import _shape, html_pages
 from tests.conftest import make_user
 
 # Void elements never get an end tag, so they must not stay on the stack of open elements.
@@ -70,18 +70,9 @@ def _content_snippets() -> list[str]:
 def _marked_and_unmarked(client: Client, snippets: list[str], start: str) -> tuple[set[str], list[str]]:
     """Walk the site from `start`; the pages where user text was found marked, and each place
     where it was not (page, language in effect, text)."""
-    queue, seen_shapes, found_on = [start], set(), {start}
     marked: set[str] = set()
     unmarked: list[str] = []
-    while queue and len(seen_shapes) < 300:
-        url = queue.pop(0)
-        if _shape(url) in seen_shapes:
-            continue
-        seen_shapes.add(_shape(url))
-        response = client.get(url)
-        if response.status_code != 200 or not response["Content-Type"].startswith("text/html"):
-            continue
-        html = response.content.decode()
+    for url, html in html_pages(client, start):
         parser = _LangOfText()
         parser.feed(html)
         for lang, text in parser.texts:
@@ -90,10 +81,6 @@ def _marked_and_unmarked(client: Client, snippets: list[str], start: str) -> tup
                     marked.add(url)
                 else:
                     unmarked.append(f"{url}: lang={lang!r}: {text.strip()[:40]!r}")
-        for link in _same_site_links(html, url):
-            if link not in found_on:
-                found_on.add(link)
-                queue.append(link)
     return marked, unmarked
 
 

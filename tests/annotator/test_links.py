@@ -12,6 +12,7 @@ a stale or mistyped URL (404), or a page that breaks only with the demo's real d
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -70,6 +71,26 @@ def _shape(url: str) -> str:
     path, _, query = url.partition("?")
     keys = sorted(part.split("=", 1)[0] for part in query.split("&") if part)
     return "".join("N" if ch.isdigit() else ch for ch in path) + "?" + "&".join(keys)
+
+
+def html_pages(client: Client, start: str = "/", limit: int = 300) -> Iterator[tuple[str, str]]:
+    """(URL, HTML) of every page reached from `start` by its links, each kind of page once (see
+    `_shape`): the walk of the tests that read every page (languages of parts, ARIA references)."""
+    queue, seen_shapes, found = [start], set(), {start}
+    while queue and len(seen_shapes) < limit:
+        url = queue.pop(0)
+        if _shape(url) in seen_shapes:
+            continue
+        seen_shapes.add(_shape(url))
+        response = client.get(url)
+        if response.status_code != 200 or not response["Content-Type"].startswith("text/html"):
+            continue
+        html = response.content.decode()
+        yield url, html
+        for link in _same_site_links(html, url):
+            if link not in found:
+                found.add(link)
+                queue.append(link)
 
 
 def _htmx_problems(client: Client, page: str, html: str) -> list[str]:
