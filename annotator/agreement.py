@@ -7,7 +7,7 @@ Inputs are *raw* grades, keyed by unit (a query-document pair) and then by rater
 `{unit: {rater: grade}}`. Units with a single grade are allowed (missing data); they simply add
 nothing pairable. Each mapping is checked once and turned into a `Table` (a units x raters
 array of grades, and each unit's count of every grade), from which every figure is counted with
-numpy; a grading set's page passes a million grades, which per-unit loops took 10 s to read.
+numpy: a grading set's page passes a million grades, which per-unit loops took about 8 s to count.
 
 Cohen's kappa is computed here with numpy rather than scikit-learn (a test-only dependency); the
 tests check it against `sklearn.metrics.cohen_kappa_score(..., labels=[0, 1, 2, 3],

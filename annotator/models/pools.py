@@ -461,12 +461,17 @@ class PoolVersion(ImmutableModel):
     def query_gap(self) -> list[str]:
         """IDs of the queries whose text or information need changed since their judgments were
         decided (their recorded fingerprint is not the query's now): the evidence gap of queries."""
-        recorded = set(self.judgments.exclude(query_fingerprint="").values_list("query_id", "query_fingerprint").distinct())
+        with_fingerprint = self.judgments.exclude(query_fingerprint="")
+        recorded = set(with_fingerprint.values_list("query_id", "query_fingerprint").distinct())
         if not recorded:
             return []
+        # A subquery, not a list of IDs: SQLite refuses 32,767 of them.
+        in_version = with_fingerprint.order_by().values("query_id")
         now = {
             q.external_id: q.fingerprint
-            for q in Query.objects.filter(project_id=self.pool.project_id, external_id__in={q for q, _ in recorded})
+            for q in Query.objects.filter(project_id=self.pool.project_id, external_id__in=in_version).only(
+                "external_id", "text", "information_need"
+            )
         }
         return sorted({query for query, seen in recorded if query in now and now[query] != seen})
 
