@@ -63,7 +63,7 @@ class GradeForm(forms.Form):
     # re-imported with another text since refuses the save (grade_submit). Optional like the
     # criteria version; a value of the wrong shape was not sent by this page.
     query_seen = forms.RegexField(
-        regex=rf"\A[0-9a-f]{{{Query.FINGERPRINT_LENGTH}}}\Z",
+        regex=Query.FINGERPRINT_PATTERN,
         widget=forms.HiddenInput,
         required=False,
         error_messages={

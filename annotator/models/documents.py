@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -171,6 +172,7 @@ class Query(models.Model):
 
     # Hex digits of `fingerprint`: what the grading form checks the shape of.
     FINGERPRINT_LENGTH = 16
+    FINGERPRINT_PATTERN = rf"\A[0-9a-f]{{{FINGERPRINT_LENGTH}}}\Z"
 
     def __str__(self) -> str:
         return f"{self.external_id} · {self.text[:60]}"
@@ -188,6 +190,10 @@ class Query(models.Model):
             h.update(len(data).to_bytes(8, "big"))
             h.update(data)
         return h.hexdigest()[: self.FINGERPRINT_LENGTH]
+
+    @classmethod
+    def is_fingerprint(cls, value: str) -> bool:
+        return re.fullmatch(cls.FINGERPRINT_PATTERN, value) is not None
 
     @classmethod
     @transaction.atomic

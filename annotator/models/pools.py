@@ -473,7 +473,9 @@ class PoolVersion(ImmutableModel):
                 "external_id", "text", "information_need"
             )
         }
-        return sorted({query for query, seen in recorded if query in now and now[query] != seen})
+        return sorted(
+            {query for query, seen in recorded if query in now and PoolJudgment(query_fingerprint=seen).query_changed_since(now[query])}
+        )
 
     def manifest(self, fmt: str | None = None) -> dict[str, Any]:
         """What an export carries beside the data so the file can be checked and traced."""
@@ -515,9 +517,11 @@ class PoolJudgment(ImmutableModel):
         "annotator.DocumentVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     # Query.fingerprint of the query text the grade was decided on, for the same warning about
-    # queries (which keep no versions); "" when not known: imported, frozen while marked for a
-    # re-check because the query changed, or frozen before fingerprints were recorded.
+    # queries (which keep no versions); EARLIER_QUERY_TEXT when frozen while marked for a re-check
+    # because the query changed (a text older than the one at freezing, which one is not known);
+    # "" when not known at all: imported, or frozen before fingerprints were recorded.
     query_fingerprint = models.CharField(_("query fingerprint"), max_length=16, blank=True, default="")
+    EARLIER_QUERY_TEXT = "earlier"  # not hex: never a fingerprint
 
     objects = PoolJudgmentQuerySet.as_manager()
 
@@ -533,3 +537,9 @@ class PoolJudgment(ImmutableModel):
 
     def __str__(self) -> str:
         return f"{self.query_id} {self.doc_id} {self.grade}"
+
+    def query_changed_since(self, fingerprint_now: str) -> bool:
+        """Whether the query's text now differs from the one this grade was decided on (False
+        when that is not known)."""
+        recorded = self.query_fingerprint
+        return recorded == self.EARLIER_QUERY_TEXT or (recorded != "" and recorded != fingerprint_now)

@@ -477,12 +477,16 @@ def pool_freeze(
             document_versions[pair] = graded_version[p.pk][0]
         elif old is not None and old.document_version_id is not None:
             document_versions[pair] = old.document_version_id
-        # The query text the final grade stands on: the current one, unless a mark says it changed
-        # since (then unknown), or a copy not re-checked here keeps what its version recorded.
-        if p.decided_on_unknown_query_text:
-            query_fingerprints[pair] = ""
-        elif p.source == CandidateSource.COPIED and p.pk not in rechecked:
-            query_fingerprints[pair] = old.query_fingerprint if old is not None else ""
+        # The query text the final grade stands on: a copy not re-checked here keeps what its
+        # version recorded; else the current text, unless a mark says it changed since the grades
+        # (then an earlier one, which the next version's copies are marked for again, QA).
+        carried = p.source == CandidateSource.COPIED and p.pk not in rechecked
+        if carried and old is not None and old.query_fingerprint:
+            query_fingerprints[pair] = old.query_fingerprint
+        elif p.decided_on_unknown_query_text:
+            query_fingerprints[pair] = PoolJudgment.EARLIER_QUERY_TEXT
+        elif carried:
+            query_fingerprints[pair] = ""  # carried from an import: still not known
         else:
             query_fingerprints[pair] = fingerprints[p.query_id]
 
@@ -638,7 +642,7 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
         reasons = []
         if r.document_version is not None and r.document_version.version < documents[r.doc_id].version:
             reasons.append(StaleReason.DOCUMENT.value)
-        if r.query_fingerprint and r.query_fingerprint != queries[r.query_id].fingerprint:
+        if r.query_changed_since(queries[r.query_id].fingerprint):
             reasons.append(StaleReason.QUERY.value)
         if criteria.number < newest_meaning:
             reasons.append(StaleReason.CRITERIA.value)

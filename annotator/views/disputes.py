@@ -159,6 +159,16 @@ def _pair_context(dispute: Dispute) -> dict[str, Any]:
     graded_version = max((g.document_version for g in grades), key=lambda v: v.version, default=None)
     criteria = max((g.criteria_version for g in grades), key=lambda c: c.number, default=None)
     current_criteria = CriteriaVersion.objects.current_for(candidate.grading_set.project)
+    # Queries keep no versions: a grade marked for it tells the text changed, and once the set is
+    # frozen (imports mark open sets only) the fingerprint its judgment recorded does (QA).
+    query_changed = any(g.stale_for(StaleReason.QUERY) for g in grades)
+    if not query_changed and not candidate.grading_set.is_open:
+        judgment = PoolJudgment.objects.filter(
+            version__grading_set=candidate.grading_set,
+            query_id=candidate.query.external_id,
+            doc_id=candidate.document.external_id,
+        ).first()
+        query_changed = judgment is not None and judgment.query_changed_since(candidate.query.fingerprint)
     return {
         "candidate": candidate,
         "query": candidate.query,
@@ -169,8 +179,7 @@ def _pair_context(dispute: Dispute) -> dict[str, Any]:
         and graded_version.version != candidate.document.version,
         "criteria": criteria or current_criteria,
         "current_criteria": current_criteria,
-        # Queries keep no versions: a grade marked for it is all that tells the text changed (QA).
-        "query_changed": any(g.stale_for(StaleReason.QUERY) for g in grades),
+        "query_changed": query_changed,
         "raw_grades": {g.editor_id: g for g in grades},
     }
 
@@ -831,7 +840,8 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         "settled_count": FinalGrade.objects.filter(candidate__grading_set=grading_set).count(),
         "blind_count": blind.count(),
         "incomplete_count": incomplete.count(),
-        "unfinished_count": 0 if grading_set.is_open else unfinished.count(),
+        # Counted in: the viewer's own are among the blind ones (QA: both notes named the same pairs).
+        "unfinished_count": 0 if grading_set.is_open else unfinished.exclude(pk__in=blind).count(),
         # Copied from a frozen version with their final grades, without raw grades: nothing to
         # measure agreement on (QA: the index counted them, this page left them out unsaid).
         "copied_count": grading_set.candidates.filter(source=CandidateSource.COPIED, grades__isnull=True).count(),

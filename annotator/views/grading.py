@@ -52,6 +52,7 @@ from annotator.services.grading import (
     queue_next,
     shuffled_for,
 )
+from annotator.text import sentences
 
 PAGE_SIZE = 100
 # Pairs per grading page. Help-center queries fit on one; a query continued from a TREC pool can
@@ -576,7 +577,7 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
     if result.grade is None:
         text = _("Undone: %(document)s is ungraded again.") % {"document": document}
         if kept_reason:
-            text += " " + _("Your reason stays in its box, not saved: a grade key saves it with the grade.")
+            text = sentences([text, _("Your reason stays in its box, not saved: a grade key saves it with the grade.")])
     elif result.undone is not None and result.undone[0] == result.grade.grade:
         # Only the reason changed back (QA: "back to grade 1" said nothing of the reason it removed).
         if result.grade.reason:
@@ -590,8 +591,10 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
         # The row comes back with the current query's fingerprint: if the query changed since the
         # page was read, its heading catches up too, so that no grade is given on the old text.
         query_seen = request.POST.get("query_seen") or None
+        if query_seen is not None and not Query.is_fingerprint(query_seen):
+            query_seen = None  # not sent by this page: nothing to tell about the query
         if query_seen is not None and query_seen != query.fingerprint:
-            text += " " + _("This query changed while you were reading it. The new text is shown now.")
+            text = sentences([text, _("This query changed while you were reading it. The new text is shown now.")])
         response = _row_response(
             request, candidate, announce=text, undone=True, unsaved_reason=kept_reason, order=order,
             query_seen=query_seen,

@@ -42,6 +42,7 @@ from annotator.services.pools import (
     pool_freeze,
     pool_import,
 )
+from annotator.text import enumeration
 
 PAGE_SIZE = 50  # rows of per-query tables, diffs and freeze blockers
 LIST_PAGE_SIZE = 25  # pools, and versions of a pool
@@ -152,7 +153,9 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     # "no gap").
     context["unknown_text"] = version.judgments.filter(document_version__isnull=True).count()
     # The same for queries, which keep no versions: a fingerprint of the text recorded per judgment.
-    context["gap_queries"] = version.query_gap()
+    gap_queries = version.query_gap()
+    context["gap_queries"] = len(gap_queries)
+    context["gap_list"] = enumeration(gap_queries[:20]) + (" …" if len(gap_queries) > 20 else "")
     context["unknown_query_text"] = version.judgments.filter(query_fingerprint="").count()
     context["exclusion_reasons"] = {OPEN_DISPUTE: _("open dispute"), NO_FINAL_GRADE: _("no final grade")}
     # TREC qrels split fields at spaces, so an ID holding one cannot be written there (the export

@@ -336,3 +336,20 @@ def test_the_only_owner_is_offered_no_removal_that_would_be_refused(cast: Cast, 
     assert "The project's only owner: make another member owner first." in html
     assert f"Yes, remove {owner}" not in html
     assert f"Yes, remove {cast.editor.get_username()}" in html
+
+
+def test_the_removal_question_spaces_its_sentences_as_each_language_does(cast: Cast, client: Client) -> None:
+    """QA: the Chinese question read "其评分和裁定都会保留。 2 条等待…": a space after 。."""
+    from annotator.importers import read_documents
+    from annotator.services.grading import documents_import, grade_submit
+    from tests.grading.factories import make_pairs
+
+    (a,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=a, editor=cast.editor, value=2)
+    documents_import(project=cast.alpha, records=read_documents("doc_id,title,body\nA,T,a2\n", "csv"))
+    client.force_login(cast.owner)
+    url = reverse("member_list", kwargs={"slug": "alpha"})
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Their grades and decisions are kept. 1 grade awaiting their re-check is withdrawn" in english
+    chinese = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "都会保留。1 条" in chinese and "。 " not in chinese

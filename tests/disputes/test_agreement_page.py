@@ -235,7 +235,11 @@ def test_a_closed_sets_unfinished_pairs_count_except_for_who_graded_them(cast: C
     response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": unfinished.grading_set_id}))
     assert response.context["report"].units == 1
     assert {frozenset((p["a"], p["b"])) for p in response.context["pairs"]} == {frozenset(("ed", "eve"))}
-    assert "the set was closed before it was settled or its dispute revealed" in response.content.decode()
+    html = response.content.decode()
+    assert "the set was closed before it was settled or its dispute revealed" in html
+    # Her own is not also said to be counted (QA: both notes named the same pairs).
+    assert response.context["unfinished_count"] == 1
+    assert "1 pair was left unfinished when this set was closed" in html
 
 
 def test_only_graded_pairs_are_said_to_be_left_out_and_the_empty_state_says_why(cast: Cast, client: Client) -> None:

@@ -623,3 +623,24 @@ def test_the_dispute_and_review_pages_say_the_query_changed_since_it_was_graded(
         client.force_login(viewer)
         page = client.get(url).content.decode()
         assert page.count(note) == 1 and "How do I change my phone?" in page, (viewer, url)
+
+
+def test_a_frozen_pairs_dispute_page_says_the_query_changed_since_from_its_judgments_fingerprint(
+    cast: Cast, client: Client
+) -> None:
+    """QA: imports mark the grades of open sets only, so a frozen set's dispute page showed the
+    new query text without a word; the frozen judgment's fingerprint tells."""
+    from annotator.importers import QueryRecord
+    from annotator.services.grading import queries_import
+    from annotator.services.pools import pool_freeze
+
+    dispute = in_review(cast.alpha, cast.editor, cast.editor2)
+    dispute_settle(dispute=dispute, by=cast.reviewer, grade=2, note="Steps without the deadline.")
+    pool_freeze(grading_set=dispute.candidate.grading_set, by=cast.reviewer)
+    note = "The query or its information need changed since it was graded."
+    detail = reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": dispute.pk})
+    client.force_login(cast.reviewer)
+    assert note not in client.get(detail).content.decode()
+    query = dispute.candidate.query
+    queries_import(project=cast.alpha, records=[QueryRecord(line=1, external_id=query.external_id, text="How do I change my phone?")])
+    assert client.get(detail).content.decode().count(note) == 1

@@ -290,6 +290,17 @@ def test_an_undo_on_a_page_showing_an_older_query_text_brings_the_heading_up_to_
     assert "This query changed" not in html and 'id="query-heading"' not in html
 
 
+def test_an_undo_with_a_fingerprint_this_page_never_sends_says_nothing_of_the_query(cast: Cast, client: Client) -> None:
+    """QA: a crafted `query_seen=zz` was told the query changed; it is not a fingerprint at all."""
+    (a,) = make_pairs(cast.alpha, "A")
+    grade_submit(candidate=a, editor=cast.editor, value=1)
+    undo = reverse("grade_undo", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id})
+    for value in ("zz", "x" * 3000):
+        grade_submit(candidate=a, editor=cast.editor, value=2)
+        html = html_module.unescape(as_user(client, cast.editor).post(undo, {"page": "1", "query_seen": value}, headers=HTMX).content.decode())
+        assert "Undone: A is back to grade 1." in html and "This query changed" not in html
+
+
 def test_the_recheck_list_names_query_changes_among_its_causes(cast: Cast, client: Client) -> None:
     (a,) = make_pairs(cast.alpha, "A")
     grade_submit(candidate=a, editor=cast.editor, value=1)

@@ -19,6 +19,7 @@ from annotator.models import (
     FinalSource,
     GradingSet,
     Pool,
+    PoolJudgment,
     PoolVersion,
     PoolVersionSource,
 )
@@ -553,26 +554,40 @@ def test_a_query_changed_after_freezing_shows_as_a_gap_and_its_copies_wait_for_a
     assert set(FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)) == {"query"}
 
 
-def test_a_pair_frozen_while_marked_for_its_query_records_no_fingerprint_and_the_version_says_so(
+def test_a_pair_frozen_while_marked_for_its_query_records_an_earlier_text_and_its_copies_are_marked(
     cast: Cast, client: Client
 ) -> None:
     grading_set = factories.graded_set(cast.alpha, editors(cast), PHONE)
     change_query(cast)  # the settled pairs' grades are marked: a reviewer did not re-check them
     version = pool_freeze(grading_set=grading_set, by=cast.reviewer)
-    assert set(version.judgments.values_list("query_fingerprint", flat=True)) == {""}
+    assert set(version.judgments.values_list("query_fingerprint", flat=True)) == {PoolJudgment.EARLIER_QUERY_TEXT}
     assert version.provenance["stale_pairs"] == 5
-    assert version.query_gap() == []  # not known, so not claimed
+    assert version.query_gap() == ["q1"]
     client.force_login(cast.reviewer)
     html = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})).content.decode()
     assert "5 pairs were frozen while marked for re-checking" in html
-    assert "5 judgments record no fingerprint of their query's text" in html
-    # A copy of an unknown text is not flagged for the query (nothing to compare): it was frozen
-    # with the mark, which the version page states.
+    assert "Evidence gap: 1 query changed (its text or information need) since its judgments were decided: q1." in html
+    assert "record no fingerprint" not in html
     copy = grading_set_create_from_version(version=version, by=cast.reviewer)
-    assert not FinalGrade.objects.filter(candidate__grading_set=copy).exclude(stale_reason="").exists()
+    assert set(FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)) == {"query"}
+
+
+def test_an_imported_version_records_no_fingerprint_and_says_so(cast: Cast, client: Client) -> None:
+    from annotator.services.pools import pool_import
+
+    factories.graded_set(cast.alpha, editors(cast), PHONE)  # the project's queries and documents
+    version = pool_import(project=cast.alpha, by=cast.owner, data=b"q1 0 A 3\nq1 0 B 1\n", file_name="q.txt", fmt="qrels", pool_name="Imported")
+    assert set(version.judgments.values_list("query_fingerprint", flat=True)) == {""}
+    change_query(cast)
+    assert version.query_gap() == []  # not known, so not claimed
+    client.force_login(cast.reviewer)
+    html = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})).content.decode()
+    assert "2 judgments record no fingerprint of their query's text" in html
 
 
 def test_a_copy_keeps_its_versions_fingerprint_until_a_reviewer_re_checks_it(cast: Cast) -> None:
+    """QA: pairs frozen while marked for their query lost the mark: the next version's copies
+    were not marked again, though their grades still stood on the first text."""
     from annotator.models import Query
     from annotator.services.disputes import final_grade_recheck, recheck_token
 
@@ -586,5 +601,8 @@ def test_a_copy_keeps_its_versions_fingerprint_until_a_reviewer_re_checks_it(cas
     # The others stay marked; leave them in with their marks.
     v2 = pool_freeze(grading_set=copy, by=cast.reviewer)
     recorded = dict(v2.judgments.values_list("doc_id", "query_fingerprint"))
-    assert recorded == {"A": new, "B": "", "C": "", "D": "", "E": ""}
-    assert old != new and v2.provenance["stale_pairs"] == 4
+    assert old != new and recorded == {"A": new, "B": old, "C": old, "D": old, "E": old}
+    assert v2.provenance["stale_pairs"] == 4 and v2.query_gap() == ["q1"]
+    v3 = grading_set_create_from_version(version=v2, by=cast.reviewer)
+    marked = dict(FinalGrade.objects.filter(candidate__grading_set=v3).values_list("candidate__document__external_id", "stale_reason"))
+    assert marked == {"A": "", "B": "query", "C": "query", "D": "query", "E": "query"}
