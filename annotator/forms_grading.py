@@ -22,6 +22,7 @@ from annotator.models import (
     Project,
     Query,
 )
+from annotator.models.documents import by_external_id
 from annotator.uploads import UploadForm
 from evaluation.formats.common import escape_unprintable
 
@@ -210,7 +211,7 @@ class CandidateAddForm(forms.Form):
         ids = list(dict.fromkeys(part.strip() for part in raw.splitlines() if part.strip()))
         if not ids:
             raise forms.ValidationError(_("Give at least one document ID."))
-        found = {d.external_id: d for d in Document.objects.filter(project=self.project, external_id__in=ids)}
+        found = by_external_id(Document.objects.filter(project=self.project), ids)
         missing = [i for i in ids if i not in found]
         if missing:
             message = _("No document with these IDs in this project: %(ids)s.") % {"ids": ", ".join(map(escape_unprintable, missing[:20]))}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -23,6 +24,27 @@ class Unit(models.TextChoices):
     DOCUMENT = "document", _("Document")
     PAGE = "page", _("Page")
     CHUNK = "chunk", _("Chunk")
+
+
+# IDs go into one statement at most this many at a time: SQLite refuses a statement with more than
+# 32,766 parameters, and an import, a frozen version or a pasted list can name more rows than that
+# (QA: continuing a version of 40,000 documents ended in "too many SQL variables").
+ID_LIST_CHUNK = 1000
+
+
+def chunked[T](items: Sequence[T]) -> Iterator[Sequence[T]]:
+    """`items` in slices of ID_LIST_CHUNK, for `__in` lookups that a subquery cannot replace."""
+    for start in range(0, len(items), ID_LIST_CHUNK):
+        yield items[start : start + ID_LIST_CHUNK]
+
+
+def by_external_id[M: models.Model](rows: models.QuerySet[M], ids: Sequence[str]) -> dict[str, M]:
+    """{external ID: row} for those of `ids` found in `rows` (documents or queries of one
+    project), read in chunks whatever the number of IDs."""
+    found: dict[str, M] = {}
+    for chunk in chunked(ids):
+        found.update((row.external_id, row) for row in rows.filter(external_id__in=chunk))  # type: ignore[attr-defined]
+    return found
 
 
 def content_hash(title: str, body: str, url: str) -> str:

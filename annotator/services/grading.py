@@ -39,7 +39,7 @@ from annotator.models import (
     Reservation,
 )
 from annotator.models.disputes import FinalGradeQuerySet
-from annotator.models.documents import content_hash
+from annotator.models.documents import by_external_id, chunked, content_hash
 from annotator.models.grading import GradeQuerySet, StaleReason, count_of
 from annotator.services.disputes import pair_settle_if_complete
 
@@ -444,11 +444,6 @@ class ImportSummary:
 ProgressCallback = Callable[[int, int], None]  # (records done, records in all)
 
 
-def _chunks(items: Sequence, size: int = BATCH) -> Iterable[Sequence]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
 @transaction.atomic
 def documents_import(
     *, project: Project, records: Sequence[DocumentRecord], on_progress: ProgressCallback | None = None
@@ -461,7 +456,7 @@ def documents_import(
     changed: list[int] = []
     done = 0
     now = timezone.now()  # bulk_update skips auto_now: set by hand, once for the whole import
-    for chunk in _chunks(records):
+    for chunk in chunked(records):
         existing = {
             d.external_id: d
             for d in Document.objects.select_for_update().filter(
@@ -519,7 +514,7 @@ def documents_import(
         done += len(chunk)
         if on_progress:
             on_progress(done, len(records))
-    for ids_chunk in _chunks(changed):
+    for ids_chunk in chunked(changed):
         summary.stale_grades += flag_for_recheck(StaleReason.DOCUMENT, candidate__document_id__in=ids_chunk)
     return summary
 
@@ -546,8 +541,8 @@ def queries_import(
             summary.unchanged += 1
         if on_progress and (done % PROGRESS_EVERY == 0 or done == len(records)):
             on_progress(done, len(records))
-    if changed:
-        summary.stale_grades = flag_for_recheck(StaleReason.QUERY, candidate__query_id__in=changed)
+    for ids_chunk in chunked(changed):
+        summary.stale_grades += flag_for_recheck(StaleReason.QUERY, candidate__query_id__in=ids_chunk)
     return summary
 
 
@@ -591,12 +586,8 @@ def candidates_add(
     project = grading_set.project
     query_ids = {p.query_id for p in pairs}
     doc_ids = {p.doc_id for p in pairs}
-    queries = dict(Query.objects.filter(project=project, external_id__in=query_ids).values_list("external_id", "pk"))
-    documents: dict[str, int] = {}
-    for chunk in _chunks(sorted(doc_ids)):
-        documents.update(
-            Document.objects.filter(project=project, external_id__in=chunk).values_list("external_id", "pk")
-        )
+    queries = by_external_id(Query.objects.filter(project=project).only("pk", "external_id"), sorted(query_ids))
+    documents = by_external_id(Document.objects.filter(project=project).only("pk", "external_id"), sorted(doc_ids))
     errors: list[LineError] = []
     more = 0
     for p in pairs:
@@ -620,7 +611,7 @@ def candidates_add(
     new = []
     summary = CandidateSummary()
     for p in pairs:
-        key = (queries[p.query_id], documents[p.doc_id])
+        key = (queries[p.query_id].pk, documents[p.doc_id].pk)
         if key in existing:
             summary.already += 1
             continue

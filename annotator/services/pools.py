@@ -565,10 +565,25 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
         raise PoolIntegrityError(" ".join(problems))
     if refusal := continue_refusal(version):
         raise CopyError(refusal)
-    rows = list(version.judgments.select_related("document_version").order_by("query_id", "doc_id"))
-    queries = {q.external_id: q for q in Query.objects.filter(project=project, external_id__in={r.query_id for r in rows})}
+    rows = list(
+        version.judgments.select_related("document_version")
+        .defer("document_version__title", "document_version__body", "document_version__url")  # its number only
+        .order_by("query_id", "doc_id")
+    )
+    # Subqueries, not ID lists (SQLite refuses 32,767 IDs); of a document only what the copy
+    # compares, not its body.
+    in_version = version.judgments.order_by()
+    queries = {
+        q.external_id: q
+        for q in Query.objects.filter(project=project, external_id__in=in_version.values("query_id")).only(
+            "pk", "external_id", "text", "information_need"
+        )
+    }
     documents = {
-        d.external_id: d for d in Document.objects.filter(project=project, external_id__in={r.doc_id for r in rows})
+        d.external_id: d
+        for d in Document.objects.filter(project=project, external_id__in=in_version.values("doc_id")).only(
+            "pk", "external_id", "version"
+        )
     }
     missing_q = sorted({r.query_id for r in rows} - queries.keys())
     missing_d = sorted({r.doc_id for r in rows} - documents.keys())
