@@ -7,6 +7,7 @@ every format uses to produce those errors; the TREC reader adds a lean fast path
 
 from __future__ import annotations
 
+import codecs
 import io
 import itertools
 import json
@@ -153,6 +154,25 @@ def source_name(source: Source) -> str:
     if isinstance(source, str | os.PathLike):
         return os.fspath(source)
     return str(getattr(source, "name", "<stream>"))
+
+
+def usual_bytes(source: Source) -> bytes | None:
+    """The whole of `source` as bytes when that is cheap, for the column pass of the TREC readers
+    (evaluation/formats/columns.py): a file by its path, or an upload's text stream over its
+    bytes (io.BytesIO: its bytes are shared, not copied) not yet read from; else None."""
+    if isinstance(source, str | os.PathLike):
+        try:
+            return Path(source).read_bytes()
+        except OSError:
+            return None  # the line reader reports it, with the reason
+    if (
+        isinstance(source, io.TextIOWrapper)
+        and codecs.lookup(source.encoding).name == "utf-8-sig"  # as files are read: a BOM is dropped
+        and isinstance(source.buffer, io.BytesIO)
+        and source.tell() == 0
+    ):
+        return source.buffer.getvalue()
+    return None
 
 
 def with_source[T](

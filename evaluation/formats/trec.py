@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from evaluation.formats.columns import Columns, split_columns
 from evaluation.formats.common import (
     GradeReader,
     QrelsBuilder,
@@ -29,9 +30,11 @@ from evaluation.formats.common import (
     parse_score,
     run_name,
     underflows,
+    usual_bytes,
     with_source,
 )
 from evaluation.metrics.data import Pool, Run
+from evaluation.metrics.lookup import TOO_LONG, IdWords
 from evaluation.metrics.policies import EvaluationError, gettext_noop
 
 # Fields are separated by C's whitespace (space, \t, \n, \r, \v, \f), as trec_eval's C parser
@@ -73,12 +76,63 @@ def _splits_like_c(source: Source, open_lines: Callable[[], Iterator[str]]) -> b
 def read_trec_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -> Pool:
     def read(open_lines: Callable[[], Iterator[str]], name: str) -> Pool:
         grades = GradeReader(grade_map, name)
+        data = usual_bytes(source)
+        columns = None if data is None else split_columns(data, (0, 2, 3), 4, more=False)
+        if columns is not None and (pool := _columns_qrels(columns, grades.tokens, name)) is not None:
+            return pool
+        del data, columns
         fast = _fast_qrels(open_lines(), grades.tokens) if _splits_like_c(source, open_lines) else None
         if fast is not None:
             return Pool._trusted(fast, name)
         return _careful_qrels(open_lines(), grades, name)
 
     return with_source(source, read)
+
+
+def _columns_qrels(columns: Columns, tokens: dict[str, int], name: str) -> Pool | None:
+    """The pool of a usual qrels file (columns: query, document, grade), or None."""
+    blocks = _query_blocks(columns)
+    if blocks is None:
+        return None
+    block_queries, block_starts = blocks
+    docs = columns.strings(1)
+    # Grades: a one-character token by a table of bytes; longer ones ("10", "-1") by the dict.
+    table = np.full(256, -1, dtype=np.int64)
+    for token, grade in tokens.items():
+        if len(token) == 1:
+            table[ord(token)] = grade
+    starts, ends = columns.starts[:, 2], columns.ends[:, 2]
+    grades = table[columns.text[starts]]
+    for line in np.flatnonzero(ends - starts != 1).tolist():
+        grades[line] = tokens.get(columns.field(line, 2), -1)
+    if (grades < 0).any():
+        return None  # a grade token the fast path does not know: the careful pass says why
+    values = grades.tolist()
+    bounds = [*block_starts, columns.lines]
+    pool: dict[str, dict[str, int]] = {}
+    for query, low, high in zip(block_queries, bounds, bounds[1:], strict=False):
+        found = pool.get(query)
+        if found is None:
+            pool[query] = dict(zip(docs[low:high], values[low:high], strict=True))
+        else:  # the query's lines are in separate blocks
+            found.update(zip(docs[low:high], values[low:high], strict=True))
+    if sum(map(len, pool.values())) != columns.lines:  # some (query, document) was judged twice
+        return None
+    # The file is printable ASCII: no ID holds a character the ID rule refuses. The words are in
+    # the pool's order when every query is one block.
+    words = columns.words(1) if len(pool) == len(block_queries) else None
+    return Pool._trusted(pool, name, id_words=words)
+
+
+def _query_blocks(columns: Columns) -> tuple[list[str], list[int]] | None:
+    """The query of each block of consecutive lines with one query (column 0), and the block's
+    first line; None for a query ID too long to compare as words."""
+    words = columns.words(0)
+    if (words[:, 0] == TOO_LONG).any():
+        return None
+    change = np.flatnonzero((words[1:] != words[:-1]).any(axis=1)) + 1
+    starts = [0, *change.tolist()]
+    return [columns.field(line, 0) for line in starts], starts
 
 
 def _fast_qrels(lines: Iterator[str], tokens: dict[str, int]) -> dict[str, dict[str, int]] | None:
@@ -126,12 +180,64 @@ def read_trec_run(source: Source, *, name: str | None = None) -> Run:
     system = run_name(source, name)
 
     def read(open_lines: Callable[[], Iterator[str]], source_label: str) -> Run:
+        data = usual_bytes(source)
+        columns = None if data is None else split_columns(data, (0, 2, 4), 6, more=True)
+        if columns is not None and (run := _columns_run(columns, system, source_label)) is not None:
+            return run
+        del data, columns
         fast = _fast_run(open_lines(), system, source_label) if _splits_like_c(source, open_lines) else None
         if fast is not None:
             return fast
         return _careful_run(open_lines(), system, source_label)
 
     return with_source(source, read)
+
+
+def _columns_run(columns: Columns, system: str, source: str) -> Run | None:
+    """The run of a usual TREC run file (columns: query, document, score), or None."""
+    blocks = _query_blocks(columns)
+    if blocks is None:
+        return None
+    block_queries, block_starts = blocks
+    scores = _column_scores(columns, 2)
+    if scores is None:
+        return None
+    docs = columns.strings(1)
+    words = columns.words(1)
+    # The file is printable ASCII: no ID holds a character the ID rule refuses.
+    return _finish_run(block_queries, block_starts, docs, scores, system, source, words=words, plain=True)
+
+
+_DECIMAL = np.zeros(256, dtype=bool)
+_DECIMAL[np.frombuffer(b"0123456789+-.eE\n", dtype=np.uint8)] = True
+
+
+def _column_scores(columns: Columns, j: int) -> np.ndarray | None:
+    """Column j as scores, or None for the line reader: anything but digits, signs, "." and
+    exponents (inf, nan, "1_000") is left to it. numpy reads the joined column as float() reads
+    each token, value and refusal alike, on that alphabet (tests/evaluation/test_columns.py),
+    without a string an each."""
+    joined = columns.joined(j)
+    if not _DECIMAL[joined].all():
+        return None
+    try:
+        scores = np.fromstring(memoryview(joined).tobytes(), dtype=np.float64, sep="\n")
+    except ValueError:  # "1e", "--1": not numbers
+        return None
+    if len(scores) != columns.lines:
+        return None
+    return _plain_scores(scores, lambda row: columns.field(row, j))
+
+
+def _plain_scores(scores: np.ndarray, token_of: Callable[[int], str]) -> np.ndarray | None:
+    """`scores` when all are finite and none is a non-zero number read as 0 (`token_of(row)`: the
+    row's score as written); else None, for the careful pass to refuse by line."""
+    if not np.isfinite(scores).all():
+        return None
+    zeros = np.flatnonzero(scores == 0.0)
+    if any(underflows(token_of(i), 0.0) for i in zeros.tolist()):
+        return None  # the careful pass refuses it, naming the line
+    return scores
 
 
 def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
@@ -157,14 +263,30 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
         joined = "".join(tokens)
         if not joined.isascii() or "_" in joined:
             return None
-        scores = np.array(tokens, dtype=np.float64)
+        del joined
+        scores = _plain_scores(np.array(tokens, dtype=np.float64), tokens.__getitem__)
     except ValueError:
         return None
-    if not np.isfinite(scores).all():
+    del tokens  # before the Run encodes its IDs: an upload's peak memory
+    if scores is None:
         return None
-    zeros = np.flatnonzero(scores == 0.0)
-    if any(underflows(tokens[i], 0.0) for i in zeros.tolist()):
-        return None  # the careful pass refuses it, naming the line
+    return _finish_run(block_queries, block_starts, docs, scores, system, source)
+
+
+def _finish_run(
+    block_queries: list[str],
+    block_starts: list[int],
+    docs: list[str],
+    scores: np.ndarray,
+    system: str,
+    source: str,
+    *,
+    words: IdWords | None = None,
+    plain: bool = False,
+) -> Run | None:
+    """The Run of a file's rows (each query's rows in blocks), or None for the careful pass.
+    `words`: the document IDs' words, made from the file; `plain`: the file is printable ASCII
+    (no ID holds a character the ID rule refuses)."""
     n = len(docs)
     lines_of_rows = np.arange(1, n + 1, dtype=np.int64)
     block_ends = [*block_starts[1:], n]
@@ -182,6 +304,9 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
         docs_array = np.empty(n, dtype=object)
         docs_array[:] = docs
         docs = docs_array[order].tolist()
+        del docs_array
+        if words is not None:
+            words = words[order]
         scores = scores[order]
         lines_of_rows = lines_of_rows[order]
         query_ids = list(code_of)
@@ -190,10 +315,10 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
     bounds = offsets.tolist()
     if any(len(set(docs[a:b])) != b - a for a, b in zip(bounds, bounds[1:], strict=False)):
         return None  # a duplicate document: the careful pass names both lines
-    if bad_id_chars("".join(query_ids)) or bad_id_chars("".join(docs)):
+    if not plain and (bad_id_chars("".join(query_ids)) or bad_id_chars("".join(docs))):
         return None  # the careful pass names the line and the character
     return Run._trusted(
-        query_ids, docs, offsets, scores=scores, lines=lines_of_rows, name=system, source=source
+        query_ids, docs, offsets, scores=scores, lines=lines_of_rows, name=system, source=source, id_words=words
     )
 
 

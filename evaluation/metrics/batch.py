@@ -2,16 +2,17 @@
 
 The hot path has no Python loop per query: rankings become a (queries x positions) matrix,
 ordering is one vectorised check (a run file is usually already in score order, and then its
-input order is the ranking) or one sort of the rows that are not, grades of the top K come from
-one C-level pass over the pool's per-query dicts, and DCG/IDCG are cumulative sums along the
-rows. Only queries whose top K holds tied scores go through the per-query ordering helper, so
-that every tie policy has exactly one implementation. IDCG depends on the frozen pool alone and
-is computed once per pool, K and gain; nothing about a run is cached.
+input order is the ranking) or one sort of the rows that are not, grades of the top K are found
+with numpy in the pool's hash table of ID words (lookup.py; its dicts answer what the words
+cannot), and DCG/IDCG are cumulative sums along the rows. Only queries whose top K holds tied
+scores go through the per-query ordering helper, so that every tie policy has exactly one
+implementation. IDCG and the hash table depend on the frozen pool alone and are made once per
+pool (IDCG per K and gain); a Run's ID words are made when it is built, from its IDs alone;
+nothing about scoring a run is kept between calls.
 
 Where the time goes (10,000 queries, 100-deep runs, K = 10, see tests/benchmarks/bench_engine.py):
-about two thirds is looking up the 100,000 top-K document IDs in the pool's dicts. Those
-lookups are bound by memory latency (the IDs and the dicts are spread over ~100 MB), not by the
-interpreter: the same lookups on data that fits in the CPU cache take a tenth of the time.
+about a third is finding the 100,000 top-K grades (it was two thirds, ~30 ms, with dict lookups
+of the Python strings, which wait on memory for every string), a fifth is the ordering check.
 
 The numbers equal `score_query`'s bit for bit (same discounts, same divisions, same left-to-right
 sums); a test holds them to 1e-12 and the breakdown of any query is `RunResult.explain(query)`.
@@ -20,13 +21,14 @@ sums); a test holds them to 1e-12 and the breakdown of any query is `RunResult.e
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import repeat
 from operator import itemgetter
 
 import numpy as np
 
+from evaluation.metrics import lookup
 from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.ndcg import _UNJUDGED_ERROR, QueryResult, discounts, ranked_indices, score_query
 from evaluation.metrics.policies import (
@@ -39,7 +41,7 @@ from evaluation.metrics.policies import (
 )
 
 # Grade codes inside the engine: -1 = unjudged ID, -2 = no document at this position.
-_UNJUDGED = -1
+_UNJUDGED = lookup.NOT_IN_POOL  # -1
 _EMPTY = -2
 # Rankings longer than this many times the positions needed are partially sorted (argpartition);
 # shorter ones are sorted outright, which numpy does faster at those sizes.
@@ -186,11 +188,19 @@ def _gather(items: list[str], indices: np.ndarray) -> Sequence[str]:
     return itemgetter(*indices.tolist())(items) if len(indices) else []
 
 
-def _slices(items: list[str], starts: np.ndarray, stops: np.ndarray) -> Iterator[str]:
-    """items[starts[i]:stops[i]] for every i, one after the other, lazily: list slices copy in C,
-    and a consumer that looks each ID up as it comes finds the string still in the CPU cache."""
-    spans = map(slice, starts.tolist(), stops.tolist())
-    return chain.from_iterable(map(items.__getitem__, spans))
+def _grades_of(pool: Pool, run: Run, rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """The grade of run row `rows[i]` in pool query `queries[i]`, or _UNJUDGED: from the pool's
+    IdTable, and from its dicts for what the words cannot settle (lookup.py says which)."""
+    table, words = pool._id_table, run._id_words
+    if table is None or words is None:
+        found = np.full(len(rows), lookup.ASK, dtype=np.int64)
+    else:
+        found = table.grades(words, rows, queries)
+    ask = np.flatnonzero(found == lookup.ASK)
+    if len(ask):
+        dicts = pool._dicts[queries[ask]].tolist()
+        found[ask] = list(map(dict.get, dicts, _gather(run._docs, rows[ask]), repeat(_UNJUDGED)))
+    return found
 
 
 def _ideal_dcg(pool: Pool, k: int, gain: str) -> np.ndarray:
@@ -235,11 +245,15 @@ def evaluate_run(
     k = settings.k
     n_queries = len(pool)
 
-    # Align the run's queries with the pool's.
-    pool_index = pool._index
-    run_to_pool = np.fromiter(
-        map(pool_index.get, run.query_ids, repeat(-1)), dtype=np.int64, count=len(run.query_ids)
-    )
+    # Align the run's queries with the pool's (a run file usually lists the qrels' queries, in
+    # their order: one comparison of the two tuples then stands for the lookups).
+    if run.query_ids == pool.query_ids:
+        run_to_pool = np.arange(n_queries, dtype=np.int64)
+    else:
+        pool_index = pool._index
+        run_to_pool = np.fromiter(
+            map(pool_index.get, run.query_ids, repeat(-1)), dtype=np.int64, count=len(run.query_ids)
+        )
     is_extra = run_to_pool < 0
     extra_queries: tuple[str, ...] = ()
     if is_extra.any():
@@ -289,21 +303,21 @@ def evaluate_run(
         top, tied_rows = _order_by_score(run, kept, is_extra, starts, lengths, longest, width, settings)
     if top is None:
         # The ranking is the input order (no scores, or scores already in order without a tie
-        # reaching into the top K): each query's first `width` rows, one slice per query.
+        # reaching into the top K): each query's first `width` rows.
         shown = np.minimum(lengths, width)
-        valid = columns < shown[:, None]
-        top = np.where(valid, starts[:, None] + columns, -1)
-        docs: Iterable[str] = _slices(run._docs, starts, starts + shown)
+        top = starts[:, None] + columns
+        if int(shown.min(initial=width)) < width:
+            valid = columns < shown[:, None]
+            top = np.where(valid, top, -1)
+        else:
+            valid = np.ones(top.shape, dtype=bool)
     else:
         valid = top >= 0
         shown = valid.sum(axis=1)
-        docs = _gather(run._docs, top[valid])
 
-    # Grades of the ranked documents: one C-level pass over the pool's per-query dicts (the
-    # run's IDs are looked up as they are; nothing about the run is precomputed or cached).
-    dicts = pool._dicts[np.repeat(kept_pool, shown)].tolist()
-    # list(map(...)) then one conversion measures faster here than np.fromiter over the map.
-    found = np.array(list(map(dict.get, dicts, docs, repeat(_UNJUDGED))), dtype=np.int64)
+    # Grades of the ranked documents, found in the pool's IdTable.
+    rows = top.ravel() if valid.all() else top[valid]
+    found = _grades_of(pool, run, rows, np.repeat(kept_pool, shown))
     if len(found) == valid.size:
         grades = found.reshape(valid.shape)
     else:
@@ -425,9 +439,15 @@ def _order_by_score(
         matrix = np.full((n_rows, longest), -np.inf)
         matrix[np.arange(longest) < lengths[:, None]] = scores
     head = min(longest, max(width, k) + 1)
-    unsorted = (
-        np.flatnonzero((matrix[:, 1:] > matrix[:, :-1]).any(axis=1)) if longest > 1 else np.zeros(0, np.intp)
-    )
+    # A row needs sorting unless its first `head` scores fall and none after them is higher than
+    # the last of those: then they are its top `head` in order (a tie among them is found below,
+    # and one between the last and a later score lies past position K, which head exceeds).
+    unsorted = np.zeros(0, np.intp)
+    if longest > 1:
+        rising = (matrix[:, 1:head] > matrix[:, : head - 1]).any(axis=1)
+        if head < longest:
+            rising |= matrix[:, head:].max(axis=1) > matrix[:, head - 1]
+        unsorted = np.flatnonzero(rising)
     if len(unsorted):
         ranked = np.broadcast_to(np.arange(head), (n_rows, head)).copy()
         keys = np.negative(matrix[unsorted])  # ascending keys = descending scores

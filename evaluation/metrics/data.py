@@ -1,8 +1,9 @@
 """The two inputs of every computation: a frozen judgment `Pool` and a system's `Run`.
 
 Both are validated once, when they are built, and are immutable afterwards. They keep their data
-in flat, query-grouped columns so the batch engine can work on whole arrays; the mapping-style
-accessors are for the web layer and for tests.
+in flat, query-grouped columns so the batch engine can work on whole arrays (document IDs also as
+words of their UTF-8 bytes, for its lookups: lookup.py); the mapping-style accessors are for the
+web layer and for tests.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluation.metrics.lookup import IdTable, IdWords, encode_ids
 from evaluation.metrics.policies import EvaluationError, gettext_noop, grade_error
 
 
@@ -83,15 +85,20 @@ class Pool(Mapping[str, Mapping[str, int]]):
         self._init(checked, source)
 
     @classmethod
-    def _trusted(cls, grades: dict[str, dict[str, int]], source: str | None) -> Pool:
-        """Build from already validated, privately owned dicts (the file readers)."""
+    def _trusted(
+        cls, grades: dict[str, dict[str, int]], source: str | None, *, id_words: IdWords | None = None
+    ) -> Pool:
+        """Build from already validated, privately owned dicts (the file readers); `id_words`:
+        the document IDs' words in the dicts' order, when the reader made them from the file."""
         pool = cls.__new__(cls)
         pool._init(grades, source)
+        pool._id_words = id_words
         return pool
 
     def _init(self, grades: dict[str, dict[str, int]], source: str | None) -> None:
         self._grades = grades
         self.source = source
+        self._id_words: IdWords | None = None
         # Arrays derived from the frozen grades alone (e.g. IDCG per K and gain), computed on
         # first use by the batch engine and shared by every run scored against this pool.
         self._derived: dict[tuple[object, ...], np.ndarray] = {}
@@ -143,16 +150,41 @@ class Pool(Mapping[str, Mapping[str, int]]):
         return _readonly(dicts)
 
     @cached_property
-    def _grade_counts(self) -> np.ndarray:
-        """How many documents of each grade 0..3 every query has (queries x 4)."""
-        lengths = np.fromiter(map(len, self._grades.values()), dtype=np.int64, count=len(self._grades))
+    def _lengths(self) -> np.ndarray:
+        """Judgments per query, in query order."""
+        return _readonly(np.fromiter(map(len, self._grades.values()), dtype=np.int64, count=len(self._grades)))
+
+    @cached_property
+    def _flat_grades(self) -> np.ndarray:
+        """Every grade, query after query, each query's in its dict's order."""
         flat = np.fromiter(
             chain.from_iterable(map(dict.values, self._grades.values())),
             dtype=np.int64,
-            count=int(lengths.sum()),
+            count=int(self._lengths.sum()),
         )
+        return _readonly(flat)
+
+    @cached_property
+    def _grade_counts(self) -> np.ndarray:
+        """How many documents of each grade 0..3 every query has (queries x 4)."""
+        lengths = self._lengths
         query_of = np.repeat(np.arange(len(lengths)) * 4, lengths)
-        return _readonly(np.bincount(query_of + flat, minlength=4 * len(lengths)).reshape(-1, 4))
+        return _readonly(np.bincount(query_of + self._flat_grades, minlength=4 * len(lengths)).reshape(-1, 4))
+
+    @cached_property
+    def _id_table(self) -> IdTable | None:
+        """The judgments as words in a hash table, for the batch engine's lookups (see
+        evaluation/metrics/lookup.py); None when a document ID holds NUL (then it uses the dicts)."""
+        words = self._id_words
+        self._id_words = None  # the table holds them now
+        if words is None:
+            words = encode_ids(list(chain.from_iterable(self._grades.values())))
+        if words is None:
+            return None
+        table = IdTable.build(words, self._lengths, self._flat_grades)
+        for array in (table.base, table.shift, table.slots):
+            _readonly(array)
+        return table
 
     def ideal_grades(self, k: int) -> np.ndarray:
         """Each query's top-k grades, high to low, one row per query; 0 (gain 0) past the pool's end."""
@@ -241,10 +273,12 @@ class Run:
         lines: np.ndarray | None = None,
         name: str = "run",
         source: str | None = None,
+        id_words: IdWords | None = None,
     ) -> Run:
-        """Build from columns the caller has already validated (the readers' fast path)."""
+        """Build from columns the caller has already validated (the readers' fast path);
+        `id_words`: the IDs' words, when the reader made them from the file."""
         run = cls.__new__(cls)
-        run._init(query_ids, doc_ids, offsets, scores, lines, name, source)
+        run._init(query_ids, doc_ids, offsets, scores, lines, name, source, id_words)
         return run
 
     def _init(
@@ -256,6 +290,7 @@ class Run:
         lines: np.ndarray | None,
         name: str,
         source: str | None,
+        id_words: IdWords | None = None,
     ) -> None:
         self.name = name
         self.source = source
@@ -264,6 +299,10 @@ class Run:
         self.warnings: tuple[EvaluationError, ...] = ()
         self.query_ids: tuple[str, ...] = tuple(query_ids)
         self._docs = doc_ids
+        # The IDs' UTF-8 bytes as words, from the IDs alone, for the engine's lookups in a pool's
+        # IdTable (evaluation/metrics/lookup.py); None when an ID holds NUL (then it uses dicts).
+        words = encode_ids(doc_ids) if id_words is None else id_words
+        self._id_words: IdWords | None = None if words is None else _readonly(words)
         self._offsets = _readonly(np.asarray(offsets, dtype=np.int64))
         self._scores = None if scores is None else _readonly(np.asarray(scores, dtype=np.float64))
         self._lines = None if lines is None else _readonly(np.asarray(lines, dtype=np.int64))

@@ -33,6 +33,7 @@ import pytrec_eval  # noqa: E402
 from sklearn.metrics import ndcg_score  # noqa: E402
 
 from evaluation.metrics import Pool, Run, Settings, evaluate_run  # noqa: E402
+from evaluation.metrics.lookup import encode_ids  # noqa: E402
 
 QUERIES = 10_000
 POOL_SIZE = 100
@@ -59,6 +60,8 @@ sys.stderr.write(f"{elapsed}\\n")
 
 
 ENGINE = "engine: evaluate_run on a loaded Pool and Run"
+WORDS = "engine: a Run's ID words alone (encode_ids), made when a Run is built"
+FROM_DICT = "engine: Run.from_scores(run dict) + evaluate_run"
 ENGINE_BUILD = "engine: build Pool from the qrels dict + evaluate_run"
 PYTREC = "pytrec_eval: RelevanceEvaluator.evaluate(run dict)"
 PYTREC_BUILD = "pytrec_eval: construct evaluator + evaluate"
@@ -68,22 +71,30 @@ SCRIPT = "pytrec_eval pipeline as a script, end to end (subprocess)"
 PIPELINE = "pytrec_eval pipeline alone (parse_qrel + parse_run + evaluate), timed inside its script"
 # What each timing contains, and what it does not: one line each, printed with the table.
 CONTAINS = {
-    ENGINE: "inside: ordering the run by score, looking its top-K IDs up in the pool, DCG, NDCG, means, "
-    "counts; not inside: building Pool and Run, and the pool's IDCG (computed once per frozen pool, "
-    "K and gain by the agreement check's call, then reused); nothing about the run is cached",
-    ENGINE_BUILD: "inside: Pool(qrels) (validation, copies) and its IDCG, then evaluate_run as above; "
-    "not inside: building the Run",
+    ENGINE: "inside: ordering the run by score, finding its top-K IDs' grades in the pool's hash table "
+    "(evaluation/metrics/lookup.py), DCG, NDCG, means, counts; not inside: building Pool and Run (a Run "
+    "holds its IDs as strings and as words, made when it is built: the next row), and the pool's IDCG and "
+    "hash table (made once per pool by the agreement check's call, then reused, as pytrec_eval's evaluator "
+    "holds its qrels); nothing about the run is kept between calls",
+    WORDS: "inside: encode_ids over the run's 1,000,000 document IDs, which every Run does when it is built "
+    "(a file reader makes them from the file's bytes instead); a part of the next row",
+    FROM_DICT: "inside: Run.from_scores (validation, the columns, the IDs' words) then evaluate_run as above: "
+    "from the same dict pytrec_eval's evaluate takes",
+    ENGINE_BUILD: "inside: Pool(qrels) (validation, copies), its IDCG and hash table, then evaluate_run as "
+    "above; not inside: building the Run",
     PYTREC: "inside: evaluate(run dict); not inside: building the evaluator from the qrels (done once before)",
     PYTREC_BUILD: "inside: RelevanceEvaluator(qrels, measures) + evaluate(run dict)",
     SKLEARN: "inside: ndcg_score(y_true, y_score); not inside: building the dense matrices",
     COMMAND: "inside: a whole `manage.py evaluate` process: interpreter start (no Django setup: the command "
-    "runs from evaluation/cli.py), reading both TREC files, scoring, the report",
+    "runs from evaluation/cli.py), reading both TREC files (split by columns with numpy: "
+    "evaluation/formats/columns.py), the pool's IDCG and hash table, scoring, the report",
     SCRIPT: "inside: a whole python process: interpreter start, parse_qrel, parse_run, evaluate, per-query print",
     PIPELINE: "inside: that script's parse_qrel + parse_run + evaluate only (its own clock)",
 }
 TARGET = 20.0  # engine evaluate_run at least this many times faster than pytrec_eval's evaluate
 RATIOS = [
     ("pytrec_eval evaluate / engine", PYTREC, ENGINE),
+    ("pytrec_eval evaluate / engine from the run dict", PYTREC, FROM_DICT),
     ("pytrec_eval construct + evaluate / engine Pool + evaluate_run", PYTREC_BUILD, ENGINE_BUILD),
     ("pytrec_eval construct + evaluate / engine", PYTREC_BUILD, ENGINE),
     ("scikit-learn ndcg_score / engine", SKLEARN, ENGINE),
@@ -199,6 +210,8 @@ def main() -> None:
         {
             ENGINE: lambda: evaluate_run(pool, run, SETTINGS),
             PYTREC: lambda: evaluator.evaluate(run_dict),
+            WORDS: lambda: encode_ids(run._docs),
+            FROM_DICT: lambda: evaluate_run(pool, Run.from_scores(run_dict, name="bench"), SETTINGS),
             ENGINE_BUILD: lambda: evaluate_run(Pool(qrels), run, SETTINGS),
             PYTREC_BUILD: lambda: pytrec_eval.RelevanceEvaluator(qrels, {f"ndcg_cut.{K}"}).evaluate(run_dict),
         },
