@@ -348,16 +348,28 @@ class Run:
         docs: list[str] = []
         scores: list[Any] = []
         lengths: list[int] = []
+        unchecked = False  # rankings given as mappings: their IDs are checked at once, below
+        done = 0  # rows so far
         for query, entries in scored.items():
             _check_query_id(query)
-            pairs = list(entries.items()) if isinstance(entries, Mapping) else list(entries)
-            items = [doc for doc, _score in pairs]
-            _check_ranking(query, items, None, None)
+            if isinstance(entries, Mapping):  # its keys are distinct: only their type is left to check
+                docs.extend(entries)
+                scores.extend(entries.values())
+                unchecked = True
+            else:
+                pairs = list(entries)
+                items = [doc for doc, _score in pairs]
+                _check_ranking(query, items, None, None)
+                docs.extend(items)
+                scores.extend(score for _doc, score in pairs)
             query_ids.append(query)
-            docs.extend(items)
-            scores.extend(score for _doc, score in pairs)
-            lengths.append(len(items))
+            lengths.append(len(docs) - done)
+            done = len(docs)
         offsets = _offsets(lengths)
+        if unchecked and not (set(map(type, docs)) <= {str} and all(docs)):
+            spans = offsets.tolist()  # name the first query whose ranking holds a bad ID
+            for i, query in enumerate(query_ids):
+                _check_ranking(query, docs[spans[i] : spans[i + 1]], None, None)
         # Bulk check first (floats and ints only: bool is its own type here); the slow loop only
         # runs to name the offending entry.
         array = np.array(scores, dtype=np.float64) if set(map(type, scores)) <= _PLAIN_NUMBERS else None
