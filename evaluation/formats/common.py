@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -156,6 +157,29 @@ def source_name(source: Source) -> str:
     return str(getattr(source, "name", "<stream>"))
 
 
+def replayable(source: Source) -> Source:
+    """`source`, readable twice: a path that is not a regular file (a pipe, `/dev/stdin`, the
+    shell's `<(zcat qrels.gz)`) gives its bytes once, so they are read into memory and served
+    like an upload (the TREC readers' second pass read an empty pipe and said "no judgments
+    found"). Bytes that are not UTF-8 are refused here, naming the line, as for a file."""
+    if not isinstance(source, str | os.PathLike):
+        return source
+    try:
+        if stat.S_ISREG(os.stat(source).st_mode):
+            return source
+        data = Path(source).read_bytes()
+    except OSError:
+        return source  # the reader reports it, with the reason
+    name = os.fspath(source)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _utf8_error_in(io.BytesIO(data), name) from None
+    buffer = io.BytesIO(data)
+    buffer.name = name  # the readers name the file in their errors
+    return io.TextIOWrapper(buffer, encoding="utf-8-sig")
+
+
 def usual_bytes(source: Source) -> bytes | None:
     """The whole of `source` as bytes when that is cheap, for the column pass of the TREC readers
     (evaluation/formats/columns.py): a file by its path, or an upload's text stream over its
@@ -226,30 +250,35 @@ GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952; 0x8b cannot start a UTF-8 character
 def _utf8_error(path: Path, name: str) -> EvaluationError:
     # Text mode does not say where decoding failed: find the line in the raw bytes.
     with open(path, "rb") as raw:
-        head = raw.read(len(ZIP_MAGIC))
-        if head == ZIP_MAGIC:  # e.g. the app's export: say so, not "byte 0xfc"
+        return _utf8_error_in(raw, name)
+
+
+def _utf8_error_in(raw: IO[bytes], name: str) -> EvaluationError:
+    """The error for the first byte of `raw` (at its start) that is not UTF-8, naming its line."""
+    head = raw.read(len(ZIP_MAGIC))
+    if head == ZIP_MAGIC:  # e.g. the app's export: say so, not "byte 0xfc"
+        return EvaluationError(
+            gettext_noop("the file is a zip archive: unzip it and give the text file inside it"),
+            source=name,
+            line=1,
+        )
+    if head.startswith(GZIP_MAGIC):
+        return EvaluationError(
+            gettext_noop("the file is gzip-compressed: decompress it (gunzip) and give the text file"),
+            source=name,
+            line=1,
+        )
+    raw.seek(0)
+    for number, line in enumerate(raw, start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as error:
             return EvaluationError(
-                gettext_noop("the file is a zip archive: unzip it and give the text file inside it"),
+                gettext_noop("the file is not valid UTF-8: byte %(byte)s at column %(column)s (save it as UTF-8)"),
+                {"byte": f"0x{line[error.start]:02x}", "column": error.start + 1},
                 source=name,
-                line=1,
+                line=number,
             )
-        if head.startswith(GZIP_MAGIC):
-            return EvaluationError(
-                gettext_noop("the file is gzip-compressed: decompress it (gunzip) and give the text file"),
-                source=name,
-                line=1,
-            )
-        raw.seek(0)
-        for number, line in enumerate(raw, start=1):
-            try:
-                line.decode("utf-8")
-            except UnicodeDecodeError as error:
-                return EvaluationError(
-                    gettext_noop("the file is not valid UTF-8: byte %(byte)s at column %(column)s (save it as UTF-8)"),
-                    {"byte": f"0x{line[error.start]:02x}", "column": error.start + 1},
-                    source=name,
-                    line=number,
-                )
     return EvaluationError(gettext_noop("the file is not valid UTF-8"), source=name)
 
 

@@ -28,6 +28,7 @@ from evaluation.formats.common import (
     bad_id_chars,
     open_target,
     parse_score,
+    replayable,
     run_name,
     underflows,
     usual_bytes,
@@ -74,6 +75,8 @@ def _splits_like_c(source: Source, open_lines: Callable[[], Iterator[str]]) -> b
 
 
 def read_trec_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -> Pool:
+    source = replayable(source)  # both passes read it
+
     def read(open_lines: Callable[[], Iterator[str]], name: str) -> Pool:
         grades = GradeReader(grade_map, name)
         data = usual_bytes(source)
@@ -178,6 +181,7 @@ def _careful_qrels(lines: Iterator[str], grades: GradeReader, name: str) -> Pool
 
 def read_trec_run(source: Source, *, name: str | None = None) -> Run:
     system = run_name(source, name)
+    source = replayable(source)  # both passes read it
 
     def read(open_lines: Callable[[], Iterator[str]], source_label: str) -> Run:
         data = usual_bytes(source)
