@@ -55,6 +55,7 @@ _BYTE_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(WORD)] + [(1 << 64) - 
 TOO_LONG = _U64(1 << 56)
 _GRADE = _U64(3)  # the grade's bits in a slot's first column
 _END = "\x00" * WORD  # after the last ID of a block
+_PACKED = 1 << 31  # homes and entries below this are sorted as one uint64 key each
 _FEW = 32  # IDs left to probe that are looked up in the dicts instead
 _BLOCK = 4096  # IDs encoded at a time: small blocks keep the text from being held twice over
 
@@ -188,8 +189,11 @@ class IdTable:
         # an entry's home to its own is then taken, as a probe that stops at an empty slot needs.
         # A query's last entries may spill into the next query's slots: probes walk past them.
         n = len(kept)
-        keys = (home.astype(_U64) << _U64(32)) | np.arange(n, dtype=_U64)
-        order = (np.sort(keys) & _U64(0xFFFFFFFF)).astype(np.intp)
+        if n < _PACKED and int(homes.sum()) < _PACKED:  # (home, entry) fits one word: numpy sorts those fast
+            keys = (home.astype(_U64) << _U64(32)) | np.arange(n, dtype=_U64)
+            order = (np.sort(keys) & _U64(0xFFFFFFFF)).astype(np.intp)
+        else:
+            order = np.argsort(home, kind="stable")
         steps = np.arange(n, dtype=np.int64)
         position = np.maximum.accumulate(home[order] - steps) + steps
         total = max(int(homes.sum()), int(position[-1]) + 1 if n else 0)

@@ -176,3 +176,11 @@ def test_queries_with_no_id_in_the_table_still_answer() -> None:
         settings_ = Settings(k=3, unjudged="zero")
         result = evaluate_run(pool, Run.from_rankings({query: ranking}), settings_)
         assert result.dcg[pool._index[query]] == score_query(ranking, grades[query], settings_).dcg
+
+
+def test_a_table_too_large_for_packed_sort_keys_is_laid_out_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    grades = {f"q{q}": {f"d{q}-{i}": (q + i) % 4 for i in range(40)} for q in range(30)}
+    packed = table_of(grades)
+    monkeypatch.setattr(lookup, "_PACKED", 8)  # as if the pool had over 2**31 slots
+    sorted_apart = table_of(grades)
+    assert sorted_apart.slots.tolist() == packed.slots.tolist()
