@@ -333,6 +333,9 @@ def test_r_on_a_locked_document_says_why_and_the_reason_typed_next_is_not_read_a
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.get_by_role("button", name="Start grading").click()
+    # The grading page first (CI: a reload while the click's navigation was still going failed
+    # with "Not attached to an active page").
+    expect(page.locator("article.candidate:focus")).to_be_visible()
     GradingSet.objects.update(is_open=False)  # every row of the page is locked once it reloads
     page.reload()
     page.keyboard.press("j")  # the second document, so that k has somewhere to go
