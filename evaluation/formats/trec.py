@@ -4,16 +4,16 @@ Fields are separated by whitespace. As in trec_eval, the iteration and Q0 column
 interpreted, the rank column is ignored (the order comes from the scores and the tie policy) and
 anything after the tag is tolerated (see trec_eval's results.trunc). Blank lines are skipped.
 
-Reading has two passes over the same text. The fast pass is the lean loop that makes the whole
-`evaluate` command quicker than pytrec_eval's own parsing: it assumes a well-formed file and
-gives up at the first surprise. The careful pass then re-reads the file with full validation and
-either raises the precise error (file, line, value, what is allowed) or, for files that were
-merely unusual (blank lines, non-canonical grade tokens such as "+1"), returns the same result.
+Reading has up to three passes over the same text, each giving the next one what it cannot take.
+The column pass (columns.py) splits a usual file with numpy. The fast pass is the lean line loop:
+it assumes a well-formed file and gives up at the first surprise. The careful pass then re-reads
+the file with full validation and either raises the precise error (file, line, value, what is
+allowed) or, for files that were merely unusual (blank lines, non-canonical grade tokens such as
+"+1"), returns the same result.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterator
 
@@ -58,19 +58,13 @@ def split_fields(line: str, maxsplit: int = -1) -> list[str]:
 
 
 
-def _splits_like_c(source: Source, open_lines: Callable[[], Iterator[str]]) -> bool:
+def _splits_like_c(data: bytes | None, open_lines: Callable[[], Iterator[str]]) -> bool:
     """Whether str.split() on the text's ASCII lines splits where trec_eval does: no U+001C-U+001F
-    anywhere. The fast passes split with str.split() (one check per line would cost them ~40%); a
-    file is scanned as bytes in large blocks (~10 ms for a million lines), other text line by line."""
-    if isinstance(source, str | os.PathLike):
-        try:
-            with open(source, "rb") as raw:
-                while block := raw.read(1 << 20):
-                    if any(separator in block for separator in _INFO_SEPARATOR_BYTES):
-                        return False
-        except OSError:
-            return True  # open_lines() reports it, with the reason
-        return True
+    anywhere. The fast passes split with str.split() (one check per line would cost them ~40%);
+    the bytes the column pass read, when it could (`usual_bytes`), are searched at C speed (~10 ms
+    for a million lines), other text line by line."""
+    if data is not None:
+        return not any(separator in data for separator in _INFO_SEPARATOR_BYTES)
     return not any(map(_INFO_SEPARATOR.search, open_lines()))
 
 
@@ -83,8 +77,9 @@ def read_trec_qrels(source: Source, *, grade_map: dict[int, int] | None = None) 
         columns = None if data is None else split_columns(data, (0, 2, 3), 4, more=False)
         if columns is not None and (pool := _columns_qrels(columns, grades.tokens, name)) is not None:
             return pool
+        like_c = _splits_like_c(data, open_lines)
         del data, columns
-        fast = _fast_qrels(open_lines(), grades.tokens) if _splits_like_c(source, open_lines) else None
+        fast = _fast_qrels(open_lines(), grades.tokens) if like_c else None
         if fast is not None:
             return Pool._trusted(fast, name)
         return _careful_qrels(open_lines(), grades, name)
@@ -188,8 +183,9 @@ def read_trec_run(source: Source, *, name: str | None = None) -> Run:
         columns = None if data is None else split_columns(data, (0, 2, 4), 6, more=True)
         if columns is not None and (run := _columns_run(columns, system, source_label)) is not None:
             return run
+        like_c = _splits_like_c(data, open_lines)
         del data, columns
-        fast = _fast_run(open_lines(), system, source_label) if _splits_like_c(source, open_lines) else None
+        fast = _fast_run(open_lines(), system, source_label) if like_c else None
         if fast is not None:
             return fast
         return _careful_run(open_lines(), system, source_label)
