@@ -151,7 +151,16 @@ class GradingSetAdmin(admin.ModelAdmin):
 
     list_display = ["name", "project", "required_grades", "is_open", "created_at"]
     list_filter = ["project", "is_open"]
-    fields = ["name", "description", "project", "required_grades", "pool", "based_on", "is_open", "created_by"]
+    fields = [
+        "name",
+        "description",
+        "project",
+        "required_grades",
+        "pool",
+        "based_on",
+        "is_open",
+        "created_by",
+    ]
     # Everything but the words: the pool and the version a set continues decide where its grades
     # are frozen (review: a set moved into another project's pool showed its judgments there).
     readonly_fields = ["project", "required_grades", "pool", "based_on", "is_open", "created_by"]
@@ -269,8 +278,10 @@ class AccountChangeForm(UserChangeForm):
             stranded = sorted(m.project.display_name for m in owned if m.is_last_owner)
             if stranded:
                 raise forms.ValidationError(
-                    _("%(user)s is the only active owner of %(projects)s: make someone else owner there first "
-                      "(a deactivated account cannot manage a project).")
+                    _(
+                        "%(user)s is the only active owner of %(projects)s: make someone else owner there first "
+                        "(a deactivated account cannot manage a project)."
+                    )
                     % {"user": self.instance.get_username(), "projects": enumeration(stranded)}
                 )
         return active

@@ -88,7 +88,9 @@ def _grade_array(values: Sequence[object] | np.ndarray) -> np.ndarray:
     (a set's agreement page reads a million grades)."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         array = values
-    elif all(issubclass(t, int | np.integer) and not issubclass(t, bool | np.bool_) for t in set(map(type, values))):
+    elif all(
+        issubclass(t, int | np.integer) and not issubclass(t, bool | np.bool_) for t in set(map(type, values))
+    ):
         try:
             array = np.fromiter(values, dtype=np.int64, count=len(values))
         except OverflowError:
@@ -140,11 +142,15 @@ class Table:
         return cls(units, raters, grades)
 
     @classmethod
-    def from_triples(cls, units: Sequence[Any], raters: Sequence[Any], grades: Sequence[int] | np.ndarray) -> Table:
+    def from_triples(
+        cls, units: Sequence[Any], raters: Sequence[Any], grades: Sequence[int] | np.ndarray
+    ) -> Table:
         """One grade per (unit, rater) row; units keep their first-seen order, raters are sorted."""
         checked = _grade_array(grades)
         position: dict[Any, int] = {}
-        rows = np.fromiter((position.setdefault(u, len(position)) for u in units), dtype=np.int64, count=len(units))
+        rows = np.fromiter(
+            (position.setdefault(u, len(position)) for u in units), dtype=np.int64, count=len(units)
+        )
         rater_list = sorted(set(raters), key=_sort_key)
         column = {r: i for i, r in enumerate(rater_list)}
         columns = np.fromiter(map(column.__getitem__, raters), dtype=np.int64, count=len(raters))
@@ -230,7 +236,9 @@ def _alpha_of_counts(counts: np.ndarray) -> Figure:
     if int((pairable.sum(axis=0) > 0).sum()) < 2:
         # Expected disagreement is zero: alpha would be 0/0.
         return Figure(None, n, NO_VARIATION)
-    value = krippendorff.alpha(value_counts=pairable, level_of_measurement="ordinal", value_domain=list(GRADES))
+    value = krippendorff.alpha(
+        value_counts=pairable, level_of_measurement="ordinal", value_domain=list(GRADES)
+    )
     return Figure(float(value), n)
 
 
@@ -286,10 +294,14 @@ def alpha_by_group(
     if not groups:
         return ()
     position: dict[Any, int] = {}
-    index = np.fromiter((position.setdefault(g, len(position)) for g in groups), dtype=np.int64, count=len(groups))
+    index = np.fromiter(
+        (position.setdefault(g, len(position)) for g in groups), dtype=np.int64, count=len(groups)
+    )
     order = np.argsort(index, kind="stable")  # units grouped, in group order, each group in unit order
     blocks = np.split(order, np.flatnonzero(np.diff(index[order])) + 1)
-    return tuple((group, _alpha_of_counts(table.counts[block])) for group, block in zip(position, blocks, strict=True))
+    return tuple(
+        (group, _alpha_of_counts(table.counts[block])) for group, block in zip(position, blocks, strict=True)
+    )
 
 
 def agreement_report(

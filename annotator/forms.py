@@ -21,7 +21,9 @@ class DigitsIntegerField(forms.IntegerField):
         if isinstance(value, str):
             value = value.strip()
             if value and not is_plain_integer(value):
-                raise forms.ValidationError(self.error_messages["invalid"], code="invalid", params={"value": value})
+                raise forms.ValidationError(
+                    self.error_messages["invalid"], code="invalid", params={"value": value}
+                )
         return super().to_python(value)
 
 
@@ -38,8 +40,10 @@ class MemberAddForm(forms.Form):
         user = get_user_model().objects.filter(username=username, is_active=True).first()
         if user is None:
             raise forms.ValidationError(
-                _("No active user is called “%(username)s”. Ask an administrator to create the account first, "
-                  "with the command “python manage.py create_user %(username)s”."),
+                _(
+                    "No active user is called “%(username)s”. Ask an administrator to create the account first, "
+                    "with the command “python manage.py create_user %(username)s”."
+                ),
                 params={"username": username},
             )
         if Membership.objects.filter(project=self.project, user=user).exists():

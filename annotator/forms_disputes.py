@@ -153,6 +153,11 @@ class RecheckForm(forms.Form):
         data = super().clean() or {}
         grade = data.get("grade")
         # A note refused for its length is not a missing note (QA: both errors showed).
-        if grade is not None and grade != self.current and "note" not in self.errors and not data.get("note", "").strip():
+        if (
+            grade is not None
+            and grade != self.current
+            and "note" not in self.errors
+            and not data.get("note", "").strip()
+        ):
             self.add_error("note", recheck_needs_note_message(self.current, grade))
         return data

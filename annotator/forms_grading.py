@@ -31,7 +31,9 @@ GRADE_CHOICES = [(str(g), str(g)) for g in GRADE_VALUES]
 
 class GradeForm(forms.Form):
     grade = forms.TypedChoiceField(
-        label=_("Grade"), choices=GRADE_CHOICES, coerce=int,
+        label=_("Grade"),
+        choices=GRADE_CHOICES,
+        coerce=int,
         error_messages={
             "required": _("Choose a grade from 0 to 3."),
             "invalid_choice": _("“%(value)s” is not a grade: choose 0, 1, 2 or 3."),
@@ -44,10 +46,14 @@ class GradeForm(forms.Form):
     document_version = forms.IntegerField(
         widget=forms.HiddenInput,
         error_messages={
-            "required": _("The grade came without the version of the document it was given for. "
-                          "Reload the page and grade again."),
-            "invalid": _("The document version sent with the grade is not a whole number. "
-                         "Reload the page and grade again."),
+            "required": _(
+                "The grade came without the version of the document it was given for. "
+                "Reload the page and grade again."
+            ),
+            "invalid": _(
+                "The document version sent with the grade is not a whole number. "
+                "Reload the page and grade again."
+            ),
         },
     )
     # The criteria version the page showed: a meaning change since refuses the save (grade_submit).
@@ -56,8 +62,10 @@ class GradeForm(forms.Form):
         widget=forms.HiddenInput,
         required=False,
         error_messages={
-            "invalid": _("The criteria version sent with the grade is not a whole number. "
-                         "Reload the page and grade again."),
+            "invalid": _(
+                "The criteria version sent with the grade is not a whole number. "
+                "Reload the page and grade again."
+            ),
         },
     )
     # Query.fingerprint of the query text the page showed (queries keep no versions): a query
@@ -68,7 +76,9 @@ class GradeForm(forms.Form):
         widget=forms.HiddenInput,
         required=False,
         error_messages={
-            "invalid": _("The query text sent with the grade is not recognisable. Reload the page and grade again."),
+            "invalid": _(
+                "The query text sent with the grade is not recognisable. Reload the page and grade again."
+            ),
         },
     )
 
@@ -97,21 +107,30 @@ class CriteriaForm(forms.Form):
     level_0 = forms.CharField(label=_("Grade 0"), widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
     change = forms.ChoiceField(
         label=_("Kind of change"),
-        choices=[(CriteriaChange.MEANING.value, CriteriaChange.MEANING.label),
-                 (CriteriaChange.WORDING.value, CriteriaChange.WORDING.label)],
+        choices=[
+            (CriteriaChange.MEANING.value, CriteriaChange.MEANING.label),
+            (CriteriaChange.WORDING.value, CriteriaChange.WORDING.label),
+        ],
         widget=forms.RadioSelect,
         error_messages={"required": _("Say whether this edit changes the meaning or only the wording.")},
     )
-    note = forms.CharField(label=_("What changed and why"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
-                           max_length=2000)
+    note = forms.CharField(
+        label=_("What changed and why"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=2000,
+    )
     # The version the page showed and the edit starts from: publishing over a newer one would undo
     # it without a word (QA: a stale tab turned a meaning-changing version back, "wording only").
     # Required: a post without it (not sent by this page) skipped the check (QA).
     based_on = forms.IntegerField(
         widget=forms.HiddenInput,
         min_value=1,
-        error_messages={"required": _("This form did not say which version it was edited from: reload the page, "
-                                      "then publish.")},
+        error_messages={
+            "required": _(
+                "This form did not say which version it was edited from: reload the page, then publish."
+            )
+        },
     )
 
     def __init__(self, *args: Any, current: CriteriaVersion, **kwargs: Any) -> None:
@@ -126,11 +145,15 @@ class CriteriaForm(forms.Form):
         data = cast("dict[str, Any]", super().clean())
         levels = self.levels()
         if levels and all(levels.get(n, "").strip() == text.strip() for n, text in self.current.levels()):
-            raise forms.ValidationError(_("Nothing changed: edit at least one level's text before publishing."))
+            raise forms.ValidationError(
+                _("Nothing changed: edit at least one level's text before publishing.")
+            )
         return data
 
     @staticmethod
-    def merge(typed: dict[int, str], base: CriteriaVersion, latest: CriteriaVersion) -> tuple[dict[int, str], list[int]]:
+    def merge(
+        typed: dict[int, str], base: CriteriaVersion, latest: CriteriaVersion
+    ) -> tuple[dict[int, str], list[int]]:
         """An edit typed on `base`, carried onto `latest` (published meanwhile): each level the
         owner left as `base` had it takes `latest`'s text; a level only they changed keeps theirs.
         Returns (the levels for the form, the levels both changed: the form keeps the owner's text
@@ -148,8 +171,11 @@ class CriteriaForm(forms.Form):
         return merged, conflicts
 
     def levels(self) -> dict[int, str]:
-        return {n: self.cleaned_data.get(f"level_{n}", "").strip() for n in (3, 2, 1, 0)
-                if f"level_{n}" in getattr(self, "cleaned_data", {})}
+        return {
+            n: self.cleaned_data.get(f"level_{n}", "").strip()
+            for n in (3, 2, 1, 0)
+            if f"level_{n}" in getattr(self, "cleaned_data", {})
+        }
 
 
 class GradingSetForm(forms.ModelForm):
@@ -176,7 +202,9 @@ class GradingSetForm(forms.ModelForm):
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
         if GradingSet.objects.filter(project=self.project, name=name).exists():
-            raise forms.ValidationError(_("This project already has a grading set called “%(name)s”.") % {"name": name})
+            raise forms.ValidationError(
+                _("This project already has a grading set called “%(name)s”.") % {"name": name}
+            )
         return name
 
     def save(self, commit: bool = True) -> GradingSet:
@@ -189,7 +217,8 @@ class CandidateAddForm(forms.Form):
 
     query_id = forms.CharField(label=_("Query ID"), max_length=ID_MAX_LENGTH)
     doc_ids = forms.CharField(
-        label=_("Document IDs"), widget=forms.Textarea(attrs={"rows": 3}),
+        label=_("Document IDs"),
+        widget=forms.Textarea(attrs={"rows": 3}),
         help_text=_("One per line, or separated by commas (，and 、 too)."),
     )
 
@@ -202,7 +231,9 @@ class CandidateAddForm(forms.Form):
         query = Query.objects.filter(project=self.project, external_id=value).first()
         if query is None:
             # Escaped: an invisible character (a zero-width space pasted along) must show (QA).
-            raise forms.ValidationError(_("No query with ID “%(id)s” in this project.") % {"id": escape_unprintable(value)})
+            raise forms.ValidationError(
+                _("No query with ID “%(id)s” in this project.") % {"id": escape_unprintable(value)}
+            )
         return query
 
     def clean_doc_ids(self) -> list[Document]:
@@ -214,7 +245,9 @@ class CandidateAddForm(forms.Form):
         found = by_external_id(Document.objects.filter(project=self.project), ids)
         missing = [i for i in ids if i not in found]
         if missing:
-            message = _("No document with these IDs in this project: %(ids)s.") % {"ids": ", ".join(map(escape_unprintable, missing[:20]))}
+            message = _("No document with these IDs in this project: %(ids)s.") % {
+                "ids": ", ".join(map(escape_unprintable, missing[:20]))
+            }
             if any(" " in i for i in missing):
                 # An ID may hold spaces, so they cannot separate IDs; "A B C" typed as a list was read
                 # as one ID with no word on why (QA).
@@ -262,25 +295,36 @@ class CandidateImportForm(UploadForm):
     """Run files (or plain pair lists) whose top k per query become a set's candidates."""
 
     grading_set = forms.ModelChoiceField(
-        label=_("Grading set"), queryset=GradingSet.objects.none(),
-        error_messages={"required": _("Choose the grading set to add candidates to."),
-                        "invalid_choice": _("Choose one of this project's open grading sets (closed sets take "
-                                            "no new pairs).")},
+        label=_("Grading set"),
+        queryset=GradingSet.objects.none(),
+        error_messages={
+            "required": _("Choose the grading set to add candidates to."),
+            "invalid_choice": _(
+                "Choose one of this project's open grading sets (closed sets take no new pairs)."
+            ),
+        },
     )
     # The form metaclass moves declared fields into base_fields, so this does not shadow BaseForm.files
     # (the stubs cannot know that).
     files = MultipleFileField(  # type: ignore[assignment]
-        label=_("Run files"), error_messages={"required": _("Choose at least one file to upload.")},
+        label=_("Run files"),
+        error_messages={"required": _("Choose at least one file to upload.")},
         help_text=_("One or more runs, one per file."),
     )
     format = forms.ChoiceField(
-        label=_("Format"), required=False,
+        label=_("Format"),
+        required=False,
         choices=RUN_FORMAT_CHOICES,
     )
     depth = DigitsIntegerField(
-        label=_("Pool depth k"), required=False, min_value=1, max_value=10000,
-        help_text=_("Each run's top k per query joins the set (the union over runs). Leave empty to add every "
-                    "listed pair."),
+        label=_("Pool depth k"),
+        required=False,
+        min_value=1,
+        max_value=10000,
+        help_text=_(
+            "Each run's top k per query joins the set (the union over runs). Leave empty to add every "
+            "listed pair."
+        ),
     )
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:

@@ -20,7 +20,8 @@ from annotator.uploads import UploadForm
 
 class FreezeForm(forms.Form):
     exclude_unsettled = forms.BooleanField(
-        label=_("Leave out the pairs listed above (open disputes, no final grade) and record why"), required=False
+        label=_("Leave out the pairs listed above (open disputes, no final grade) and record why"),
+        required=False,
     )
     reason = forms.CharField(
         label=_("Reason for leaving them out"),
@@ -39,7 +40,9 @@ class FreezeForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if data.get("exclude_unsettled") and not (data.get("reason") or "").strip():
-            self.add_error("reason", _("Say why these pairs are left out: the reason is recorded in the version."))
+            self.add_error(
+                "reason", _("Say why these pairs are left out: the reason is recorded in the version.")
+            )
         return data
 
 
@@ -57,10 +60,14 @@ class ContinueForm(forms.Form):
 
 
 class PoolImportForm(UploadForm):
-    file = forms.FileField(label=_("Judgments file"), help_text=_("TREC qrels, CSV or JSONL, UTF-8; or a zip exported here (data file + manifest.json)."))
+    file = forms.FileField(
+        label=_("Judgments file"),
+        help_text=_("TREC qrels, CSV or JSONL, UTF-8; or a zip exported here (data file + manifest.json)."),
+    )
     format = forms.ChoiceField(
         label=_("Format"),
-        choices=[("auto", _("From the file name: .csv, .jsonl, anything else TREC qrels"))] + list(EXPORT_FORMATS.items()),
+        choices=[("auto", _("From the file name: .csv, .jsonl, anything else TREC qrels"))]
+        + list(EXPORT_FORMATS.items()),
         initial="auto",
     )
     pool = forms.ModelChoiceField(
@@ -74,18 +81,24 @@ class PoolImportForm(UploadForm):
         label=_("Grade map"),
         required=False,
         max_length=200,
-        help_text=_("Only when the file has grades outside 0..3: e.g. “-1:0,4:3” turns -1 into 0 and 4 into 3."),
+        help_text=_(
+            "Only when the file has grades outside 0..3: e.g. “-1:0,4:3” turns -1 into 0 and 4 into 3."
+        ),
     )
 
     def __init__(self, *args: Any, project: Project, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        cast("forms.ModelChoiceField[Pool]", self.fields["pool"]).queryset = Pool.objects.in_project(project).order_by("name")
+        cast("forms.ModelChoiceField[Pool]", self.fields["pool"]).queryset = Pool.objects.in_project(
+            project
+        ).order_by("name")
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
         if upload.size > MAX_IMPORT_BYTES:
             raise forms.ValidationError(
-                _("%(name)s is %(size)d bytes; the limit is %(limit)d bytes. Use `manage.py import_pool` for bigger files.")
+                _(
+                    "%(name)s is %(size)d bytes; the limit is %(limit)d bytes. Use `manage.py import_pool` for bigger files."
+                )
                 % {"name": upload.name, "size": upload.size, "limit": MAX_IMPORT_BYTES}
             )
         return upload
@@ -101,13 +114,19 @@ class PoolImportForm(UploadForm):
         upload = data.get("file")
         if data.get("format") == "auto" and upload is not None:
             data["format"] = guess_format(upload.name)
-        if data.get("pool") is None and not (data.get("pool_name") or "").strip() and "pool" not in self.errors:
+        if (
+            data.get("pool") is None
+            and not (data.get("pool_name") or "").strip()
+            and "pool" not in self.errors
+        ):
             self.add_error("pool_name", _("Name the new pool, or choose an existing pool above."))
         elif data.get("pool") is not None and (data.get("pool_name") or "").strip():
             # Both: the name was dropped without a word (QA). Which one was meant is not ours to guess.
             self.add_error(
                 "pool_name",
-                _("A name is for a new pool, but %(pool)s is chosen above: clear the name, or choose “A new pool”.")
+                _(
+                    "A name is for a new pool, but %(pool)s is chosen above: clear the name, or choose “A new pool”."
+                )
                 % {"pool": data["pool"].name},
             )
         return data

@@ -71,7 +71,9 @@ def sign_in_again(request: HttpRequest) -> HttpResponseBase:
     An htmx request gets a full-page redirect (not the login page swapped into a fragment), and
     anything but a GET says its action was not carried out."""
     if request.method != "GET":
-        messages.warning(request, _("You were signed out, so your last action was not saved. Sign in to continue."))
+        messages.warning(
+            request, _("You were signed out, so your last action was not saved. Sign in to continue.")
+        )
     response = redirect_to_login(_page_to_return_to(request))
     return HttpResponseClientRedirect(response["Location"]) if _is_htmx(request) else response
 

@@ -85,7 +85,10 @@ class LineError:
         value = value if len(value) <= 80 else value[:77] + "…"
         if self.field:
             text = _("Line %(line)d, field “%(field)s”, value “%(value)s”: %(message)s") % {
-                "line": self.line, "field": self.field, "value": value, "message": self.message,
+                "line": self.line,
+                "field": self.field,
+                "value": value,
+                "message": self.message,
             }
         else:
             text = _("Line %(line)d: %(message)s") % {"line": self.line, "message": self.message}
@@ -103,9 +106,7 @@ class ImportFileError(Exception):
     def messages(self) -> list[str]:
         lines = [str(e) for e in self.errors]
         if self.more:
-            lines.append(
-                _("More problems not listed here: %(count)d.") % {"count": self.more}
-            )
+            lines.append(_("More problems not listed here: %(count)d.") % {"count": self.more})
         return lines
 
 
@@ -218,9 +219,9 @@ def decode_upload(data: bytes | str) -> str:
         raise ImportFileError([LineError(exc.line, "", "", exc.message)]) from exc
 
 
-def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector) -> Iterator[
-    tuple[int, dict[str, str]]
-]:
+def _csv_rows(
+    text: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector
+) -> Iterator[tuple[int, dict[str, str]]]:
     """(starting line, {column: value}) per data row of a CSV file with a header line."""
     # strict: a quote that is never closed is an error, not a field swallowing the rest of the file.
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
@@ -230,8 +231,13 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
         errors.add(1, "", "", _("the header line cannot be read as CSV (%(error)s).") % {"error": exc})
         return
     if header is None or not any(h.strip() for h in header):
-        errors.add(1, "", "", _("the file is empty: the first line must name the columns (%(columns)s).")
-                   % {"columns": ", ".join(allowed)})
+        errors.add(
+            1,
+            "",
+            "",
+            _("the file is empty: the first line must name the columns (%(columns)s).")
+            % {"columns": ", ".join(allowed)},
+        )
         return
     # Column names match in any case ("Doc_ID"); messages quote them as the file writes them.
     written = [h.strip() for h in header]
@@ -239,13 +245,21 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
     bad_header = False
     for name, shown in zip(columns, written, strict=True):
         if name not in allowed:
-            errors.add(1, _("header"), shown, _("unknown column. Allowed columns: %(columns)s.")
-                       % {"columns": ", ".join(allowed)})
+            errors.add(
+                1,
+                _("header"),
+                shown,
+                _("unknown column. Allowed columns: %(columns)s.") % {"columns": ", ".join(allowed)},
+            )
             bad_header = True
     for name in required:
         if name not in columns:
-            errors.add(1, _("header"), ", ".join(written), _("the required column “%(column)s” is missing.")
-                       % {"column": name})
+            errors.add(
+                1,
+                _("header"),
+                ", ".join(written),
+                _("the required column “%(column)s” is missing.") % {"column": name},
+            )
             bad_header = True
     seen: set[str] = set()
     for name, shown in zip(columns, written, strict=True):
@@ -267,11 +281,13 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
             return
         except csv.Error as exc:
             if str(exc) == "unexpected end of data":
-                message = _("a quote opened on this line is never closed (the file ends inside the quoted field).")
+                message = _(
+                    "a quote opened on this line is never closed (the file ends inside the quoted field)."
+                )
             elif str(exc).startswith("field larger than field limit"):
-                message = _("a field on this line is longer than %(limit)s characters, the most a field may hold.") % {
-                    "limit": number_format(CSV_FIELD_LIMIT, force_grouping=True)
-                }
+                message = _(
+                    "a field on this line is longer than %(limit)s characters, the most a field may hold."
+                ) % {"limit": number_format(CSV_FIELD_LIMIT, force_grouping=True)}
             else:
                 message = _("this line cannot be read as CSV (%(error)s).") % {"error": exc}
             errors.add(start, "", "", message)
@@ -282,8 +298,13 @@ def _csv_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], er
             continue  # blank lines are allowed, e.g. at the end of the file
         any_row = True
         if len(row) != len(columns):
-            errors.add(line, "", "", _("this row has %(found)d fields but the header has %(expected)d.")
-                       % {"found": len(row), "expected": len(columns)})
+            errors.add(
+                line,
+                "",
+                "",
+                _("this row has %(found)d fields but the header has %(expected)d.")
+                % {"found": len(row), "expected": len(columns)},
+            )
             continue
         yield line, dict(zip(columns, row, strict=True))
 
@@ -297,9 +318,9 @@ def _json_kind(value: object) -> str:
     return _("an object {...}")
 
 
-def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector) -> Iterator[
-    tuple[int, dict[str, str]]
-]:
+def _jsonl_rows(
+    text: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector
+) -> Iterator[tuple[int, dict[str, str]]]:
     """(line, {key: value as text}) per JSON object line; IDs may be JSON integers."""
     any_line = False
     for number, raw in enumerate(text_lines(text), start=1):
@@ -321,30 +342,50 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
             errors.add(number, exc.key, given, _("this key appears twice in the object; keep one."))
             continue
         if not isinstance(obj, dict):
-            errors.add(number, "", raw.strip(), _("each line must be one JSON object, like {\"key\": \"value\"}."))
+            errors.add(
+                number, "", raw.strip(), _('each line must be one JSON object, like {"key": "value"}.')
+            )
             continue
         row: dict[str, str] = {}
         ok = True
         for key, value in obj.items():
             if key not in allowed:
-                errors.add(number, key, value, _("unknown key. Allowed keys: %(keys)s.") % {"keys": ", ".join(allowed)})
+                errors.add(
+                    number,
+                    key,
+                    value,
+                    _("unknown key. Allowed keys: %(keys)s.") % {"keys": ", ".join(allowed)},
+                )
                 ok = False
             elif value is None:
                 row[key] = ""
             elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                errors.add(number, key, json.dumps(value, ensure_ascii=False),
-                           _("must be text or a number, not %(kind)s.") % {"kind": _json_kind(value)})
+                errors.add(
+                    number,
+                    key,
+                    json.dumps(value, ensure_ascii=False),
+                    _("must be text or a number, not %(kind)s.") % {"kind": _json_kind(value)},
+                )
                 ok = False
             elif key in ID_KEYS and isinstance(value, float):
                 # 1.5 or 1e2 would be stored as "1.5" and "100.0": IDs are text or whole JSON numbers,
                 # as the evaluation readers take them.
                 written = as_json(as_written(raw, key, value))  # 1e2 as in the file, not 100.0
-                errors.add(number, key, written, _("an ID must be text or a whole number, not %(value)s.")
-                           % {"value": written})
+                errors.add(
+                    number,
+                    key,
+                    written,
+                    _("an ID must be text or a whole number, not %(value)s.") % {"value": written},
+                )
                 ok = False
             elif key in TEXT_KEYS and not isinstance(value, str):
                 # A number would be stored as Python writes it back (1e2 as "100.0"), not as typed.
-                errors.add(number, key, as_json(as_written(raw, key, value)), _("must be text in quotes, not a number."))
+                errors.add(
+                    number,
+                    key,
+                    as_json(as_written(raw, key, value)),
+                    _("must be text in quotes, not a number."),
+                )
                 ok = False
             elif isinstance(value, str):
                 row[key] = value
@@ -364,9 +405,9 @@ def _jsonl_rows(text: str, allowed: tuple[str, ...], required: tuple[str, ...], 
         errors.add(1, "", "", _("the file is empty."))
 
 
-def _rows(text: str, fmt: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector) -> Iterator[
-    tuple[int, dict[str, str]]
-]:
+def _rows(
+    text: str, fmt: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector
+) -> Iterator[tuple[int, dict[str, str]]]:
     reader: Callable[..., Iterator[tuple[int, dict[str, str]]]] = _csv_rows if fmt == "csv" else _jsonl_rows
     return reader(text, allowed, required, errors)
 
@@ -402,7 +443,12 @@ def _check_id(line: int, name: str, value: str, errors: _Collector) -> bool:
 
 def _check_unique(line: int, name: str, value: str, seen: dict[str, int], errors: _Collector) -> bool:
     if value in seen:
-        errors.add(line, name, value, _("appears twice in the file (first on line %(line)d).") % {"line": seen[value]})
+        errors.add(
+            line,
+            name,
+            value,
+            _("appears twice in the file (first on line %(line)d).") % {"line": seen[value]},
+        )
         return False
     seen[value] = line
     return True
@@ -429,11 +475,15 @@ def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
         ok = _check_id(line, "doc_id", doc_id, errors) and _check_unique(line, "doc_id", doc_id, seen, errors)
         body = row.get("body", "")
         if not body.strip():
-            errors.add(line, "body", body, _("is empty: editors grade the body, so every document needs one."))
+            errors.add(
+                line, "body", body, _("is empty: editors grade the body, so every document needs one.")
+            )
             ok = False
         title = row.get("title", "").strip()
         if len(title) > TITLE_MAX_LENGTH:
-            errors.add(line, "title", title, _("is longer than %(max)d characters.") % {"max": TITLE_MAX_LENGTH})
+            errors.add(
+                line, "title", title, _("is longer than %(max)d characters.") % {"max": TITLE_MAX_LENGTH}
+            )
             ok = False
         url = row.get("url", "").strip()
         if url:
@@ -444,20 +494,39 @@ def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
             except ValidationError:
                 # Django's URL rule wants a host with a domain, localhost or an IP address (https://x/d1
                 # fails): say what passes.
-                errors.add(line, "url", url, _("is not an http(s) URL with a host name (a domain like "
-                                               "https://help.example.com/a/1, localhost or an IP address) "
-                                               "of at most %(max)d characters.")
-                           % {"max": URL_MAX_LENGTH})
+                errors.add(
+                    line,
+                    "url",
+                    url,
+                    _(
+                        "is not an http(s) URL with a host name (a domain like "
+                        "https://help.example.com/a/1, localhost or an IP address) "
+                        "of at most %(max)d characters."
+                    )
+                    % {"max": URL_MAX_LENGTH},
+                )
                 ok = False
         unit = row.get("unit", "").strip().lower() or "document"
         if unit not in UNITS:
-            errors.add(line, "unit", row.get("unit", ""), _("must be one of: %(units)s.") % {"units": enumeration(UNITS)})
+            errors.add(
+                line,
+                "unit",
+                row.get("unit", ""),
+                _("must be one of: %(units)s.") % {"units": enumeration(UNITS)},
+            )
             ok = False
         if ok:
-            records.append(DocumentRecord(
-                line=line, external_id=doc_id, body=body, title=title, url=url, unit=unit,
-                given=OPTIONAL_DOCUMENT_FIELDS.intersection(row),
-            ))
+            records.append(
+                DocumentRecord(
+                    line=line,
+                    external_id=doc_id,
+                    body=body,
+                    title=title,
+                    url=url,
+                    unit=unit,
+                    given=OPTIONAL_DOCUMENT_FIELDS.intersection(row),
+                )
+            )
     errors.raise_if_any()
     return records
 
@@ -470,25 +539,36 @@ def read_queries(data: bytes | str, fmt: str) -> list[QueryRecord]:
     seen: dict[str, int] = {}
     for line, row in _rows(text, fmt, QUERY_COLUMNS, ("query_id", "text"), errors):
         query_id = row.get("query_id", "")
-        ok = _check_id(line, "query_id", query_id, errors) and _check_unique(line, "query_id", query_id, seen, errors)
+        ok = _check_id(line, "query_id", query_id, errors) and _check_unique(
+            line, "query_id", query_id, seen, errors
+        )
         query_text = row.get("text", "").strip()
         if not query_text:
             errors.add(line, "text", row.get("text", ""), _("must not be empty."))
             ok = False
-        for name, value in (("text", query_text), ("information_need", row.get("information_need", "").strip())):
+        for name, value in (
+            ("text", query_text),
+            ("information_need", row.get("information_need", "").strip()),
+        ):
             if len(value) > QUERY_TEXT_MAX_LENGTH:
                 errors.add(
-                    line, name, value[:40] + "…",
+                    line,
+                    name,
+                    value[:40] + "…",
                     _("is longer than %(max)d characters (it has %(length)d).")
                     % {"max": QUERY_TEXT_MAX_LENGTH, "length": len(value)},
                 )
                 ok = False
         if ok:
-            records.append(QueryRecord(
-                line=line, external_id=query_id, text=query_text,
-                information_need=row.get("information_need", "").strip(),
-                gives_information_need="information_need" in row,
-            ))
+            records.append(
+                QueryRecord(
+                    line=line,
+                    external_id=query_id,
+                    text=query_text,
+                    information_need=row.get("information_need", "").strip(),
+                    gives_information_need="information_need" in row,
+                )
+            )
     errors.raise_if_any()
     return records
 
@@ -514,10 +594,17 @@ def _parse_score(line: int, raw: str, errors: _Collector) -> tuple[bool, float |
         return True, None
     score = plain_number(raw)
     if score is None:
-        errors.add(line, "score", raw, _("must be a finite number written with the digits 0-9 (e.g. 12.5 or -3e-2)."))
+        errors.add(
+            line, "score", raw, _("must be a finite number written with the digits 0-9 (e.g. 12.5 or -3e-2).")
+        )
         return False, None
     if underflows(raw, score):
-        errors.add(line, "score", raw, _("is too close to 0 to be told apart from it (the smallest is about 4.9e-324)."))
+        errors.add(
+            line,
+            "score",
+            raw,
+            _("is too close to 0 to be told apart from it (the smallest is about 4.9e-324)."),
+        )
         return False, None
     return True, score
 
@@ -545,10 +632,16 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
             # comparison reader does: str.split() cut IDs at NEL, U+2028 or NBSP (QA).
             parts = split_fields(raw, 5)
             if len(parts) != 6:
-                errors.add(number, "", raw.strip(), _(
-                    "a TREC run line has 6 fields separated by spaces: qid Q0 docno rank score tag "
-                    "(found %(count)d)."
-                ) % {"count": len(parts)})
+                errors.add(
+                    number,
+                    "",
+                    raw.strip(),
+                    _(
+                        "a TREC run line has 6 fields separated by spaces: qid Q0 docno rank score tag "
+                        "(found %(count)d)."
+                    )
+                    % {"count": len(parts)},
+                )
                 continue
             qid, _q0, docno, _rank, score_raw, tag = parts
             tag = split_fields(tag, 1)[0]
@@ -571,20 +664,35 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
             if system := row.get("system", "").strip():  # a blank cell names no system, as in comparisons
                 names.add(system)
             if ok and ok_rank and ok_score:
-                rows.append(RunRow(line=line, run="", query_id=query_id, doc_id=doc_id, rank=rank, score=score))
+                rows.append(
+                    RunRow(line=line, run="", query_id=query_id, doc_id=doc_id, rank=rank, score=score)
+                )
         if len(names) > 1:
-            errors.add(rows[0].line if rows else 1, "system", ", ".join(sorted(names)), _(
-                "one file holds one run: upload each run as its own file."
-            ))
+            errors.add(
+                rows[0].line if rows else 1,
+                "system",
+                ", ".join(sorted(names)),
+                _("one file holds one run: upload each run as its own file."),
+            )
         name = next(iter(names), "") or default_name
         if rows:
             first = rows[0]
             expected = _order_kind(first)
             for r in rows:
                 if _order_kind(r) != expected:
-                    errors.add(r.line, "score" if "score" in (expected, _order_kind(r)) else "rank", "", _(
-                        "line %(first)d orders the run by %(a)s, this line by %(b)s: use one way on every line."
-                    ) % {"first": first.line, "a": _order_label(expected), "b": _order_label(_order_kind(r))})
+                    errors.add(
+                        r.line,
+                        "score" if "score" in (expected, _order_kind(r)) else "rank",
+                        "",
+                        _(
+                            "line %(first)d orders the run by %(a)s, this line by %(b)s: use one way on every line."
+                        )
+                        % {
+                            "first": first.line,
+                            "a": _order_label(expected),
+                            "b": _order_label(_order_kind(r)),
+                        },
+                    )
                     break
         rows = [RunRow(r.line, name, r.query_id, r.doc_id, r.rank, r.score) for r in rows]
     seen_doc: dict[tuple[str, str], int] = {}
@@ -592,16 +700,26 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
     for row in rows:
         key = (row.query_id, row.doc_id)
         if key in seen_doc:
-            errors.add(row.line, "doc_id", row.doc_id, _(
-                "this document is already listed for query %(query)s (line %(line)d)."
-            ) % {"query": row.query_id, "line": seen_doc[key]})
+            errors.add(
+                row.line,
+                "doc_id",
+                row.doc_id,
+                _("this document is already listed for query %(query)s (line %(line)d).")
+                % {"query": row.query_id, "line": seen_doc[key]},
+            )
         seen_doc.setdefault(key, row.line)
         if row.rank is not None and row.score is None:
             rank_key = (row.query_id, row.rank)
             if rank_key in seen_rank:
-                errors.add(row.line, "rank", str(row.rank), _(
-                    "rank used twice for query %(query)s (line %(line)d): pooling needs an unambiguous order."
-                ) % {"query": row.query_id, "line": seen_rank[rank_key]})
+                errors.add(
+                    row.line,
+                    "rank",
+                    str(row.rank),
+                    _(
+                        "rank used twice for query %(query)s (line %(line)d): pooling needs an unambiguous order."
+                    )
+                    % {"query": row.query_id, "line": seen_rank[rank_key]},
+                )
             seen_rank.setdefault(rank_key, row.line)
     errors.raise_if_any()
     return rows

@@ -43,7 +43,10 @@ class RejectNulCharactersMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         params = [request.GET]
-        if request.method == "POST" and request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        if request.method == "POST" and request.content_type in (
+            "application/x-www-form-urlencoded",
+            "multipart/form-data",
+        ):
             try:
                 params.append(request.POST)  # parsed once; the view reuses it
             except (RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent, MultiPartParserError) as error:
@@ -68,17 +71,38 @@ def _refused_request(request: HttpRequest, error: Exception) -> HttpResponse:
     """
     if isinstance(error, RequestDataTooBig):
         limit = filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
-        message, status = _("What was sent is larger than the %(limit)s one form may carry (files aside). "
-                            "Nothing was saved: send less at once, or as a file.") % {"limit": limit}, 413
+        message, status = (
+            _(
+                "What was sent is larger than the %(limit)s one form may carry (files aside). "
+                "Nothing was saved: send less at once, or as a file."
+            )
+            % {"limit": limit},
+            413,
+        )
     elif isinstance(error, TooManyFilesSent):
-        message, status = _("More than %(limit)d files were sent at once. Nothing was saved: send them in "
-                            "groups of at most %(limit)d.") % {"limit": settings.DATA_UPLOAD_MAX_NUMBER_FILES}, 400
+        message, status = (
+            _(
+                "More than %(limit)d files were sent at once. Nothing was saved: send them in "
+                "groups of at most %(limit)d."
+            )
+            % {"limit": settings.DATA_UPLOAD_MAX_NUMBER_FILES},
+            400,
+        )
     elif isinstance(error, TooManyFieldsSent):
-        message, status = _("The form sent more than %(limit)d fields, more than any form here has. Nothing "
-                            "was saved.") % {"limit": settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}, 400
+        message, status = (
+            _("The form sent more than %(limit)d fields, more than any form here has. Nothing was saved.")
+            % {"limit": settings.DATA_UPLOAD_MAX_NUMBER_FIELDS},
+            400,
+        )
     else:
-        message, status = _("The upload could not be read (%(detail)s). Nothing was saved: try again, and "
-                            "give the file a shorter name if it has a very long one.") % {"detail": error}, 400
+        message, status = (
+            _(
+                "The upload could not be read (%(detail)s). Nothing was saved: try again, and "
+                "give the file a shorter name if it has a very long one."
+            )
+            % {"detail": error},
+            400,
+        )
     logger.warning("Refused %s %s: %s", request.method, request.path, error)
     context = {"message": message, "back_url": _back_url(request)}
     if getattr(request, "htmx", False):
@@ -92,7 +116,9 @@ def _refused_request(request: HttpRequest, error: Exception) -> HttpResponse:
 def _back_url(request: HttpRequest) -> str:
     """The page the refused request came from, when it is this site's ("" otherwise)."""
     referer = request.headers.get("Referer", "")
-    return referer if url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure()) else ""
+    return (
+        referer if url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure()) else ""
+    )
 
 
 class DatabaseBusyMiddleware:

@@ -35,7 +35,6 @@ class UploadForm(forms.Form):
                 self.add_error(name, self.CHOOSE_AGAIN)
 
 
-
 class UploadTextError(ValueError):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
@@ -49,7 +48,9 @@ def upload_text(data: bytes | str) -> str:
         if data.startswith(ZIP_MAGIC):  # e.g. an export of this app: say so, not "not UTF-8"
             raise UploadTextError(1, _("the file is a zip archive; upload the text file inside it instead."))
         if data.startswith(GZIP_MAGIC):
-            raise UploadTextError(1, _("the file is gzip-compressed; decompress it and upload the text file instead."))
+            raise UploadTextError(
+                1, _("the file is gzip-compressed; decompress it and upload the text file instead.")
+            )
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -57,7 +58,9 @@ def upload_text(data: bytes | str) -> str:
             line_start = data.rfind(b"\n", 0, exc.start) + 1
             raise UploadTextError(
                 data.count(b"\n", 0, exc.start) + 1,
-                _("the file is not UTF-8 text: byte 0x%(byte)02x at column %(column)d. Save it as UTF-8 and upload again.")
+                _(
+                    "the file is not UTF-8 text: byte 0x%(byte)02x at column %(column)d. Save it as UTF-8 and upload again."
+                )
                 % {"byte": data[exc.start], "column": exc.start - line_start + 1},
             ) from None
     else:
@@ -67,7 +70,9 @@ def upload_text(data: bytes | str) -> str:
         line_start = text.rfind("\n", 0, nul) + 1
         raise UploadTextError(
             text.count("\n", 0, nul) + 1,
-            _("the file contains a NUL character (character %(column)d of the line), which nothing here can store. Remove it and upload again.")
+            _(
+                "the file contains a NUL character (character %(column)d of the line), which nothing here can store. Remove it and upload again."
+            )
             % {"column": nul - line_start + 1},
         )
     return text

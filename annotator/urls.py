@@ -22,7 +22,11 @@ project_patterns = [
 
 urlpatterns = [
     path("", projects.home, name="home"),
-    path("accounts/login/", public(auth_views.LoginView.as_view(redirect_authenticated_user=True)), name="login"),
+    path(
+        "accounts/login/",
+        public(auth_views.LoginView.as_view(redirect_authenticated_user=True)),
+        name="login",
+    ),
     path("accounts/logout/", accounts.logout_page, name="logout"),
     path("i18n/setlang/", public(set_language), name="set_language"),
     path("admin/", admin.site.urls),

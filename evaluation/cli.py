@@ -54,9 +54,15 @@ def whole_number(text: str) -> int:
 def add_arguments(parser: ArgumentParser) -> None:
     parser.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels, CSV or JSONL")
     parser.add_argument("run_a", metavar="RUN_A", help="system A: TREC run, CSV or JSONL")
-    parser.add_argument("run_b", metavar="RUN_B", nargs="?", help="system B, compared with A (deltas are B - A)")
-    parser.add_argument("--k", type=whole_number, default=10, help="cutoff K, a positive integer (default 10)")
-    parser.add_argument("--gain", choices=GAINS, default="linear", help="linear: r (default); exponential: 2^r-1")
+    parser.add_argument(
+        "run_b", metavar="RUN_B", nargs="?", help="system B, compared with A (deltas are B - A)"
+    )
+    parser.add_argument(
+        "--k", type=whole_number, default=10, help="cutoff K, a positive integer (default 10)"
+    )
+    parser.add_argument(
+        "--gain", choices=GAINS, default="linear", help="linear: r (default); exponential: 2^r-1"
+    )
     parser.add_argument(
         "--unjudged",
         choices=UNJUDGED,
@@ -87,7 +93,9 @@ def add_arguments(parser: ArgumentParser) -> None:
         default="error",
         help="a run query absent from the pool: error (default) or ignore (skipped, counted)",
     )
-    parser.add_argument("--format", choices=("text", "json", "csv"), default="text", help="output (default text)")
+    parser.add_argument(
+        "--format", choices=("text", "json", "csv"), default="text", help="output (default text)"
+    )
     parser.add_argument(
         "--breakdown",
         action="store_true",
@@ -182,10 +190,20 @@ def _add_django_options(parser: ArgumentParser) -> None:
     and --help lists them. SUPPRESS: an option appears in the result only when it is given."""
     import django
 
-    parser.add_argument("--version", action="version", version=django.get_version(),
-                        help="Show program's version number and exit.")
-    parser.add_argument("-v", "--verbosity", type=int, choices=[0, 1, 2, 3], default=SUPPRESS,
-                        help="Verbosity level; 0=minimal output, 1=normal output, 2=verbose output, 3=very verbose output")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=django.get_version(),
+        help="Show program's version number and exit.",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbosity",
+        type=int,
+        choices=[0, 1, 2, 3],
+        default=SUPPRESS,
+        help="Verbosity level; 0=minimal output, 1=normal output, 2=verbose output, 3=very verbose output",
+    )
     parser.add_argument("--settings", default=SUPPRESS, help="The Python path to a settings module.")
     parser.add_argument("--pythonpath", default=SUPPRESS, help="A directory to add to the Python path.")
     for flag, text in (
@@ -196,7 +214,9 @@ def _add_django_options(parser: ArgumentParser) -> None:
         parser.add_argument(flag, action="store_true", default=SUPPRESS, help=text)
 
 
-DJANGO_DESTINATIONS = frozenset({"verbosity", "settings", "pythonpath", "traceback", "no_color", "force_color"})
+DJANGO_DESTINATIONS = frozenset(
+    {"verbosity", "settings", "pythonpath", "traceback", "no_color", "force_color"}
+)
 
 
 def main(argv: Sequence[str]) -> None:

@@ -43,7 +43,8 @@ class PoolVersionChoiceField(forms.ModelChoiceField):
             "pool": obj.pool.name,
             "number": obj.number,
             "queries": count_of_queries(int(counts.get("queries", 0))),
-            "judgments": ngettext("%(count)s judgment", "%(count)s judgments", judgments) % {"count": judgments},
+            "judgments": ngettext("%(count)s judgment", "%(count)s judgments", judgments)
+            % {"count": judgments},
             "hash": obj.sha256[:12],
         }
 

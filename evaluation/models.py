@@ -71,7 +71,9 @@ class FrozenFieldsModel(models.Model):
 
     def _frozen_attnames(self) -> list[str]:
         # FROZEN_FIELDS name concrete fields of the model, never reverse relations (no attname).
-        return [cast("models.Field[Any, Any]", self._meta.get_field(name)).attname for name in self.FROZEN_FIELDS]
+        return [
+            cast("models.Field[Any, Any]", self._meta.get_field(name)).attname for name in self.FROZEN_FIELDS
+        ]
 
 
 def _normalise(value: Any) -> Any:

@@ -246,7 +246,9 @@ def render_text(
     measure = f"ndcg_cut_{settings.k}"
     labels = LABELS[: len(results)]
     lines: list[str] = []
-    heading = "\t".join(f"{label}={escape_unprintable(r.name)}" for label, r in zip(labels, results, strict=True))
+    heading = "\t".join(
+        f"{label}={escape_unprintable(r.name)}" for label, r in zip(labels, results, strict=True)
+    )
     lines.append(f"# {measure:<20}\tquery\t{heading}" + ("\tb-a" if comparison is not None else ""))
     values = [r.ndcg.tolist() for r in results]
     deltas = comparison.delta.tolist() if comparison is not None else None
@@ -279,7 +281,9 @@ def render_text(
             f"{c.unjudged_in_top_k}; extra queries skipped: {c.extra_queries_skipped}"
         )
     if comparison is not None:
-        lines.append(f"Comparison, b - a over {comparison.paired} {'query' if comparison.paired == 1 else 'queries'}:")
+        lines.append(
+            f"Comparison, b - a over {comparison.paired} {'query' if comparison.paired == 1 else 'queries'}:"
+        )
         lines.append(
             f"  mean delta {_aggregate(comparison.mean_delta)}; b wins {comparison.wins}, ties {comparison.ties}, "
             f"loses {comparison.losses}"
@@ -304,7 +308,9 @@ def render_text(
     lines.append("Policies:")
     lines.extend(f"  {text}" for text in settings.describe())
     lines.append(
-        f"  grade map applied when reading QRELS: {grade_map}" if grade_map else "  grade map: none (grades as read)"
+        f"  grade map applied when reading QRELS: {grade_map}"
+        if grade_map
+        else "  grade map: none (grades as read)"
     )
     if breakdown:
         for query in first.query_ids:

@@ -136,7 +136,10 @@ def located(problem: str, *, run: str | None = None, file: str | None = None, li
         where.append(_("line %(line)s") % {"line": line})
     if not where:
         return problem
-    return _("%(where)s: %(problem)s") % {"where": pgettext("list separator", ", ").join(where), "problem": problem}
+    return _("%(where)s: %(problem)s") % {
+        "where": pgettext("list separator", ", ").join(where),
+        "problem": problem,
+    }
 
 
 class _Quoted(str):
@@ -228,7 +231,9 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
             entries.pop()
         if any(not entry for entry in entries) and tail.strip(_SPACES):
             raise metrics.EvaluationError(
-                gettext_noop("query %(query)r: an empty entry between two commas (entry %(position)s); remove the extra comma or add the missing ID"),
+                gettext_noop(
+                    "query %(query)r: an empty entry between two commas (entry %(position)s); remove the extra comma or add the missing ID"
+                ),
                 {"query": query, "position": entries.index("") + 1},
                 query=query,
                 source=source,
@@ -273,9 +278,7 @@ def _decode(data: bytes, source: str) -> str:
     try:
         return upload_text(data)
     except UploadTextError as error:
-        raise RunUploadError(
-            located(error.message, file=source, line=error.line)
-        ) from None
+        raise RunUploadError(located(error.message, file=source, line=error.line)) from None
 
 
 def run_parse(*, data: bytes, fmt: str, file_name: str, name: str = "") -> metrics.Run:
@@ -293,7 +296,9 @@ def run_parse(*, data: bytes, fmt: str, file_name: str, name: str = "") -> metri
             del text
             buffer = io.BytesIO(data)  # shares `data`: nothing is copied
             buffer.name = file_name  # the readers name the file in their errors
-            stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", newline="" if fmt == RunFormat.CSV else None)
+            stream = io.TextIOWrapper(
+                buffer, encoding="utf-8-sig", newline="" if fmt == RunFormat.CSV else None
+            )
             run = formats.read_run(stream, format=str(fmt), name=name)
         else:
             raise RunUploadError(
@@ -306,7 +311,11 @@ def run_parse(*, data: bytes, fmt: str, file_name: str, name: str = "") -> metri
         # Queries with empty lists only ("q1:") too: the comparison's export writes the run as a
         # TREC file, which cannot hold them, and `evaluate` refuses it as empty (QA report).
         if fmt == RunFormat.LISTS and file_name == PASTED_FILE_NAME:
-            raise RunUploadError(_("The pasted text contains no rankings: each line needs a query ID, a colon and document IDs."))
+            raise RunUploadError(
+                _(
+                    "The pasted text contains no rankings: each line needs a query ID, a colon and document IDs."
+                )
+            )
         raise RunUploadError(_("%(file)s contains no rankings.") % {"file": file_name})
     _refuse_unstorable_ids(run, file_name)
     return run
@@ -321,7 +330,8 @@ def _refuse_unstorable_ids(run: metrics.Run, source: str) -> None:
         lines = run.lines_of(query)
         if len(query) > MAX_ID_LENGTH:
             problem = _("query ID %(value)s is longer than %(max)s characters, which no pool can hold") % {
-                "value": repr(query[:40] + "…"), "max": MAX_ID_LENGTH
+                "value": repr(query[:40] + "…"),
+                "max": MAX_ID_LENGTH,
             }
             raise RunUploadError(located(problem, file=source, line=lines[0] if lines else None))
         for position, value in enumerate((query, *ranking)):
@@ -599,11 +609,14 @@ def _compute(pool: metrics.Pool, run_a: Run, run_b: Run, settings: metrics.Setti
 
 
 def default_comparison_name(run_a: Run, run_b: Run) -> str:
-    """"A vs B" within the name column's limit: two long run names are each shortened with "…"
+    """ "A vs B" within the name column's limit: two long run names are each shortened with "…"
     to half the room, so that both stay recognisable."""
     template = _("%(a)s vs %(b)s")
     room = (Comparison._meta.get_field("name").max_length or 200) - len(template % {"a": "", "b": ""})
-    return template % {"a": Truncator(run_a.name).chars(room // 2), "b": Truncator(run_b.name).chars(room // 2)}
+    return template % {
+        "a": Truncator(run_a.name).chars(room // 2),
+        "b": Truncator(run_b.name).chars(room // 2),
+    }
 
 
 def comparison_create(

@@ -80,7 +80,9 @@ def run_upload_page(request: ProjectRequest, slug: str) -> HttpResponse:
     # frozen one of the project (QA: a run that fitted the version it came from was refused).
     chosen = request.GET.get("check_against") if request.method == "GET" else None
     initial = {"check_against": chosen} if chosen else {}
-    form = RunUploadForm(request.POST or None, request.FILES or None, project=request.project, initial=initial)
+    form = RunUploadForm(
+        request.POST or None, request.FILES or None, project=request.project, initial=initial
+    )
     if request.method == "POST" and form.is_valid():
         file_name, data, fmt = form.payload()
         try:
@@ -247,7 +249,9 @@ def _integrity_failure(request: ProjectRequest, comparison: Comparison, error: E
 
 def _verified(comparison: Comparison) -> None:
     """Re-check the pool's SHA-256 (and that it is still the one computed on) before any number."""
-    canonical = PoolVersion.objects.filter(pk=comparison.pool_version_id).values_list("canonical", flat=True).get()
+    canonical = (
+        PoolVersion.objects.filter(pk=comparison.pool_version_id).values_list("canonical", flat=True).get()
+    )
     comparison.pool_version.canonical = canonical  # one query; reused by the breakdown
     services.verify_comparison_pool(comparison)
 
@@ -362,7 +366,9 @@ def _contribution_bars(rows: tuple[metrics.PositionRow, ...], scale: float) -> l
     ]
 
 
-def _shown(rows: tuple[metrics.PositionRow, ...]) -> tuple[tuple[metrics.PositionRow, ...], dict[str, Any] | None]:
+def _shown(
+    rows: tuple[metrics.PositionRow, ...],
+) -> tuple[tuple[metrics.PositionRow, ...], dict[str, Any] | None]:
     """The rows a table shows one by one, and a summary of the rest (None when nothing is left):
     at most ROWS_SHOWN, and of a short list's empty positions (which only ever come after the
     filled ones) no more than EMPTY_ROWS_SHOWN."""
@@ -551,8 +557,10 @@ def comparison_verify(request: ProjectRequest, slug: str, comparison_id: int) ->
     if row_problems:
         level, text = (
             messages.ERROR,
-            _("Pool version %(version)s failed its integrity check: %(problem)s The scores here come from its "
-              "hashed judgments only; see the version page before relying on them.")
+            _(
+                "Pool version %(version)s failed its integrity check: %(problem)s The scores here come from its "
+                "hashed judgments only; see the version page before relying on them."
+            )
             % {"version": str(comparison.pool_version), "problem": row_problems[0]},
         )
     elif differences:

@@ -12,7 +12,9 @@ from django.db import connection, connections
 # SQLite serialises whole-database writes, so a race cannot even be staged there.
 postgres_only = [
     pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks; SQLite serialises writers"),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="needs PostgreSQL row locks; SQLite serialises writers"
+    ),
     pytest.mark.django_db(transaction=True),
 ]
 

@@ -119,12 +119,15 @@ def build(ctx: DemoContext) -> None:
             project=project, external_id=query_id, defaults={"text": text, "information_need": need}
         )
         grading_set, _ = GradingSet.objects.get_or_create(
-            project=project, name=set_name,
+            project=project,
+            name=set_name,
             defaults={"description": description, "required_grades": 2, "created_by": owner},
         )
         for external_id, title, body in documents:
             document, _ = Document.upsert(project=project, external_id=external_id, title=title, body=body)
             Candidate.objects.get_or_create(
-                grading_set=grading_set, query=query, document=document,
+                grading_set=grading_set,
+                query=query,
+                document=document,
                 defaults={"source": CandidateSource.MANUAL, "added_by": owner},
             )

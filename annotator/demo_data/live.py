@@ -62,7 +62,11 @@ def build(ctx: DemoContext) -> None:
     grading_set, _ = GradingSet.objects.get_or_create(
         project=project,
         name=SET_NAME,
-        defaults={"description": "进行中的评分集：取消报名与退款。", "required_grades": 2, "created_by": owner},
+        defaults={
+            "description": "进行中的评分集：取消报名与退款。",
+            "required_grades": 2,
+            "created_by": owner,
+        },
     )
     candidates = {}
     for external_id, title, body, _, _ in DOCUMENTS:

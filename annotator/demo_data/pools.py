@@ -48,6 +48,8 @@ def build(ctx: DemoContext) -> None:
             continue
         preview = freeze_preview(grading_set)
         if preview.blockers or not preview.ready:
-            log.warning("demo: %s is not ready to freeze (%d pairs blocked); skipped", name, len(preview.blockers))
+            log.warning(
+                "demo: %s is not ready to freeze (%d pairs blocked); skipped", name, len(preview.blockers)
+            )
             continue
         pool_freeze(grading_set=grading_set, by=reviewer)

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,34 +14,77 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Project',
+            name="Project",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('name_zh_hans', models.CharField(blank=True, max_length=200, verbose_name='name in Simplified Chinese')),
-                ('slug', models.SlugField(max_length=80, unique=True, verbose_name='slug')),
-                ('description', models.TextField(blank=True, verbose_name='description')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                (
+                    "name_zh_hans",
+                    models.CharField(blank=True, max_length=200, verbose_name="name in Simplified Chinese"),
+                ),
+                ("slug", models.SlugField(max_length=80, unique=True, verbose_name="slug")),
+                ("description", models.TextField(blank=True, verbose_name="description")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
             ],
             options={
-                'verbose_name': 'project',
-                'verbose_name_plural': 'projects',
-                'ordering': ['name'],
+                "verbose_name": "project",
+                "verbose_name_plural": "projects",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('editor', 'Editor'), ('reviewer', 'Reviewer'), ('owner', 'Owner')], default='editor', max_length=16, verbose_name='role')),
-                ('added_at', models.DateTimeField(auto_now_add=True, verbose_name='added at')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='memberships', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='annotator.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("editor", "Editor"), ("reviewer", "Reviewer"), ("owner", "Owner")],
+                        default="editor",
+                        max_length=16,
+                        verbose_name="role",
+                    ),
+                ),
+                ("added_at", models.DateTimeField(auto_now_add=True, verbose_name="added at")),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to="annotator.project",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'membership',
-                'verbose_name_plural': 'memberships',
-                'constraints': [models.UniqueConstraint(fields=('project', 'user'), name='membership_unique_user_per_project'), models.CheckConstraint(condition=models.Q(('role__in', ['editor', 'reviewer', 'owner'])), name='membership_role_valid')],
+                "verbose_name": "membership",
+                "verbose_name_plural": "memberships",
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("project", "user"), name="membership_unique_user_per_project"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("role__in", ["editor", "reviewer", "owner"])),
+                        name="membership_role_valid",
+                    ),
+                ],
             },
         ),
     ]

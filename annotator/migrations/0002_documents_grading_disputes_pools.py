@@ -6,397 +6,866 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0001_initial'),
+        ("annotator", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Candidate',
+            name="Candidate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(choices=[('pooled', 'Pooled from runs'), ('manual', 'Added by hand'), ('imported', 'Imported'), ('copied', 'Copied from a frozen version')], max_length=16, verbose_name='source')),
-                ('source_detail', models.CharField(blank=True, max_length=500, verbose_name='source detail')),
-                ('added_at', models.DateTimeField(auto_now_add=True, verbose_name='added at')),
-                ('added_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("pooled", "Pooled from runs"),
+                            ("manual", "Added by hand"),
+                            ("imported", "Imported"),
+                            ("copied", "Copied from a frozen version"),
+                        ],
+                        max_length=16,
+                        verbose_name="source",
+                    ),
+                ),
+                ("source_detail", models.CharField(blank=True, max_length=500, verbose_name="source detail")),
+                ("added_at", models.DateTimeField(auto_now_add=True, verbose_name="added at")),
+                (
+                    "added_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'candidate',
-                'verbose_name_plural': 'candidates',
-                'ordering': ['grading_set', 'query', 'document'],
+                "verbose_name": "candidate",
+                "verbose_name_plural": "candidates",
+                "ordering": ["grading_set", "query", "document"],
             },
         ),
         migrations.CreateModel(
-            name='CriteriaVersion',
+            name="CriteriaVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField(verbose_name='version')),
-                ('level_3', models.TextField(verbose_name='grade 3')),
-                ('level_2', models.TextField(verbose_name='grade 2')),
-                ('level_1', models.TextField(verbose_name='grade 1')),
-                ('level_0', models.TextField(verbose_name='grade 0')),
-                ('change', models.CharField(choices=[('initial', 'Initial version'), ('meaning', 'Meaning-changing: earlier grades need re-checking'), ('wording', 'Wording only: earlier grades stand')], max_length=16, verbose_name='kind of change')),
-                ('note', models.TextField(blank=True, verbose_name='note')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='criteria_versions', to='annotator.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField(verbose_name="version")),
+                ("level_3", models.TextField(verbose_name="grade 3")),
+                ("level_2", models.TextField(verbose_name="grade 2")),
+                ("level_1", models.TextField(verbose_name="grade 1")),
+                ("level_0", models.TextField(verbose_name="grade 0")),
+                (
+                    "change",
+                    models.CharField(
+                        choices=[
+                            ("initial", "Initial version"),
+                            ("meaning", "Meaning-changing: earlier grades need re-checking"),
+                            ("wording", "Wording only: earlier grades stand"),
+                        ],
+                        max_length=16,
+                        verbose_name="kind of change",
+                    ),
+                ),
+                ("note", models.TextField(blank=True, verbose_name="note")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="criteria_versions",
+                        to="annotator.project",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'criteria version',
-                'verbose_name_plural': 'criteria versions',
-                'ordering': ['project', '-number'],
+                "verbose_name": "criteria version",
+                "verbose_name_plural": "criteria versions",
+                "ordering": ["project", "-number"],
             },
         ),
         migrations.CreateModel(
-            name='Dispute',
+            name="Dispute",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('awaiting_reasons', "Waiting for every editor's reason"), ('revealed', 'Revealed: editors may revise once'), ('in_review', 'Waiting for a reviewer'), ('settled', 'Settled')], default='awaiting_reasons', max_length=20, verbose_name='status')),
-                ('severity', models.PositiveSmallIntegerField(verbose_name='severity')),
-                ('opened_at', models.DateTimeField(auto_now_add=True, verbose_name='opened at')),
-                ('revealed_at', models.DateTimeField(blank=True, null=True, verbose_name='revealed at')),
-                ('escalated_at', models.DateTimeField(blank=True, null=True, verbose_name='sent to review at')),
-                ('settled_at', models.DateTimeField(blank=True, null=True, verbose_name='settled at')),
-                ('candidate', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='dispute', to='annotator.candidate')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("awaiting_reasons", "Waiting for every editor's reason"),
+                            ("revealed", "Revealed: editors may revise once"),
+                            ("in_review", "Waiting for a reviewer"),
+                            ("settled", "Settled"),
+                        ],
+                        default="awaiting_reasons",
+                        max_length=20,
+                        verbose_name="status",
+                    ),
+                ),
+                ("severity", models.PositiveSmallIntegerField(verbose_name="severity")),
+                ("opened_at", models.DateTimeField(auto_now_add=True, verbose_name="opened at")),
+                ("revealed_at", models.DateTimeField(blank=True, null=True, verbose_name="revealed at")),
+                (
+                    "escalated_at",
+                    models.DateTimeField(blank=True, null=True, verbose_name="sent to review at"),
+                ),
+                ("settled_at", models.DateTimeField(blank=True, null=True, verbose_name="settled at")),
+                (
+                    "candidate",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="dispute",
+                        to="annotator.candidate",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'dispute',
-                'verbose_name_plural': 'disputes',
-                'ordering': ['-severity', 'opened_at'],
+                "verbose_name": "dispute",
+                "verbose_name_plural": "disputes",
+                "ordering": ["-severity", "opened_at"],
             },
         ),
         migrations.CreateModel(
-            name='DisputeStatement',
+            name="DisputeStatement",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('original_grade', models.PositiveSmallIntegerField(verbose_name='original grade')),
-                ('reason', models.TextField(blank=True, verbose_name='reason')),
-                ('criteria_level', models.PositiveSmallIntegerField(blank=True, null=True, verbose_name='criteria level')),
-                ('reason_given_at', models.DateTimeField(blank=True, null=True, verbose_name='reason given at')),
-                ('revised_grade', models.PositiveSmallIntegerField(blank=True, null=True, verbose_name='revised grade')),
-                ('revision_note', models.TextField(blank=True, verbose_name='revision note')),
-                ('revised_at', models.DateTimeField(blank=True, null=True, verbose_name='revised at')),
-                ('dispute', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='statements', to='annotator.dispute')),
-                ('editor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("original_grade", models.PositiveSmallIntegerField(verbose_name="original grade")),
+                ("reason", models.TextField(blank=True, verbose_name="reason")),
+                (
+                    "criteria_level",
+                    models.PositiveSmallIntegerField(blank=True, null=True, verbose_name="criteria level"),
+                ),
+                (
+                    "reason_given_at",
+                    models.DateTimeField(blank=True, null=True, verbose_name="reason given at"),
+                ),
+                (
+                    "revised_grade",
+                    models.PositiveSmallIntegerField(blank=True, null=True, verbose_name="revised grade"),
+                ),
+                ("revision_note", models.TextField(blank=True, verbose_name="revision note")),
+                ("revised_at", models.DateTimeField(blank=True, null=True, verbose_name="revised at")),
+                (
+                    "dispute",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="statements",
+                        to="annotator.dispute",
+                    ),
+                ),
+                (
+                    "editor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'dispute statement',
-                'verbose_name_plural': 'dispute statements',
-                'ordering': ['dispute', 'pk'],
+                "verbose_name": "dispute statement",
+                "verbose_name_plural": "dispute statements",
+                "ordering": ["dispute", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Document',
+            name="Document",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=255, verbose_name='external ID')),
-                ('unit', models.CharField(choices=[('document', 'Document'), ('page', 'Page'), ('chunk', 'Chunk')], default='document', max_length=16, verbose_name='unit')),
-                ('title', models.CharField(blank=True, max_length=500, verbose_name='title')),
-                ('body', models.TextField(blank=True, verbose_name='body')),
-                ('url', models.URLField(blank=True, max_length=2000, verbose_name='URL')),
-                ('content_hash', models.CharField(max_length=64, verbose_name='content hash')),
-                ('version', models.PositiveIntegerField(default=1, verbose_name='version')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated at')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='documents', to='annotator.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=255, verbose_name="external ID")),
+                (
+                    "unit",
+                    models.CharField(
+                        choices=[("document", "Document"), ("page", "Page"), ("chunk", "Chunk")],
+                        default="document",
+                        max_length=16,
+                        verbose_name="unit",
+                    ),
+                ),
+                ("title", models.CharField(blank=True, max_length=500, verbose_name="title")),
+                ("body", models.TextField(blank=True, verbose_name="body")),
+                ("url", models.URLField(blank=True, max_length=2000, verbose_name="URL")),
+                ("content_hash", models.CharField(max_length=64, verbose_name="content hash")),
+                ("version", models.PositiveIntegerField(default=1, verbose_name="version")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated at")),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="documents",
+                        to="annotator.project",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'document',
-                'verbose_name_plural': 'documents',
-                'ordering': ['external_id'],
-            },
-        ),
-        migrations.AddField(
-            model_name='candidate',
-            name='document',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='candidates', to='annotator.document'),
-        ),
-        migrations.CreateModel(
-            name='DocumentVersion',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.PositiveIntegerField(verbose_name='version')),
-                ('title', models.CharField(blank=True, max_length=500, verbose_name='title')),
-                ('body', models.TextField(blank=True, verbose_name='body')),
-                ('url', models.URLField(blank=True, max_length=2000, verbose_name='URL')),
-                ('content_hash', models.CharField(max_length=64, verbose_name='content hash')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='annotator.document')),
-            ],
-            options={
-                'verbose_name': 'document version',
-                'verbose_name_plural': 'document versions',
-                'ordering': ['document', 'version'],
-            },
-        ),
-        migrations.CreateModel(
-            name='FinalGrade',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('grade', models.PositiveSmallIntegerField(verbose_name='grade')),
-                ('source', models.CharField(choices=[('unanimous', 'Unanimous'), ('discussion', 'Agreed after discussion'), ('adjudicated', 'Settled by a reviewer')], max_length=16, verbose_name='source')),
-                ('note', models.TextField(blank=True, verbose_name='note')),
-                ('decided_at', models.DateTimeField(auto_now_add=True, verbose_name='decided at')),
-                ('candidate', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='final_grade', to='annotator.candidate')),
-                ('criteria_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotator.criteriaversion')),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'final grade',
-                'verbose_name_plural': 'final grades',
-            },
-        ),
-        migrations.CreateModel(
-            name='Grade',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('grade', models.PositiveSmallIntegerField(choices=[(0, '0'), (1, '1'), (2, '2'), (3, '3')], verbose_name='grade')),
-                ('reason', models.TextField(blank=True, verbose_name='reason')),
-                ('stale', models.BooleanField(default=False, verbose_name='needs re-check')),
-                ('stale_reason', models.CharField(blank=True, max_length=200, verbose_name='why it needs re-check')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated at')),
-                ('candidate', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='grades', to='annotator.candidate')),
-                ('criteria_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='grades', to='annotator.criteriaversion')),
-                ('document_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='grades', to='annotator.documentversion')),
-                ('editor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='grades', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'grade',
-                'verbose_name_plural': 'grades',
-                'ordering': ['candidate', 'created_at'],
-            },
-        ),
-        migrations.CreateModel(
-            name='GradeHistory',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('created', 'Graded'), ('changed', 'Changed'), ('undone', 'Undone'), ('revised', 'Revised after the reveal'), ('rechecked', 'Re-checked')], max_length=16)),
-                ('old_grade', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('new_grade', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('old_reason', models.TextField(blank=True)),
-                ('new_reason', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('changed_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('grade', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='history', to='annotator.grade')),
-            ],
-            options={
-                'verbose_name': 'grade history entry',
-                'verbose_name_plural': 'grade history',
-                'ordering': ['grade', 'created_at', 'pk'],
-            },
-        ),
-        migrations.CreateModel(
-            name='GradingSet',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('description', models.TextField(blank=True, verbose_name='description')),
-                ('required_grades', models.PositiveSmallIntegerField(default=2, help_text='Grades from distinct editors needed for each pair.', verbose_name='grades required per pair')),
-                ('is_open', models.BooleanField(default=True, verbose_name='open for grading')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='grading_sets', to='annotator.project')),
-            ],
-            options={
-                'verbose_name': 'grading set',
-                'verbose_name_plural': 'grading sets',
-                'ordering': ['project', '-created_at'],
-            },
-        ),
-        migrations.AddField(
-            model_name='candidate',
-            name='grading_set',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='candidates', to='annotator.gradingset'),
-        ),
-        migrations.CreateModel(
-            name='Pool',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='pools', to='annotator.project')),
-            ],
-            options={
-                'verbose_name': 'pool',
-                'verbose_name_plural': 'pools',
-                'ordering': ['project', 'name'],
-            },
-        ),
-        migrations.AddField(
-            model_name='gradingset',
-            name='pool',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='grading_sets', to='annotator.pool'),
-        ),
-        migrations.CreateModel(
-            name='PoolVersion',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField(verbose_name='version')),
-                ('source', models.CharField(choices=[('frozen', 'Frozen from a grading set'), ('imported', 'Imported from a file')], max_length=16, verbose_name='source')),
-                ('canonical', models.TextField(editable=False, verbose_name='canonical serialisation')),
-                ('sha256', models.CharField(max_length=64, verbose_name='SHA-256')),
-                ('criteria_versions', models.JSONField(default=list, verbose_name='criteria versions')),
-                ('provenance', models.JSONField(default=dict, verbose_name='provenance')),
-                ('exclusions', models.JSONField(default=list, verbose_name='excluded pairs')),
-                ('counts', models.JSONField(default=dict, verbose_name='counts')),
-                ('file_name', models.CharField(blank=True, max_length=255, verbose_name='imported file name')),
-                ('file_sha256', models.CharField(blank=True, max_length=64, verbose_name='imported file SHA-256')),
-                ('frozen_at', models.DateTimeField(auto_now_add=True, verbose_name='frozen at')),
-                ('frozen_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('grading_set', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotator.gradingset')),
-                ('pool', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='versions', to='annotator.pool')),
-            ],
-            options={
-                'verbose_name': 'pool version',
-                'verbose_name_plural': 'pool versions',
-                'ordering': ['pool', '-number'],
-            },
-        ),
-        migrations.CreateModel(
-            name='PoolJudgment',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('query_id', models.CharField(max_length=255, verbose_name='query ID')),
-                ('doc_id', models.CharField(max_length=255, verbose_name='document ID')),
-                ('grade', models.PositiveSmallIntegerField(verbose_name='grade')),
-                ('source', models.CharField(blank=True, max_length=16, verbose_name='source')),
-                ('document_version', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotator.documentversion')),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='judgments', to='annotator.poolversion')),
-            ],
-            options={
-                'verbose_name': 'pool judgment',
-                'verbose_name_plural': 'pool judgments',
-                'ordering': ['version', 'query_id', 'doc_id'],
+                "verbose_name": "document",
+                "verbose_name_plural": "documents",
+                "ordering": ["external_id"],
             },
         ),
         migrations.AddField(
-            model_name='gradingset',
-            name='based_on',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotator.poolversion'),
+            model_name="candidate",
+            name="document",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="candidates",
+                to="annotator.document",
+            ),
         ),
         migrations.CreateModel(
-            name='Query',
+            name="DocumentVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=255, verbose_name='external ID')),
-                ('text', models.TextField(verbose_name='query text')),
-                ('information_need', models.TextField(blank=True, help_text='What a complete answer must contain.', verbose_name='information need')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='queries', to='annotator.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.PositiveIntegerField(verbose_name="version")),
+                ("title", models.CharField(blank=True, max_length=500, verbose_name="title")),
+                ("body", models.TextField(blank=True, verbose_name="body")),
+                ("url", models.URLField(blank=True, max_length=2000, verbose_name="URL")),
+                ("content_hash", models.CharField(max_length=64, verbose_name="content hash")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="versions",
+                        to="annotator.document",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'query',
-                'verbose_name_plural': 'queries',
-                'ordering': ['external_id'],
+                "verbose_name": "document version",
+                "verbose_name_plural": "document versions",
+                "ordering": ["document", "version"],
+            },
+        ),
+        migrations.CreateModel(
+            name="FinalGrade",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("grade", models.PositiveSmallIntegerField(verbose_name="grade")),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("unanimous", "Unanimous"),
+                            ("discussion", "Agreed after discussion"),
+                            ("adjudicated", "Settled by a reviewer"),
+                        ],
+                        max_length=16,
+                        verbose_name="source",
+                    ),
+                ),
+                ("note", models.TextField(blank=True, verbose_name="note")),
+                ("decided_at", models.DateTimeField(auto_now_add=True, verbose_name="decided at")),
+                (
+                    "candidate",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="final_grade",
+                        to="annotator.candidate",
+                    ),
+                ),
+                (
+                    "criteria_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="annotator.criteriaversion",
+                    ),
+                ),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "final grade",
+                "verbose_name_plural": "final grades",
+            },
+        ),
+        migrations.CreateModel(
+            name="Grade",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "grade",
+                    models.PositiveSmallIntegerField(
+                        choices=[(0, "0"), (1, "1"), (2, "2"), (3, "3")], verbose_name="grade"
+                    ),
+                ),
+                ("reason", models.TextField(blank=True, verbose_name="reason")),
+                ("stale", models.BooleanField(default=False, verbose_name="needs re-check")),
+                (
+                    "stale_reason",
+                    models.CharField(blank=True, max_length=200, verbose_name="why it needs re-check"),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated at")),
+                (
+                    "candidate",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="grades",
+                        to="annotator.candidate",
+                    ),
+                ),
+                (
+                    "criteria_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="grades",
+                        to="annotator.criteriaversion",
+                    ),
+                ),
+                (
+                    "document_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="grades",
+                        to="annotator.documentversion",
+                    ),
+                ),
+                (
+                    "editor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="grades",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "grade",
+                "verbose_name_plural": "grades",
+                "ordering": ["candidate", "created_at"],
+            },
+        ),
+        migrations.CreateModel(
+            name="GradeHistory",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("created", "Graded"),
+                            ("changed", "Changed"),
+                            ("undone", "Undone"),
+                            ("revised", "Revised after the reveal"),
+                            ("rechecked", "Re-checked"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("old_grade", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("new_grade", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("old_reason", models.TextField(blank=True)),
+                ("new_reason", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "changed_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "grade",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="history",
+                        to="annotator.grade",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "grade history entry",
+                "verbose_name_plural": "grade history",
+                "ordering": ["grade", "created_at", "pk"],
+            },
+        ),
+        migrations.CreateModel(
+            name="GradingSet",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                ("description", models.TextField(blank=True, verbose_name="description")),
+                (
+                    "required_grades",
+                    models.PositiveSmallIntegerField(
+                        default=2,
+                        help_text="Grades from distinct editors needed for each pair.",
+                        verbose_name="grades required per pair",
+                    ),
+                ),
+                ("is_open", models.BooleanField(default=True, verbose_name="open for grading")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="grading_sets",
+                        to="annotator.project",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "grading set",
+                "verbose_name_plural": "grading sets",
+                "ordering": ["project", "-created_at"],
             },
         ),
         migrations.AddField(
-            model_name='candidate',
-            name='query',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='candidates', to='annotator.query'),
+            model_name="candidate",
+            name="grading_set",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="candidates",
+                to="annotator.gradingset",
+            ),
         ),
         migrations.CreateModel(
-            name='Reservation',
+            name="Pool",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('expires_at', models.DateTimeField(verbose_name='expires at')),
-                ('candidate', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reservations', to='annotator.candidate')),
-                ('editor', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="pools",
+                        to="annotator.project",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "pool",
+                "verbose_name_plural": "pools",
+                "ordering": ["project", "name"],
+            },
+        ),
+        migrations.AddField(
+            model_name="gradingset",
+            name="pool",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="grading_sets",
+                to="annotator.pool",
+            ),
+        ),
+        migrations.CreateModel(
+            name="PoolVersion",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField(verbose_name="version")),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("frozen", "Frozen from a grading set"),
+                            ("imported", "Imported from a file"),
+                        ],
+                        max_length=16,
+                        verbose_name="source",
+                    ),
+                ),
+                ("canonical", models.TextField(editable=False, verbose_name="canonical serialisation")),
+                ("sha256", models.CharField(max_length=64, verbose_name="SHA-256")),
+                ("criteria_versions", models.JSONField(default=list, verbose_name="criteria versions")),
+                ("provenance", models.JSONField(default=dict, verbose_name="provenance")),
+                ("exclusions", models.JSONField(default=list, verbose_name="excluded pairs")),
+                ("counts", models.JSONField(default=dict, verbose_name="counts")),
+                (
+                    "file_name",
+                    models.CharField(blank=True, max_length=255, verbose_name="imported file name"),
+                ),
+                (
+                    "file_sha256",
+                    models.CharField(blank=True, max_length=64, verbose_name="imported file SHA-256"),
+                ),
+                ("frozen_at", models.DateTimeField(auto_now_add=True, verbose_name="frozen at")),
+                (
+                    "frozen_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "grading_set",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="annotator.gradingset",
+                    ),
+                ),
+                (
+                    "pool",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="versions",
+                        to="annotator.pool",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "pool version",
+                "verbose_name_plural": "pool versions",
+                "ordering": ["pool", "-number"],
+            },
+        ),
+        migrations.CreateModel(
+            name="PoolJudgment",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("query_id", models.CharField(max_length=255, verbose_name="query ID")),
+                ("doc_id", models.CharField(max_length=255, verbose_name="document ID")),
+                ("grade", models.PositiveSmallIntegerField(verbose_name="grade")),
+                ("source", models.CharField(blank=True, max_length=16, verbose_name="source")),
+                (
+                    "document_version",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="annotator.documentversion",
+                    ),
+                ),
+                (
+                    "version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="judgments",
+                        to="annotator.poolversion",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "pool judgment",
+                "verbose_name_plural": "pool judgments",
+                "ordering": ["version", "query_id", "doc_id"],
+            },
+        ),
+        migrations.AddField(
+            model_name="gradingset",
+            name="based_on",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="annotator.poolversion",
+            ),
+        ),
+        migrations.CreateModel(
+            name="Query",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=255, verbose_name="external ID")),
+                ("text", models.TextField(verbose_name="query text")),
+                (
+                    "information_need",
+                    models.TextField(
+                        blank=True,
+                        help_text="What a complete answer must contain.",
+                        verbose_name="information need",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="queries",
+                        to="annotator.project",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "query",
+                "verbose_name_plural": "queries",
+                "ordering": ["external_id"],
+            },
+        ),
+        migrations.AddField(
+            model_name="candidate",
+            name="query",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="candidates", to="annotator.query"
+            ),
+        ),
+        migrations.CreateModel(
+            name="Reservation",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("expires_at", models.DateTimeField(verbose_name="expires at")),
+                (
+                    "candidate",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reservations",
+                        to="annotator.candidate",
+                    ),
+                ),
+                (
+                    "editor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='criteriaversion',
-            constraint=models.UniqueConstraint(fields=('project', 'number'), name='criteria_version_unique_number'),
+            model_name="criteriaversion",
+            constraint=models.UniqueConstraint(
+                fields=("project", "number"), name="criteria_version_unique_number"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dispute',
-            constraint=models.CheckConstraint(condition=models.Q(('severity__gte', 1), ('severity__lte', 3)), name='dispute_severity_1_to_3'),
+            model_name="dispute",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("severity__gte", 1), ("severity__lte", 3)), name="dispute_severity_1_to_3"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dispute',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['awaiting_reasons', 'revealed', 'in_review', 'settled'])), name='dispute_status_valid'),
+            model_name="dispute",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["awaiting_reasons", "revealed", "in_review", "settled"])),
+                name="dispute_status_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='disputestatement',
-            constraint=models.UniqueConstraint(fields=('dispute', 'editor'), name='dispute_statement_unique_editor'),
+            model_name="disputestatement",
+            constraint=models.UniqueConstraint(
+                fields=("dispute", "editor"), name="dispute_statement_unique_editor"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='disputestatement',
-            constraint=models.CheckConstraint(condition=models.Q(('original_grade__lte', 3)), name='statement_original_grade_0_to_3'),
+            model_name="disputestatement",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("original_grade__lte", 3)), name="statement_original_grade_0_to_3"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='disputestatement',
-            constraint=models.CheckConstraint(condition=models.Q(('revised_grade__isnull', True), ('revised_grade__lte', 3), _connector='OR'), name='statement_revised_grade_0_to_3'),
+            model_name="disputestatement",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("revised_grade__isnull", True), ("revised_grade__lte", 3), _connector="OR"
+                ),
+                name="statement_revised_grade_0_to_3",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='disputestatement',
-            constraint=models.CheckConstraint(condition=models.Q(('criteria_level__isnull', True), ('criteria_level__lte', 3), _connector='OR'), name='statement_criteria_level_0_to_3'),
+            model_name="disputestatement",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("criteria_level__isnull", True), ("criteria_level__lte", 3), _connector="OR"
+                ),
+                name="statement_criteria_level_0_to_3",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='document',
-            constraint=models.UniqueConstraint(fields=('project', 'external_id'), name='document_unique_external_id'),
+            model_name="document",
+            constraint=models.UniqueConstraint(
+                fields=("project", "external_id"), name="document_unique_external_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='documentversion',
-            constraint=models.UniqueConstraint(fields=('document', 'version'), name='document_version_unique'),
+            model_name="documentversion",
+            constraint=models.UniqueConstraint(
+                fields=("document", "version"), name="document_version_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='finalgrade',
-            constraint=models.CheckConstraint(condition=models.Q(('grade__lte', 3)), name='final_grade_between_0_and_3'),
+            model_name="finalgrade",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("grade__lte", 3)), name="final_grade_between_0_and_3"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='finalgrade',
-            constraint=models.CheckConstraint(condition=models.Q(('source__in', ['unanimous', 'discussion', 'adjudicated'])), name='final_grade_source_valid'),
+            model_name="finalgrade",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("source__in", ["unanimous", "discussion", "adjudicated"])),
+                name="final_grade_source_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='grade',
-            constraint=models.UniqueConstraint(fields=('candidate', 'editor'), name='grade_unique_per_editor'),
+            model_name="grade",
+            constraint=models.UniqueConstraint(
+                fields=("candidate", "editor"), name="grade_unique_per_editor"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='grade',
-            constraint=models.CheckConstraint(condition=models.Q(('grade__gte', 0), ('grade__lte', 3)), name='grade_between_0_and_3'),
+            model_name="grade",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("grade__gte", 0), ("grade__lte", 3)), name="grade_between_0_and_3"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pool',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='pool_unique_name'),
+            model_name="pool",
+            constraint=models.UniqueConstraint(fields=("project", "name"), name="pool_unique_name"),
         ),
         migrations.AddConstraint(
-            model_name='poolversion',
-            constraint=models.UniqueConstraint(fields=('pool', 'number'), name='pool_version_unique_number'),
+            model_name="poolversion",
+            constraint=models.UniqueConstraint(fields=("pool", "number"), name="pool_version_unique_number"),
         ),
         migrations.AddConstraint(
-            model_name='poolversion',
-            constraint=models.CheckConstraint(condition=models.Q(('number__gte', 1)), name='pool_version_number_positive'),
+            model_name="poolversion",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("number__gte", 1)), name="pool_version_number_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pooljudgment',
-            constraint=models.UniqueConstraint(fields=('version', 'query_id', 'doc_id'), name='pool_judgment_unique_pair'),
+            model_name="pooljudgment",
+            constraint=models.UniqueConstraint(
+                fields=("version", "query_id", "doc_id"), name="pool_judgment_unique_pair"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='pooljudgment',
-            constraint=models.CheckConstraint(condition=models.Q(('grade__lte', 3)), name='pool_judgment_grade_0_to_3'),
+            model_name="pooljudgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("grade__lte", 3)), name="pool_judgment_grade_0_to_3"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='gradingset',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='grading_set_unique_name'),
+            model_name="gradingset",
+            constraint=models.UniqueConstraint(fields=("project", "name"), name="grading_set_unique_name"),
         ),
         migrations.AddConstraint(
-            model_name='gradingset',
-            constraint=models.CheckConstraint(condition=models.Q(('required_grades__gte', 1)), name='grading_set_required_grades_positive'),
+            model_name="gradingset",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("required_grades__gte", 1)), name="grading_set_required_grades_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='query',
-            constraint=models.UniqueConstraint(fields=('project', 'external_id'), name='query_unique_external_id'),
+            model_name="query",
+            constraint=models.UniqueConstraint(
+                fields=("project", "external_id"), name="query_unique_external_id"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='candidate',
-            constraint=models.UniqueConstraint(fields=('grading_set', 'query', 'document'), name='candidate_unique_pair'),
+            model_name="candidate",
+            constraint=models.UniqueConstraint(
+                fields=("grading_set", "query", "document"), name="candidate_unique_pair"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reservation',
-            constraint=models.UniqueConstraint(fields=('candidate', 'editor'), name='reservation_unique_editor'),
+            model_name="reservation",
+            constraint=models.UniqueConstraint(
+                fields=("candidate", "editor"), name="reservation_unique_editor"
+            ),
         ),
     ]

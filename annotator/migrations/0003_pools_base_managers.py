@@ -4,18 +4,27 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0002_documents_grading_disputes_pools'),
+        ("annotator", "0002_documents_grading_disputes_pools"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='pooljudgment',
-            options={'base_manager_name': 'objects', 'ordering': ['version', 'query_id', 'doc_id'], 'verbose_name': 'pool judgment', 'verbose_name_plural': 'pool judgments'},
+            name="pooljudgment",
+            options={
+                "base_manager_name": "objects",
+                "ordering": ["version", "query_id", "doc_id"],
+                "verbose_name": "pool judgment",
+                "verbose_name_plural": "pool judgments",
+            },
         ),
         migrations.AlterModelOptions(
-            name='poolversion',
-            options={'base_manager_name': 'objects', 'ordering': ['pool', '-number'], 'verbose_name': 'pool version', 'verbose_name_plural': 'pool versions'},
+            name="poolversion",
+            options={
+                "base_manager_name": "objects",
+                "ordering": ["pool", "-number"],
+                "verbose_name": "pool version",
+                "verbose_name_plural": "pool versions",
+            },
         ),
     ]

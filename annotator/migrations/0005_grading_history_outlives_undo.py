@@ -8,38 +8,61 @@ from django.db import migrations, models
 def copy_pair_and_editor(apps, schema_editor):
     """History written before these columns existed: copy the pair and editor from the grade."""
     GradeHistory = apps.get_model("annotator", "GradeHistory")
-    for entry in GradeHistory.objects.filter(candidate__isnull=True, grade__isnull=False).select_related("grade"):
+    for entry in GradeHistory.objects.filter(candidate__isnull=True, grade__isnull=False).select_related(
+        "grade"
+    ):
         GradeHistory.objects.filter(pk=entry.pk).update(
             candidate_id=entry.grade.candidate_id, editor_id=entry.grade.editor_id
         )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0004_pools_immutability_triggers'),
+        ("annotator", "0004_pools_immutability_triggers"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='gradehistory',
-            options={'ordering': ['created_at', 'pk'], 'verbose_name': 'grade history entry', 'verbose_name_plural': 'grade history'},
+            name="gradehistory",
+            options={
+                "ordering": ["created_at", "pk"],
+                "verbose_name": "grade history entry",
+                "verbose_name_plural": "grade history",
+            },
         ),
         migrations.AddField(
-            model_name='gradehistory',
-            name='candidate',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='grade_history', to='annotator.candidate'),
+            model_name="gradehistory",
+            name="candidate",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="grade_history",
+                to="annotator.candidate",
+            ),
         ),
         migrations.AddField(
-            model_name='gradehistory',
-            name='editor',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="gradehistory",
+            name="editor",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AlterField(
-            model_name='gradehistory',
-            name='grade',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='history', to='annotator.grade'),
+            model_name="gradehistory",
+            name="grade",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="history",
+                to="annotator.grade",
+            ),
         ),
         migrations.RunPython(copy_pair_and_editor, migrations.RunPython.noop),
     ]

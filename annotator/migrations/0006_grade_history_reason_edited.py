@@ -4,15 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0005_grading_history_outlives_undo'),
+        ("annotator", "0005_grading_history_outlives_undo"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='gradehistory',
-            name='kind',
-            field=models.CharField(choices=[('created', 'Graded'), ('changed', 'Changed'), ('reason_edited', 'Reason edited'), ('undone', 'Undone'), ('revised', 'Revised after the reveal'), ('rechecked', 'Re-checked')], max_length=16),
+            model_name="gradehistory",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("created", "Graded"),
+                    ("changed", "Changed"),
+                    ("reason_edited", "Reason edited"),
+                    ("undone", "Undone"),
+                    ("revised", "Revised after the reveal"),
+                    ("rechecked", "Re-checked"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

@@ -5,20 +5,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0006_grade_history_reason_edited'),
+        ("annotator", "0006_grade_history_reason_edited"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='gradehistory',
-            name='old_criteria_version',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotator.criteriaversion'),
+            model_name="gradehistory",
+            name="old_criteria_version",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="annotator.criteriaversion",
+            ),
         ),
         migrations.AddField(
-            model_name='gradehistory',
-            name='old_document_version',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotator.documentversion'),
+            model_name="gradehistory",
+            name="old_document_version",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="annotator.documentversion",
+            ),
         ),
     ]

@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0007_grade_history_versions'),
+        ("annotator", "0007_grade_history_versions"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='gradehistory',
-            name='kind',
-            field=models.CharField(choices=[('created', 'Graded'), ('changed', 'Changed'), ('reason_edited', 'Reason edited'), ('undone', 'Undone'), ('revised', 'Revised after the reveal'), ('rechecked', 'Re-checked'), ('withdrawn', 'Withdrawn: the editor left the project')], max_length=16),
+            model_name="gradehistory",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("created", "Graded"),
+                    ("changed", "Changed"),
+                    ("reason_edited", "Reason edited"),
+                    ("undone", "Undone"),
+                    ("revised", "Revised after the reveal"),
+                    ("rechecked", "Re-checked"),
+                    ("withdrawn", "Withdrawn: the editor left the project"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

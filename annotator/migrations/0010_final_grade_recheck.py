@@ -6,37 +6,104 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0009_dispute_escalated_by'),
+        ("annotator", "0009_dispute_escalated_by"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='FinalGradeRecheck',
+            name="FinalGradeRecheck",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reasons', models.CharField(blank=True, max_length=200, verbose_name='why it was re-checked')),
-                ('old_grade', models.PositiveSmallIntegerField(verbose_name='grade before')),
-                ('old_source', models.CharField(choices=[('unanimous', 'Unanimous'), ('discussion', 'Agreed after discussion'), ('adjudicated', 'Settled by a reviewer')], max_length=16, verbose_name='source before')),
-                ('old_note', models.TextField(blank=True, verbose_name='note before')),
-                ('old_decided_at', models.DateTimeField(verbose_name='decided at before')),
-                ('new_grade', models.PositiveSmallIntegerField(verbose_name='grade')),
-                ('note', models.TextField(blank=True, verbose_name='note')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='re-checked at')),
-                ('candidate', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='final_rechecks', to='annotator.candidate')),
-                ('criteria_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotator.criteriaversion')),
-                ('document_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotator.documentversion')),
-                ('old_criteria_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotator.criteriaversion')),
-                ('old_decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "reasons",
+                    models.CharField(blank=True, max_length=200, verbose_name="why it was re-checked"),
+                ),
+                ("old_grade", models.PositiveSmallIntegerField(verbose_name="grade before")),
+                (
+                    "old_source",
+                    models.CharField(
+                        choices=[
+                            ("unanimous", "Unanimous"),
+                            ("discussion", "Agreed after discussion"),
+                            ("adjudicated", "Settled by a reviewer"),
+                        ],
+                        max_length=16,
+                        verbose_name="source before",
+                    ),
+                ),
+                ("old_note", models.TextField(blank=True, verbose_name="note before")),
+                ("old_decided_at", models.DateTimeField(verbose_name="decided at before")),
+                ("new_grade", models.PositiveSmallIntegerField(verbose_name="grade")),
+                ("note", models.TextField(blank=True, verbose_name="note")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="re-checked at")),
+                (
+                    "candidate",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="final_rechecks",
+                        to="annotator.candidate",
+                    ),
+                ),
+                (
+                    "criteria_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="annotator.criteriaversion",
+                    ),
+                ),
+                (
+                    "document_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="annotator.documentversion",
+                    ),
+                ),
+                (
+                    "old_criteria_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="annotator.criteriaversion",
+                    ),
+                ),
+                (
+                    "old_decided_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'final grade re-check',
-                'verbose_name_plural': 'final grade re-checks',
-                'ordering': ['created_at', 'pk'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('old_grade__lte', 3), ('new_grade__lte', 3)), name='final_recheck_grades_0_to_3')],
+                "verbose_name": "final grade re-check",
+                "verbose_name_plural": "final grade re-checks",
+                "ordering": ["created_at", "pk"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("old_grade__lte", 3), ("new_grade__lte", 3)),
+                        name="final_recheck_grades_0_to_3",
+                    )
+                ],
             },
         ),
     ]

@@ -5,15 +5,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0010_final_grade_recheck'),
+        ("annotator", "0010_final_grade_recheck"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='project',
-            name='content_language',
-            field=models.CharField(blank=True, help_text='A language tag such as zh-Hans or en. Screen readers use it to read the queries and documents in the right voice; leave it empty when they are in several languages.', max_length=35, validators=[django.core.validators.RegexValidator('\\A[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*\\Z', 'Enter a language tag: a 2- or 3-letter language code, then subtags after hyphens if needed, such as zh-Hans, en or pt-BR.')], verbose_name='language of queries and documents'),
+            model_name="project",
+            name="content_language",
+            field=models.CharField(
+                blank=True,
+                help_text="A language tag such as zh-Hans or en. Screen readers use it to read the queries and documents in the right voice; leave it empty when they are in several languages.",
+                max_length=35,
+                validators=[
+                    django.core.validators.RegexValidator(
+                        "\\A[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*\\Z",
+                        "Enter a language tag: a 2- or 3-letter language code, then subtags after hyphens if needed, such as zh-Hans, en or pt-BR.",
+                    )
+                ],
+                verbose_name="language of queries and documents",
+            ),
         ),
     ]

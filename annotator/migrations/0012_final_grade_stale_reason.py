@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0011_project_content_language'),
+        ("annotator", "0011_project_content_language"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='finalgrade',
-            name='stale_reason',
-            field=models.CharField(blank=True, default='', max_length=64, verbose_name='re-check reason'),
+            model_name="finalgrade",
+            name="stale_reason",
+            field=models.CharField(blank=True, default="", max_length=64, verbose_name="re-check reason"),
         ),
     ]

@@ -5,19 +5,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0012_final_grade_stale_reason'),
+        ("annotator", "0012_final_grade_stale_reason"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='finalgrade',
-            index=models.Index(condition=models.Q(('stale_reason', ''), _negated=True), fields=['candidate'], name='final_grade_stale_candidate'),
+            model_name="finalgrade",
+            index=models.Index(
+                condition=models.Q(("stale_reason", ""), _negated=True),
+                fields=["candidate"],
+                name="final_grade_stale_candidate",
+            ),
         ),
         migrations.AddIndex(
-            model_name='grade',
-            index=models.Index(condition=models.Q(('stale', True)), fields=['candidate'], name='grade_stale_candidate'),
+            model_name="grade",
+            index=models.Index(
+                condition=models.Q(("stale", True)), fields=["candidate"], name="grade_stale_candidate"
+            ),
         ),
     ]

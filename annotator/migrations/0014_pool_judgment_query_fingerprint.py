@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotator', '0013_stale_partial_indexes'),
+        ("annotator", "0013_stale_partial_indexes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='pooljudgment',
-            name='query_fingerprint',
-            field=models.CharField(blank=True, default='', max_length=16, verbose_name='query fingerprint'),
+            model_name="pooljudgment",
+            name="query_fingerprint",
+            field=models.CharField(blank=True, default="", max_length=16, verbose_name="query fingerprint"),
         ),
     ]

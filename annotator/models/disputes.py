@@ -81,9 +81,8 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
 
     def review_queue(self) -> DisputeQuerySet:
         """Disputes a reviewer must decide: the widest disagreements first, then the oldest."""
-        return (
-            self.filter(status=DisputeStatus.IN_REVIEW, candidate__grading_set__is_open=True)
-            .order_by("-severity", "opened_at", "pk")
+        return self.filter(status=DisputeStatus.IN_REVIEW, candidate__grading_set__is_open=True).order_by(
+            "-severity", "opened_at", "pk"
         )
 
     def with_pair(self) -> DisputeQuerySet:
@@ -341,7 +340,9 @@ class FinalGrade(models.Model):
                 condition=Q(source__in=[s.value for s in FinalSource]), name="final_grade_source_valid"
             ),
         ]
-        indexes = [models.Index(fields=["candidate"], condition=MARKED_STALE, name="final_grade_stale_candidate")]
+        indexes = [
+            models.Index(fields=["candidate"], condition=MARKED_STALE, name="final_grade_stale_candidate")
+        ]
 
     def __str__(self) -> str:
         return f"{self.candidate}: {self.grade} ({self.get_source_display()})"

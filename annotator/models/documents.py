@@ -67,7 +67,9 @@ class DocumentQuerySet(models.QuerySet["Document"]):
         if not text:
             return self
         return self.filter(
-            models.Q(external_id__icontains=text) | models.Q(title__icontains=text) | models.Q(body__icontains=text)
+            models.Q(external_id__icontains=text)
+            | models.Q(title__icontains=text)
+            | models.Q(body__icontains=text)
         )
 
 
@@ -105,17 +107,32 @@ class Document(models.Model):
     @classmethod
     @transaction.atomic
     def upsert(
-        cls, *, project: Project, external_id: str, title: str, body: str, url: str = "", unit: str = Unit.DOCUMENT
+        cls,
+        *,
+        project: Project,
+        external_id: str,
+        title: str,
+        body: str,
+        url: str = "",
+        unit: str = Unit.DOCUMENT,
     ) -> tuple[Document, str]:
         """Create, update to a new version, or leave alone. Returns (document, "created"|"updated"|"unchanged")."""
         digest = content_hash(title, body, url)
         doc = cls.objects.select_for_update().filter(project=project, external_id=external_id).first()
         if doc is None:
             doc = cls.objects.create(
-                project=project, external_id=external_id, unit=unit, title=title, body=body, url=url,
-                content_hash=digest, version=1,
+                project=project,
+                external_id=external_id,
+                unit=unit,
+                title=title,
+                body=body,
+                url=url,
+                content_hash=digest,
+                version=1,
             )
-            DocumentVersion.objects.create(document=doc, version=1, title=title, body=body, url=url, content_hash=digest)
+            DocumentVersion.objects.create(
+                document=doc, version=1, title=title, body=body, url=url, content_hash=digest
+            )
             return doc, "created"
         if doc.content_hash == digest and doc.unit == unit:
             return doc, "unchanged"
@@ -244,7 +261,9 @@ class Query(models.Model):
 
 # The contract's default criteria (../shared/evaluation-contract.md), editable and versioned.
 DEFAULT_CRITERIA = {
-    3: _("Answers the question directly: the key steps and the conditions (e.g. entry point, field, deadline)."),
+    3: _(
+        "Answers the question directly: the key steps and the conditions (e.g. entry point, field, deadline)."
+    ),
     2: _("Substantive help, but an important condition is missing."),
     1: _("Background only (related topic, does not answer)."),
     0: _("No help for this question."),
@@ -274,7 +293,9 @@ class CriteriaVersionQuerySet(models.QuerySet["CriteriaVersion"]):
         current: CriteriaVersion | None = self.filter(project=project).order_by("-number").first()
         if current is None:
             current = self.create(
-                project=project, number=1, change=CriteriaChange.INITIAL,
+                project=project,
+                number=1,
+                change=CriteriaChange.INITIAL,
                 **{f"level_{level}": default_criteria_text(level) for level in DEFAULT_CRITERIA},
             )
         return current
@@ -326,6 +347,13 @@ class CriteriaVersion(models.Model):
         latest = cls.objects.select_for_update().filter(project=project).order_by("-number").first()
         number = (latest.number if latest else 0) + 1
         return cls.objects.create(
-            project=project, number=number, change=change, note=note, created_by=by,
-            level_3=levels[3], level_2=levels[2], level_1=levels[1], level_0=levels[0],
+            project=project,
+            number=number,
+            change=change,
+            note=note,
+            created_by=by,
+            level_3=levels[3],
+            level_2=levels[2],
+            level_1=levels[1],
+            level_0=levels[0],
         )

@@ -73,7 +73,9 @@ class GradingSet(models.Model):
     name = models.CharField(_("name"), max_length=200)
     description = models.TextField(_("description"), blank=True)
     required_grades = models.PositiveSmallIntegerField(
-        _("grades required per pair"), default=2, help_text=_("Grades from distinct editors needed for each pair.")
+        _("grades required per pair"),
+        default=2,
+        help_text=_("Grades from distinct editors needed for each pair."),
     )
     # The pool lineage this set freezes into, and the frozen version it was started from (if any).
     pool = models.ForeignKey(
@@ -96,7 +98,9 @@ class GradingSet(models.Model):
         verbose_name_plural = _("grading sets")
         constraints = [
             models.UniqueConstraint(fields=["project", "name"], name="grading_set_unique_name"),
-            models.CheckConstraint(condition=Q(required_grades__gte=1), name="grading_set_required_grades_positive"),
+            models.CheckConstraint(
+                condition=Q(required_grades__gte=1), name="grading_set_required_grades_positive"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -114,7 +118,9 @@ class GradingSet(models.Model):
 
     def progress_of(self, editor: User) -> Progress:
         """The editor's own share: pairs of this set they have graded, out of all pairs."""
-        return Progress(done=self.candidates.filter(grades__editor=editor).count(), total=self.candidates.count())
+        return Progress(
+            done=self.candidates.filter(grades__editor=editor).count(), total=self.candidates.count()
+        )
 
     def queries(self) -> models.QuerySet[Query]:
         """The queries with a pair in this set, in external ID order. The project's unique index on
@@ -177,7 +183,13 @@ class CandidateSource(models.TextChoices):
 
 def count_of(queryset: models.QuerySet, outer: str) -> Coalesce:
     """A correlated COUNT(*) subquery: cheaper than JOIN + GROUP BY and composable with more counts."""
-    counted = queryset.filter(**{outer: OuterRef("pk")}).order_by().values(outer).annotate(n=Count("pk")).values("n")
+    counted = (
+        queryset.filter(**{outer: OuterRef("pk")})
+        .order_by()
+        .values(outer)
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
@@ -202,7 +214,9 @@ class CandidateQuerySet(models.QuerySet["Candidate"]):
         )
 
     def progress(self) -> Progress:
-        totals = self.with_grade_total().aggregate(total=Count("pk"), done=Count("pk", filter=self.done_condition()))
+        totals = self.with_grade_total().aggregate(
+            total=Count("pk"), done=Count("pk", filter=self.done_condition())
+        )
         return Progress(done=totals["done"], total=totals["total"])
 
     def final_to_recheck(self) -> CandidateQuerySet:
@@ -249,7 +263,9 @@ class Candidate(models.Model):
         verbose_name = _("candidate")
         verbose_name_plural = _("candidates")
         constraints = [
-            models.UniqueConstraint(fields=["grading_set", "query", "document"], name="candidate_unique_pair"),
+            models.UniqueConstraint(
+                fields=["grading_set", "query", "document"], name="candidate_unique_pair"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -310,7 +326,11 @@ class GradeQuerySet(models.QuerySet["Grade"]):
     def to_recheck(self) -> GradeQuerySet:
         """Stale grades their editor can re-check: in an open set, on a pair neither settled nor in
         dispute (those change through a reviewer). What the "need re-checking" counts count."""
-        return self.stale().in_open_sets().filter(candidate__final_grade__isnull=True, candidate__dispute__isnull=True)
+        return (
+            self.stale()
+            .in_open_sets()
+            .filter(candidate__final_grade__isnull=True, candidate__dispute__isnull=True)
+        )
 
     def mark_stale(self, reason: StaleReason) -> int:
         """Flag these grades for re-checking, adding `reason` to any reason already recorded.

@@ -62,7 +62,9 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
                 % {"grade": grade, "query": query_id, "doc": doc_id}
             )
         if (query_id, doc_id) in seen:
-            raise ValueError(gettext("pair (%(query)s, %(doc)s) appears twice") % {"query": query_id, "doc": doc_id})
+            raise ValueError(
+                gettext("pair (%(query)s, %(doc)s) appears twice") % {"query": query_id, "doc": doc_id}
+            )
         seen.add((query_id, doc_id))
         rows.append((query_id, doc_id, grade))
     rows.sort(key=lambda r: (r[0], r[1]))
@@ -72,7 +74,9 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
 def exclusion_row(entry: dict[str, Any]) -> dict[str, Any]:
     """A left-out pair of a version with `detail` in the reader's language (the stored sentence for
     versions frozen before the codes and numbers were kept)."""
-    return entry | {"detail": exclusion_text(entry.get("why", ""), entry.get("values", {})) or entry.get("detail", "")}
+    return entry | {
+        "detail": exclusion_text(entry.get("why", ""), entry.get("values", {})) or entry.get("detail", "")
+    }
 
 
 def sha256_hex(canonical: str) -> str:
@@ -392,14 +396,18 @@ class PoolVersion(ImmutableModel):
         )
         if pinned:
             problems.append(
-                gettext("Comparisons computed on this version recorded its SHA-256 as %(pinned)s, not %(now)s…: the "
-                        "version changed after they were computed.")
+                gettext(
+                    "Comparisons computed on this version recorded its SHA-256 as %(pinned)s, not %(now)s…: the "
+                    "version changed after they were computed."
+                )
                 % {"pinned": ", ".join(f"{sha[:12]}…" for sha in pinned[:3]), "now": self.sha256[:12]}
             )
         actual_hash = sha256_hex(self.canonical)
         if actual_hash != self.sha256:
             problems.append(
-                gettext("The stored canonical text hashes to %(actual)s…, not the recorded SHA-256 %(recorded)s….")
+                gettext(
+                    "The stored canonical text hashes to %(actual)s…, not the recorded SHA-256 %(recorded)s…."
+                )
                 % {"actual": actual_hash[:12], "recorded": self.sha256[:12]}
             )
             return problems
@@ -417,7 +425,9 @@ class PoolVersion(ImmutableModel):
                 break
             where = {"query": pair[0], "doc": pair[1]}
             if pair not in actual:
-                problems.append(gettext("Judgment (%(query)s, %(doc)s) is missing from the stored rows.") % where)
+                problems.append(
+                    gettext("Judgment (%(query)s, %(doc)s) is missing from the stored rows.") % where
+                )
             elif pair not in expected:
                 problems.append(
                     gettext("Stored row (%(query)s, %(doc)s, %(grade)d) is not in the hashed judgments.")
@@ -425,7 +435,9 @@ class PoolVersion(ImmutableModel):
                 )
             elif actual[pair] != expected[pair]:
                 problems.append(
-                    gettext("Stored row (%(query)s, %(doc)s) has grade %(stored)d, the hashed judgments say %(hashed)d.")
+                    gettext(
+                        "Stored row (%(query)s, %(doc)s) has grade %(stored)d, the hashed judgments say %(hashed)d."
+                    )
                     % {**where, "stored": actual[pair], "hashed": expected[pair]}
                 )
         return problems
@@ -439,7 +451,9 @@ class PoolVersion(ImmutableModel):
         rows = []
         for query_id, docs in sorted(self.judgments_by_query().items()):
             by_grade = Counter(docs.values())
-            rows.append({"query_id": query_id, "total": len(docs), "by_grade": [by_grade.get(g, 0) for g in range(4)]})
+            rows.append(
+                {"query_id": query_id, "total": len(docs), "by_grade": [by_grade.get(g, 0) for g in range(4)]}
+            )
         return rows
 
     def diff(self, other: PoolVersion) -> PoolDiff:
@@ -474,7 +488,11 @@ class PoolVersion(ImmutableModel):
             )
         }
         return sorted(
-            {query for query, seen in recorded if query in now and PoolJudgment(query_fingerprint=seen).query_changed_since(now[query])}
+            {
+                query
+                for query, seen in recorded
+                if query in now and PoolJudgment(query_fingerprint=seen).query_changed_since(now[query])
+            }
         )
 
     def manifest(self, fmt: str | None = None) -> dict[str, Any]:
@@ -531,7 +549,9 @@ class PoolJudgment(ImmutableModel):
         verbose_name = _("pool judgment")
         verbose_name_plural = _("pool judgments")
         constraints = [
-            models.UniqueConstraint(fields=["version", "query_id", "doc_id"], name="pool_judgment_unique_pair"),
+            models.UniqueConstraint(
+                fields=["version", "query_id", "doc_id"], name="pool_judgment_unique_pair"
+            ),
             models.CheckConstraint(condition=Q(grade__lte=3), name="pool_judgment_grade_0_to_3"),
         ]
 

@@ -40,8 +40,10 @@ ROLE_RANK = {Role.EDITOR: 1, Role.REVIEWER: 2, Role.OWNER: 3}
 # subtags (script, region, ...) of 1-8 letters or digits, e.g. "zh-Hans", "en", "pt-BR".
 validate_language_tag = RegexValidator(
     r"\A[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*\Z",
-    _("Enter a language tag: a 2- or 3-letter language code, then subtags after hyphens if needed, such as zh-Hans, "
-      "en or pt-BR."),
+    _(
+        "Enter a language tag: a 2- or 3-letter language code, then subtags after hyphens if needed, such as zh-Hans, "
+        "en or pt-BR."
+    ),
 )
 
 
@@ -82,8 +84,10 @@ class Project(models.Model):
         max_length=35,
         blank=True,
         validators=[validate_language_tag],
-        help_text=_("A language tag such as zh-Hans or en. Screen readers use it to read the queries and documents "
-                    "in the right voice; leave it empty when they are in several languages."),
+        help_text=_(
+            "A language tag such as zh-Hans or en. Screen readers use it to read the queries and documents "
+            "in the right voice; leave it empty when they are in several languages."
+        ),
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 

@@ -376,7 +376,9 @@ def pairs_graded_by(user: User, candidate_ids: list[int]) -> set[int]:
     """Which of these pairs `user` graded, or was an editor of in their dispute: pairs they may
     neither settle nor re-check. Two queries for a whole page of pairs."""
     return set(
-        Grade.objects.filter(editor=user, candidate_id__in=candidate_ids).values_list("candidate_id", flat=True)
+        Grade.objects.filter(editor=user, candidate_id__in=candidate_ids).values_list(
+            "candidate_id", flat=True
+        )
     ) | set(
         DisputeStatement.objects.filter(editor=user, dispute__candidate_id__in=candidate_ids).values_list(
             "dispute__candidate_id", flat=True
@@ -484,7 +486,9 @@ def recheck_token(candidate: Candidate) -> str:
     page that no longer matches (another document version, criteria, query text, final grade or
     set of stale grades), as the grading page refuses a grade for a document changed since read."""
     # Read afresh: the caller's instance may hold the query or document as loaded earlier.
-    candidate = Candidate.objects.select_related("query", "document", "grading_set__project").get(pk=candidate.pk)
+    candidate = Candidate.objects.select_related("query", "document", "grading_set__project").get(
+        pk=candidate.pk
+    )
     final = FinalGrade.objects.get(candidate_id=candidate.pk)
     criteria = CriteriaVersion.objects.current_for(candidate.grading_set.project)
     stale = candidate.grades.filter(stale=True).order_by("pk").values_list("pk", "stale_reason")
@@ -576,7 +580,15 @@ def final_grade_recheck(
         final.grade, final.source, final.decided_by = grade, FinalSource.ADJUDICATED, by
         final.note, final.decided_at = note, recheck.created_at
     final.save(
-        update_fields=["grade", "source", "decided_by", "note", "criteria_version", "decided_at", "stale_reason"]
+        update_fields=[
+            "grade",
+            "source",
+            "decided_by",
+            "note",
+            "criteria_version",
+            "decided_at",
+            "stale_reason",
+        ]
     )
     # Not an edit of the raw grades (no history entry, as for `mark_stale`): they stay what their
     # editors gave, on the versions they read; the record of the re-check is `recheck`.
@@ -816,7 +828,9 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
             copied_from = candidate.source_detail
             based_on = candidate.grading_set.based_on
             recorded = (
-                based_on.judgments.filter(query_id=candidate.query.external_id, doc_id=candidate.document.external_id)
+                based_on.judgments.filter(
+                    query_id=candidate.query.external_id, doc_id=candidate.document.external_id
+                )
                 .values_list("source", flat=True)
                 .first()
                 if based_on is not None

@@ -54,7 +54,9 @@ def _flaggable(**lookups: Any) -> tuple[GradeQuerySet, FinalGradeQuerySet]:
     """What a change of text or criteria can mark for re-checking, narrowed by `lookups` (valid on
     both): the grades of open sets, and the final grades copied into open sets, which carry the
     flag themselves (no editor graded a copied pair there)."""
-    return Grade.objects.in_open_sets().filter(**lookups), FinalGrade.objects.copied_in_open_sets().filter(**lookups)
+    return Grade.objects.in_open_sets().filter(**lookups), FinalGrade.objects.copied_in_open_sets().filter(
+        **lookups
+    )
 
 
 def flag_for_recheck(reason: StaleReason, **lookups: Any) -> int:
@@ -84,9 +86,12 @@ class CriteriaOutdated(GradingError):
 
     def __init__(self, latest: int, based_on: int) -> None:
         super().__init__(
-            _("Criteria version %(latest)d was published after this page showed version %(based)d: publishing "
-              "your edit now would undo its changes. Read version %(latest)d below, make your edit on it, then "
-              "publish.") % {"latest": latest, "based": based_on}
+            _(
+                "Criteria version %(latest)d was published after this page showed version %(based)d: publishing "
+                "your edit now would undo its changes. Read version %(latest)d below, make your edit on it, then "
+                "publish."
+            )
+            % {"latest": latest, "based": based_on}
         )
         self.latest = latest
 
@@ -125,9 +130,17 @@ def _record(
 ) -> None:
     """One history entry; `old_versions` = (document version, criteria version) the old grade had."""
     GradeHistory.objects.create(
-        grade=grade, candidate_id=grade.candidate_id, editor_id=grade.editor_id, changed_by=by, kind=kind,
-        old_grade=old[0], old_reason=old[1], new_grade=new[0], new_reason=new[1],
-        old_document_version_id=old_versions[0], old_criteria_version_id=old_versions[1],
+        grade=grade,
+        candidate_id=grade.candidate_id,
+        editor_id=grade.editor_id,
+        changed_by=by,
+        kind=kind,
+        old_grade=old[0],
+        old_reason=old[1],
+        new_grade=new[0],
+        new_reason=new[1],
+        old_document_version_id=old_versions[0],
+        old_criteria_version_id=old_versions[1],
     )
 
 
@@ -185,8 +198,10 @@ def grade_submit(
         # Before the document: the reply then shows the new query and the row's current text at once.
         if query_seen != query.fingerprint:
             raise QueryChanged(
-                _("This query changed while you were reading it. The new text is shown now: read it and "
-                  "grade again.")
+                _(
+                    "This query changed while you were reading it. The new text is shown now: read it and "
+                    "grade again."
+                )
             )
     document = candidate.document
     # Versions run 1..current, so a number outside that range was never shown to anyone: refuse it
@@ -198,8 +213,10 @@ def grade_submit(
         )
     if document_version is not None and document_version != document.version:
         raise GradingError(
-            _("This document changed while you were reading it (you saw version %(seen)d, it is now "
-              "version %(now)d). The new text is shown now: read it and grade again.")
+            _(
+                "This document changed while you were reading it (you saw version %(seen)d, it is now "
+                "version %(now)d). The new text is shown now: read it and grade again."
+            )
             % {"seen": document_version, "now": document.version}
         )
     doc_version = DocumentVersion.objects.get(document=document, version=document.version)
@@ -217,8 +234,10 @@ def grade_submit(
             project=grading_set.project, number__gt=criteria_version, change=CriteriaChange.MEANING
         ).exists():
             raise CriteriaChanged(
-                _("The criteria changed while you were reading (you saw version %(seen)d; version %(now)d "
-                  "changes what the grades mean). They are shown now: read them and grade again.")
+                _(
+                    "The criteria changed while you were reading (you saw version %(seen)d; version %(now)d "
+                    "changes what the grades mean). They are shown now: read them and grade again."
+                )
                 % {"seen": criteria_version, "now": criteria.number}
             )
 
@@ -231,8 +250,12 @@ def grade_submit(
         try:
             with transaction.atomic():  # savepoint: SQLite cannot lock rows, so a twin may win the insert
                 grade = Grade.objects.create(
-                    candidate=candidate, editor=editor, grade=value, reason=reason,
-                    criteria_version=criteria, document_version=doc_version,
+                    candidate=candidate,
+                    editor=editor,
+                    grade=value,
+                    reason=reason,
+                    criteria_version=criteria,
+                    document_version=doc_version,
                 )
         except IntegrityError:
             grade = Grade.objects.get(candidate=candidate, editor=editor)
@@ -265,12 +288,14 @@ def grade_submit(
 
 
 # What `u` on the grading page can take back; a dispute revision is not among them.
-UNDOABLE = frozenset({
-    GradeHistory.Kind.CREATED,
-    GradeHistory.Kind.CHANGED,
-    GradeHistory.Kind.REASON_EDITED,
-    GradeHistory.Kind.RECHECKED,
-})
+UNDOABLE = frozenset(
+    {
+        GradeHistory.Kind.CREATED,
+        GradeHistory.Kind.CHANGED,
+        GradeHistory.Kind.REASON_EDITED,
+        GradeHistory.Kind.RECHECKED,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -314,7 +339,9 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
     assert target.candidate_id is not None
     GradingSet.objects.lock_shared(grading_set.pk)
     candidate = (
-        Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=target.candidate_id)
+        Candidate.objects.select_for_update(of=("self",))
+        .select_related("grading_set")
+        .get(pk=target.candidate_id)
     )
     if not candidate.grading_set.is_open:
         raise GradingError(_("The grading set “%(set)s” is closed.") % {"set": candidate.grading_set.name})
@@ -344,8 +371,14 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
         grade.stale = True
         grade.stale_reason = grade.stale_reason or StaleReason.DOCUMENT.value  # set by the flag being undone
     grade.save()
-    _record(grade, by=editor, kind=GradeHistory.Kind.UNDONE, old=old, new=(grade.grade, grade.reason),
-            old_versions=before_versions)
+    _record(
+        grade,
+        by=editor,
+        kind=GradeHistory.Kind.UNDONE,
+        old=old,
+        new=(grade.grade, grade.reason),
+        old_versions=before_versions,
+    )
     return UndoResult(candidate=candidate, grade=grade, undone=old)
 
 
@@ -421,7 +454,10 @@ def queue_next(
         if not still_free:
             continue
         Reservation.objects.bulk_create(
-            [Reservation(candidate_id=pk, editor=editor, expires_at=now + RESERVATION_TTL) for pk in still_free]
+            [
+                Reservation(candidate_id=pk, editor=editor, expires_at=now + RESERVATION_TTL)
+                for pk in still_free
+            ]
         )
         return (
             GradingSet.objects.get(pk=group["grading_set"]),
@@ -465,25 +501,39 @@ def documents_import(
         }
         new_records = [r for r in chunk if r.external_id not in existing]
         if new_records:
-            Document.objects.bulk_create([
-                Document(
-                    project=project, external_id=r.external_id, unit=r.unit, title=r.title, body=r.body, url=r.url,
-                    content_hash=content_hash(r.title, r.body, r.url), version=1,
-                )
-                for r in new_records
-            ])
+            Document.objects.bulk_create(
+                [
+                    Document(
+                        project=project,
+                        external_id=r.external_id,
+                        unit=r.unit,
+                        title=r.title,
+                        body=r.body,
+                        url=r.url,
+                        content_hash=content_hash(r.title, r.body, r.url),
+                        version=1,
+                    )
+                    for r in new_records
+                ]
+            )
             ids = dict(
                 Document.objects.filter(
                     project=project, external_id__in=[r.external_id for r in new_records]
                 ).values_list("external_id", "pk")
             )
-            DocumentVersion.objects.bulk_create([
-                DocumentVersion(
-                    document_id=ids[r.external_id], version=1, title=r.title, body=r.body, url=r.url,
-                    content_hash=content_hash(r.title, r.body, r.url),
-                )
-                for r in new_records
-            ])
+            DocumentVersion.objects.bulk_create(
+                [
+                    DocumentVersion(
+                        document_id=ids[r.external_id],
+                        version=1,
+                        title=r.title,
+                        body=r.body,
+                        url=r.url,
+                        content_hash=content_hash(r.title, r.body, r.url),
+                    )
+                    for r in new_records
+                ]
+            )
             summary.created += len(new_records)
         versions: list[DocumentVersion] = []
         updated: list[Document] = []
@@ -499,9 +549,16 @@ def documents_import(
                 continue
             if doc.content_hash != digest:
                 doc.version += 1
-                versions.append(DocumentVersion(
-                    document=doc, version=doc.version, title=r.title, body=r.body, url=r.url, content_hash=digest
-                ))
+                versions.append(
+                    DocumentVersion(
+                        document=doc,
+                        version=doc.version,
+                        title=r.title,
+                        body=r.body,
+                        url=r.url,
+                        content_hash=digest,
+                    )
+                )
                 changed.append(doc.pk)
             doc.title, doc.body, doc.url, doc.unit, doc.content_hash = r.title, r.body, r.url, r.unit, digest
             doc.updated_at = now
@@ -509,7 +566,9 @@ def documents_import(
             summary.updated += 1
         DocumentVersion.objects.bulk_create(versions)
         Document.objects.bulk_update(
-            updated, ["title", "body", "url", "unit", "content_hash", "version", "updated_at"], batch_size=BATCH
+            updated,
+            ["title", "body", "url", "unit", "content_hash", "version", "updated_at"],
+            batch_size=BATCH,
         )
         done += len(chunk)
         if on_progress:
@@ -529,7 +588,9 @@ def queries_import(
     changed: list[int] = []
     for done, r in enumerate(records, start=1):
         query, outcome = Query.upsert(
-            project=project, external_id=r.external_id, text=r.text,
+            project=project,
+            external_id=r.external_id,
+            text=r.text,
             information_need=r.information_need if r.gives_information_need else None,
         )
         if outcome == "created":
@@ -560,7 +621,12 @@ def _refuse_closed(grading_set: GradingSet) -> None:
     Call inside the transaction that changes the pairs: the set's row stays locked until it ends,
     so a freeze (which locks the same row to close the set) waits for it, or it for the freeze.
     """
-    is_open = GradingSet.objects.select_for_update().filter(pk=grading_set.pk).values_list("is_open", flat=True).first()
+    is_open = (
+        GradingSet.objects.select_for_update()
+        .filter(pk=grading_set.pk)
+        .values_list("is_open", flat=True)
+        .first()
+    )
     if not is_open:
         raise GradingError(
             _("The grading set “%(set)s” is closed: its pairs can no longer be added or removed.")
@@ -586,8 +652,12 @@ def candidates_add(
     project = grading_set.project
     query_ids = {p.query_id for p in pairs}
     doc_ids = {p.doc_id for p in pairs}
-    queries = by_external_id(Query.objects.filter(project=project).only("pk", "external_id"), sorted(query_ids))
-    documents = by_external_id(Document.objects.filter(project=project).only("pk", "external_id"), sorted(doc_ids))
+    queries = by_external_id(
+        Query.objects.filter(project=project).only("pk", "external_id"), sorted(query_ids)
+    )
+    documents = by_external_id(
+        Document.objects.filter(project=project).only("pk", "external_id"), sorted(doc_ids)
+    )
     errors: list[LineError] = []
     more = 0
     for p in pairs:
@@ -604,9 +674,7 @@ def candidates_add(
                     more += 1
     if errors:
         raise ImportFileError(errors, more)
-    existing = set(
-        Candidate.objects.filter(grading_set=grading_set).values_list("query_id", "document_id")
-    )
+    existing = set(Candidate.objects.filter(grading_set=grading_set).values_list("query_id", "document_id"))
     source = CandidateSource.POOLED if depth else CandidateSource.IMPORTED
     new = []
     summary = CandidateSummary()
@@ -618,10 +686,16 @@ def candidates_add(
         existing.add(key)
         # Pooled: which runs put it in their top k, at which position. Imported: file and line.
         detail = p.provenance(depth) if depth else f"{p.source}:{p.line}"
-        new.append(Candidate(
-            grading_set=grading_set, query_id=key[0], document_id=key[1], source=source,
-            source_detail=detail[:500], added_by=by,
-        ))
+        new.append(
+            Candidate(
+                grading_set=grading_set,
+                query_id=key[0],
+                document_id=key[1],
+                source=source,
+                source_detail=detail[:500],
+                added_by=by,
+            )
+        )
     # Database IDs follow insertion order, and editors' pages carry candidate IDs: inserted in the
     # runs' rank order, sorting a page by ID gave a system's ranking back (QA report).
     random.SystemRandom().shuffle(new)
@@ -642,7 +716,9 @@ def candidates_add_by_hand(
     random.SystemRandom().shuffle(documents)  # a hand-typed list may be a ranking too (see candidates_add)
     for document in documents:
         _candidate, created = Candidate.objects.get_or_create(
-            grading_set=grading_set, query=query, document=document,
+            grading_set=grading_set,
+            query=query,
+            document=document,
             defaults={"source": CandidateSource.MANUAL, "added_by": by},
         )
         if created:
@@ -662,7 +738,9 @@ def candidate_remove(*, candidate: Candidate) -> None:
     added again, has it graded anew (QA: after its document changed, a copied pair could be neither
     graded nor removed, though the version page said to grade the new content in a new version).
     """
-    candidate = Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=candidate.pk)
+    candidate = (
+        Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=candidate.pk)
+    )
     _refuse_closed(candidate.grading_set)
     if candidate.grade_history.exists() or candidate.grades.exists():
         raise GradingError(_("This pair has been graded, so it stays: grades are never thrown away."))
@@ -696,7 +774,9 @@ def criteria_publish(
     flagged = 0
     if change == CriteriaChange.MEANING:
         flagged = flag_for_recheck(
-            StaleReason.CRITERIA, candidate__grading_set__project=project, criteria_version__number__lt=version.number
+            StaleReason.CRITERIA,
+            candidate__grading_set__project=project,
+            criteria_version__number__lt=version.number,
         )
     return version, flagged
 
@@ -707,4 +787,3 @@ def meaning_change_would_flag(project: Project) -> int:
     already = {"stale_reason__contains": StaleReason.CRITERIA.value}
     grades, finals = _flaggable(candidate__grading_set__project=project)
     return grades.exclude(stale=True, **already).count() + finals.exclude(**already).count()
-

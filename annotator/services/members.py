@@ -64,7 +64,9 @@ def membership_remove(*, membership: Membership, by: User) -> Removal:
         # Disputes first: a dispute action locks its dispute before it touches the pair. With the
         # membership gone, theirs are among those waiting for someone who left.
         waiting = (
-            Dispute.objects.in_project(current.project).waiting_for_departed().filter(statements__editor_id=current.user_id)
+            Dispute.objects.in_project(current.project)
+            .waiting_for_departed()
+            .filter(statements__editor_id=current.user_id)
         )
         locked = (
             Dispute.objects.select_for_update(of=("self",))
@@ -91,8 +93,12 @@ def membership_remove(*, membership: Membership, by: User) -> Removal:
         withdrawn = list(stale.select_for_update(of=("self",)).order_by("pk"))  # "self": nullable joins
         GradeHistory.objects.bulk_create(
             GradeHistory(
-                candidate_id=grade.candidate_id, editor_id=grade.editor_id, changed_by=by,
-                kind=GradeHistory.Kind.WITHDRAWN, old_grade=grade.grade, old_reason=grade.reason,
+                candidate_id=grade.candidate_id,
+                editor_id=grade.editor_id,
+                changed_by=by,
+                kind=GradeHistory.Kind.WITHDRAWN,
+                old_grade=grade.grade,
+                old_reason=grade.reason,
                 old_document_version_id=grade.document_version_id,
                 old_criteria_version_id=grade.criteria_version_id,
             )
@@ -107,7 +113,13 @@ class ProjectCreateError(Exception):
 
 
 def project_create(
-    *, slug: str, name: str, owner: User, name_zh_hans: str = "", description: str = "", content_language: str = ""
+    *,
+    slug: str,
+    name: str,
+    owner: User,
+    name_zh_hans: str = "",
+    description: str = "",
+    content_language: str = "",
 ) -> Project:
     """A new project with `owner` as its first owner (a project always has one)."""
     from django.core.exceptions import ValidationError
@@ -119,7 +131,9 @@ def project_create(
         validate_slug(slug)
     except ValidationError:
         raise ProjectCreateError(
-            _("“%(slug)s” is not a valid slug: use letters, digits, hyphens and underscores (it appears in /p/<slug>/).")
+            _(
+                "“%(slug)s” is not a valid slug: use letters, digits, hyphens and underscores (it appears in /p/<slug>/)."
+            )
             % {"slug": slug}
         ) from None
     for field, value in (("slug", slug), ("name", name), ("name_zh_hans", name_zh_hans)):
@@ -136,7 +150,8 @@ def project_create(
             validate_language_tag(content_language)
         except ValidationError:
             raise ProjectCreateError(
-                _("“%(tag)s” is not a language tag: use one such as zh-Hans, en or pt-BR.") % {"tag": content_language}
+                _("“%(tag)s” is not a language tag: use one such as zh-Hans, en or pt-BR.")
+                % {"tag": content_language}
             ) from None
     with transaction.atomic():
         if Project.objects.filter(slug=slug).exists():

@@ -97,8 +97,10 @@ def pool_version_create(
     # Checked under the lock above: of two identical imports sent at once, the second sees the first.
     if refuse_unchanged and latest is not None and latest.sha256 == sha256_hex(canonical):
         raise PoolImportError(
-            _("These judgments are exactly those of %(pool)s version %(number)d (SHA-256 %(hash)s…): "
-              "nothing was imported.")
+            _(
+                "These judgments are exactly those of %(pool)s version %(number)d (SHA-256 %(hash)s…): "
+                "nothing was imported."
+            )
             % {"pool": pool.name, "number": latest.number, "hash": latest.sha256[:12]}
         )
     grades = Counter(g for _, _, g, _ in rows)
@@ -125,7 +127,12 @@ def pool_version_create(
     PoolJudgment.objects.bulk_create(
         [
             PoolJudgment(
-                version=version, query_id=q, doc_id=d, grade=g, source=s, document_version_id=dv.get((q, d)),
+                version=version,
+                query_id=q,
+                doc_id=d,
+                grade=g,
+                source=s,
+                document_version_id=dv.get((q, d)),
                 query_fingerprint=fp.get((q, d), ""),
             )
             for q, d, g, s in rows
@@ -152,7 +159,8 @@ def _require_role(project: Project, user: User, role: Role) -> None:
     membership = Membership.objects.filter(project=project, user=user, user__is_active=True).first()
     if membership is None or not membership.can(role):
         raise PermissionDenied(
-            _("This needs the %(role)s role in project %(project)s.") % {"role": role.label, "project": project}
+            _("This needs the %(role)s role in project %(project)s.")
+            % {"role": role.label, "project": project}
         )
 
 
@@ -196,12 +204,15 @@ class FreezeBlocked(FreezeError):
     def __init__(self, blockers: list[Blocker]) -> None:
         self.blockers = blockers
         listed = clauses(
-            _("(%(query)s, %(document)s): %(problem)s") % {"query": b.query_id, "document": b.doc_id, "problem": b.detail}
+            _("(%(query)s, %(document)s): %(problem)s")
+            % {"query": b.query_id, "document": b.doc_id, "problem": b.detail}
             for b in blockers[:20]
         )
         more = _(" and %(n)d more") % {"n": len(blockers) - 20} if len(blockers) > 20 else ""
         super().__init__(
-            _("Pairs that cannot be frozen yet (%(n)d): %(list)s%(more)s. Settle them, or leave them out with a reason.")
+            _(
+                "Pairs that cannot be frozen yet (%(n)d): %(list)s%(more)s. Settle them, or leave them out with a reason."
+            )
             % {"n": len(blockers), "list": listed, "more": more}
         )
 
@@ -231,9 +242,20 @@ class FreezePair:
     query_stale: bool  # a grade is marked for re-checking because the query changed
 
     FIELDS = (
-        "pk", "query__external_id", "document__external_id", "source", "source_detail", "added_by__username",
-        "dispute__status", "final_grade__grade", "final_grade__source", "final_grade__stale_reason",
-        "final_grade__criteria_version__number", "graders", "stale_grades", "query_stale",
+        "pk",
+        "query__external_id",
+        "document__external_id",
+        "source",
+        "source_detail",
+        "added_by__username",
+        "dispute__status",
+        "final_grade__grade",
+        "final_grade__source",
+        "final_grade__stale_reason",
+        "final_grade__criteria_version__number",
+        "graders",
+        "stale_grades",
+        "query_stale",
     )
 
     @property
@@ -279,7 +301,11 @@ class FreezePreview:
         """The criteria the final grades were decided under. An imported judgment carried along
         was judged under none of this project's versions (QA: it claimed the current one)."""
         return sorted(
-            {p.criteria_number for p in self.ready if self.recorded_source(p) != "imported" and p.criteria_number}
+            {
+                p.criteria_number
+                for p in self.ready
+                if self.recorded_source(p) != "imported" and p.criteria_number
+            }
         )
 
     @property
@@ -308,7 +334,9 @@ def freeze_preview(grading_set: GradingSet) -> FreezePreview:
             graders=count_of(Grade.objects.all(), "candidate"),
             stale_grades=count_of(Grade.objects.filter(stale=True), "candidate"),
             query_stale=Exists(
-                Grade.objects.filter(candidate=OuterRef("pk"), stale=True, stale_reason__contains=StaleReason.QUERY.value)
+                Grade.objects.filter(
+                    candidate=OuterRef("pk"), stale=True, stale_reason__contains=StaleReason.QUERY.value
+                )
             ),
         )
         .order_by("query__external_id", "document__external_id")
@@ -388,7 +416,9 @@ def _provenance(preview: FreezePreview, included: list[FreezePair], excluded: in
     return {
         "grading_set": {"id": gs.pk, "name": gs.name, "required_grades": gs.required_grades},
         "based_on": (
-            {"pool": based_on.pool.name, "version": based_on.number, "sha256": based_on.sha256} if based_on else None
+            {"pool": based_on.pool.name, "version": based_on.number, "sha256": based_on.sha256}
+            if based_on
+            else None
         ),
         "candidates": candidates,
         # As the judgments record them (QA: imported grades carried along were counted as settled
@@ -420,12 +450,16 @@ def pool_freeze(
     _require_role(grading_set.project, by, Role.REVIEWER)
     # One freezer at a time per set: the second waits here, then finds the version and stops.
     grading_set = (
-        GradingSet.objects.select_for_update(of=("self",)).select_related("pool", "based_on__pool").get(pk=grading_set.pk)
+        GradingSet.objects.select_for_update(of=("self",))
+        .select_related("pool", "based_on__pool")
+        .get(pk=grading_set.pk)
     )
     preview = freeze_preview(grading_set)
     if preview.frozen_as is not None:
         raise FreezeError(
-            _("%(set)s was already frozen as %(pool)s version %(n)d. Start a new version from it to change anything.")
+            _(
+                "%(set)s was already frozen as %(pool)s version %(n)d. Start a new version from it to change anything."
+            )
             % {"set": grading_set.name, "pool": preview.frozen_as.pool.name, "n": preview.frozen_as.number}
         )
     if preview.refusal:
@@ -440,12 +474,18 @@ def pool_freeze(
             raise FreezeError(_("Excluding pairs needs a reason: it is recorded in the version."))
         if blockers_seen is not None and blockers_seen != preview.blockers_key:
             raise FreezeError(
-                _("The pairs that block freezing changed since this page was shown (%(n)d now). Check the "
-                  "list again, then freeze.") % {"n": len(preview.blockers)}
+                _(
+                    "The pairs that block freezing changed since this page was shown (%(n)d now). Check the "
+                    "list again, then freeze."
+                )
+                % {"n": len(preview.blockers)}
             )
         exclusions = [b.as_exclusion(reason) for b in preview.blockers]
     if not preview.ready:
-        raise FreezeError(_("%(set)s has no pair with a final grade: there is nothing to freeze.") % {"set": grading_set.name})
+        raise FreezeError(
+            _("%(set)s has no pair with a final grade: there is nothing to freeze.")
+            % {"set": grading_set.name}
+        )
 
     # The newest document version among the pair's grades: the content the final grade was decided on.
     graded_version: dict[int, tuple[int, int]] = {}
@@ -465,7 +505,10 @@ def pool_freeze(
         rechecked.add(cand_id)
     # Copied pairs have no grades here: they keep what the version they came from recorded.
     inherited = preview.inherited
-    fingerprints = {q.external_id: q.fingerprint for q in grading_set.queries().only("external_id", "text", "information_need")}
+    fingerprints = {
+        q.external_id: q.fingerprint
+        for q in grading_set.queries().only("external_id", "text", "information_need")
+    }
 
     judgments, document_versions, query_fingerprints = [], {}, {}
     for p in preview.ready:
@@ -492,7 +535,9 @@ def pool_freeze(
 
     pool = grading_set.pool
     if pool is None:
-        pool = Pool.objects.create(project=grading_set.project, name=Pool.unique_name(grading_set.project, grading_set.name))
+        pool = Pool.objects.create(
+            project=grading_set.project, name=Pool.unique_name(grading_set.project, grading_set.name)
+        )
         grading_set.pool = pool
     try:
         version = pool_version_create(
@@ -537,17 +582,19 @@ def continue_refusal(version: PoolVersion) -> str:
     so only the newest can be continued, by one open set at a time."""
     latest = version.pool.latest_version()
     if latest is not None and latest.pk != version.pk:
-        return _("Version %(v)d is not the newest version of %(pool)s: start from version %(latest)d, so that its "
-                 "changes are kept.") % {"v": version.number, "pool": version.pool.name, "latest": latest.number}
+        return _(
+            "Version %(v)d is not the newest version of %(pool)s: start from version %(latest)d, so that its "
+            "changes are kept."
+        ) % {"v": version.number, "pool": version.pool.name, "latest": latest.number}
     started = (
         GradingSet.objects.filter(based_on=version)
         .exclude(Exists(PoolVersion.objects.filter(grading_set=OuterRef("pk"))))
         .first()
     )
     if started is not None:
-        return _("Grading set “%(set)s” already continues %(pool)s from version %(v)d: add to it, or freeze it first.") % {
-            "set": started.name, "pool": version.pool.name, "v": version.number
-        }
+        return _(
+            "Grading set “%(set)s” already continues %(pool)s from version %(v)d: add to it, or freeze it first."
+        ) % {"set": started.name, "pool": version.pool.name, "v": version.number}
     return ""
 
 
@@ -567,7 +614,9 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
         raise CopyError(refusal)
     rows = list(
         version.judgments.select_related("document_version")
-        .defer("document_version__title", "document_version__body", "document_version__url")  # its number only
+        .defer(
+            "document_version__title", "document_version__body", "document_version__url"
+        )  # its number only
         .order_by("query_id", "doc_id")
     )
     # Subqueries, not ID lists (SQLite refuses 32,767 IDs); of a document only what the copy
@@ -590,9 +639,15 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     if missing_q or missing_d:
         parts = []
         if missing_q:
-            parts.append(_("queries %(ids)s") % {"ids": ", ".join(missing_q[:10]) + (" …" if len(missing_q) > 10 else "")})
+            parts.append(
+                _("queries %(ids)s")
+                % {"ids": ", ".join(missing_q[:10]) + (" …" if len(missing_q) > 10 else "")}
+            )
         if missing_d:
-            parts.append(_("documents %(ids)s") % {"ids": ", ".join(missing_d[:10]) + (" …" if len(missing_d) > 10 else "")})
+            parts.append(
+                _("documents %(ids)s")
+                % {"ids": ", ".join(missing_d[:10]) + (" …" if len(missing_d) > 10 else "")}
+            )
         raise CopyError(
             _("This version refers to %(missing)s that this project does not have: import them first.")
             % {"missing": _(" and ").join(parts)}
@@ -612,8 +667,12 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     candidates = Candidate.objects.bulk_create(
         [
             Candidate(
-                grading_set=grading_set, query=queries[r.query_id], document=documents[r.doc_id],
-                source=CandidateSource.COPIED, source_detail=label, added_by=by,
+                grading_set=grading_set,
+                query=queries[r.query_id],
+                document=documents[r.doc_id],
+                source=CandidateSource.COPIED,
+                source_detail=label,
+                added_by=by,
             )
             for r in rows
         ]
@@ -625,12 +684,16 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     # Who settled each pair and their note come along (the final grade keeps its provenance; QA:
     # the copy dropped both). No sentence is stored: the timeline says "copied from" in its
     # reader's language, from the candidate's source and the version's own record.
-    originals = {
-        (f.candidate.query.external_id, f.candidate.document.external_id): f
-        for f in FinalGrade.objects.filter(candidate__grading_set=based_grading_set).select_related(
-            "candidate__query", "candidate__document"
-        )
-    } if based_grading_set is not None else {}
+    originals = (
+        {
+            (f.candidate.query.external_id, f.candidate.document.external_id): f
+            for f in FinalGrade.objects.filter(candidate__grading_set=based_grading_set).select_related(
+                "candidate__query", "candidate__document"
+            )
+        }
+        if based_grading_set is not None
+        else {}
+    )
     # What changed since the version was frozen, or since its grades were decided, marks a copy for
     # a reviewer's re-check, as it marked the grades of open sets (QA: a version of grades made
     # under criteria v1 of v3 was copied and frozen again without a word). Imported judgments
@@ -638,21 +701,31 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     # its judgment recorded (none: not known, nothing to compare).
     newest_meaning = (
         CriteriaVersion.objects.filter(project=project, change=CriteriaChange.MEANING)
-        .order_by("-number").values_list("number", flat=True).first()
+        .order_by("-number")
+        .values_list("number", flat=True)
+        .first()
     ) or 0
     finals = []
     for r, c in zip(rows, candidates, strict=True):
         original = originals.get((r.query_id, r.doc_id))
         if r.source in FinalSource.values:
             final = FinalGrade(
-                candidate=c, grade=r.grade, source=r.source, criteria_version=criteria,
-                decided_by=original.decided_by if original else None, note=original.note if original else "",
+                candidate=c,
+                grade=r.grade,
+                source=r.source,
+                criteria_version=criteria,
+                decided_by=original.decided_by if original else None,
+                note=original.note if original else "",
             )
         else:
             # FinalGrade has no "imported" source: the person starting the version takes the
             # imported grade on as a decision; the next freeze restores "imported".
             final = FinalGrade(
-                candidate=c, grade=r.grade, source=FinalSource.ADJUDICATED, decided_by=by, criteria_version=criteria,
+                candidate=c,
+                grade=r.grade,
+                source=FinalSource.ADJUDICATED,
+                decided_by=by,
+                criteria_version=criteria,
             )
         reasons = []
         if r.document_version is not None and r.document_version.version < documents[r.doc_id].version:
@@ -707,14 +780,18 @@ def pool_import(
     expected_sha = None
     if data.startswith(ZIP_MAGIC):
         if mapping:
-            raise PoolImportError(_("A grade map does not apply to an exported pool: its grades are 0..3 already."))
+            raise PoolImportError(
+                _("A grade map does not apply to an exported pool: its grades are 0..3 already.")
+            )
         file_name, data, fmt, expected_sha = _exported_data(data, file_name, max_unpacked)
     version = _import_rows(project, by, data, file_name, fmt, pool_name, pool, mapping)
     if expected_sha is not None and version.sha256 != expected_sha:
         # Raised inside this function's transaction: the version just written is rolled back.
         raise PoolImportError(
-            _("The judgments in the zip hash to %(got)s…, not to the %(expected)s… its manifest.json names: "
-              "the archive was changed after export. Nothing was imported.")
+            _(
+                "The judgments in the zip hash to %(got)s…, not to the %(expected)s… its manifest.json names: "
+                "the archive was changed after export. Nothing was imported."
+            )
             % {"got": version.sha256[:12], "expected": expected_sha[:12]}
         )
     return version
@@ -725,6 +802,7 @@ def _exported_data(archive: bytes, zip_name: str, limit: int | None) -> tuple[st
     against its manifest.json. Only those two members are read (nothing is extracted to disk), and
     at most `limit` bytes of each are unpacked (counted while unpacking: the sizes a zip declares
     are its own claim, and a small zip can unpack to gigabytes)."""
+
     def refuse(problem: str) -> PoolImportError:
         return _refusal(zip_name, None, problem)
 
@@ -735,44 +813,78 @@ def _exported_data(archive: bytes, zip_name: str, limit: int | None) -> tuple[st
         with zipfile.ZipFile(io.BytesIO(archive)) as bundle:
             names = set(bundle.namelist())
             if "manifest.json" not in names:
-                raise refuse(_("this zip has no manifest.json, so it is not a pool this app exported. "
-                               "Upload the qrels, CSV or JSONL file itself."))
+                raise refuse(
+                    _(
+                        "this zip has no manifest.json, so it is not a pool this app exported. "
+                        "Upload the qrels, CSV or JSONL file itself."
+                    )
+                )
 
             def read(name: str) -> bytes:
                 with bundle.open(name) as member:
                     data = member.read() if limit is None else member.read(limit + 1)
                 if limit is not None and len(data) > limit:
-                    raise refuse(_("%(member)s is larger than %(limit)s once unpacked.")
-                                 % {"member": name, "limit": filesizeformat(limit)})
+                    raise refuse(
+                        _("%(member)s is larger than %(limit)s once unpacked.")
+                        % {"member": name, "limit": filesizeformat(limit)}
+                    )
                 return data
 
             try:
                 manifest = json.loads(read("manifest.json"))
                 data_file = manifest["data_file"]
                 data_name, data_sha, fmt, pool_sha = (
-                    data_file["name"], data_file["sha256"], manifest["format"], manifest["sha256"]
+                    data_file["name"],
+                    data_file["sha256"],
+                    manifest["format"],
+                    manifest["sha256"],
                 )
             except (ValueError, KeyError, TypeError, RecursionError):
                 raise refuse(not_an_export) from None
-            if not all(isinstance(v, str) for v in (data_name, data_sha, fmt, pool_sha)) or fmt not in READER_FORMATS:
+            if (
+                not all(isinstance(v, str) for v in (data_name, data_sha, fmt, pool_sha))
+                or fmt not in READER_FORMATS
+            ):
                 raise refuse(not_an_export)
             if data_name not in names:
-                raise refuse(_("the data file %(member)s its manifest names is not in the zip.") % {"member": data_name})
+                raise refuse(
+                    _("the data file %(member)s its manifest names is not in the zip.")
+                    % {"member": data_name}
+                )
             data = read(data_name)
     # What a damaged or foreign zip raises while it is opened or read: a bad structure or CRC,
     # an encrypted member (RuntimeError), an unsupported compression (NotImplementedError), a
     # name flagged UTF-8 that is not (UnicodeDecodeError), a truncated or corrupt stream.
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, UnicodeDecodeError,
-            EOFError, OSError, zlib.error):
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        RuntimeError,
+        NotImplementedError,
+        UnicodeDecodeError,
+        EOFError,
+        OSError,
+        zlib.error,
+    ):
         raise refuse(_("the zip archive cannot be read (damaged, encrypted or incomplete).")) from None
     if hashlib.sha256(data).hexdigest() != data_sha:
-        raise refuse(_("%(member)s does not match the SHA-256 in manifest.json: the archive was changed after "
-                       "export. Nothing was imported.") % {"member": data_name})
+        raise refuse(
+            _(
+                "%(member)s does not match the SHA-256 in manifest.json: the archive was changed after "
+                "export. Nothing was imported."
+            )
+            % {"member": data_name}
+        )
     return data_name, data, fmt, pool_sha
 
 
 def _import_rows(
-    project: Project, by: User, data: bytes, file_name: str, fmt: str, pool_name: str, pool: Pool | None,
+    project: Project,
+    by: User,
+    data: bytes,
+    file_name: str,
+    fmt: str,
+    pool_name: str,
+    pool: Pool | None,
     mapping: dict[int, int],
 ) -> PoolVersion:
     rows = read_judgments(data, fmt, mapping, name=file_name)
@@ -802,8 +914,11 @@ def _import_rows(
         by=by,
         provenance={
             "imported": {
-                "file_name": file_name, "file_sha256": file_sha, "format": fmt,
-                "grade_map": {str(k): v for k, v in sorted(mapping.items())}, "lines": len(rows),
+                "file_name": file_name,
+                "file_sha256": file_sha,
+                "format": fmt,
+                "grade_map": {str(k): v for k, v in sorted(mapping.items())},
+                "lines": len(rows),
             }
         },
         file_name=file_name[:255],
@@ -822,7 +937,7 @@ READER_FORMATS = {"qrels": "trec", "csv": "csv", "jsonl": "jsonl"}
 # `LC_ALL=C sort` orders UTF-8 bytes, which is Unicode code point order; TAB sorts before any ID
 # character, so sorting whole lines sorts by (query_id, doc_id).
 RECOMPUTE = {
-    "qrels": "awk '{print $1 \"\\t\" $3 \"\\t\" $4}' FILE | LC_ALL=C sort | sha256sum",
+    "qrels": 'awk \'{print $1 "\\t" $3 "\\t" $4}\' FILE | LC_ALL=C sort | sha256sum',
     "csv": "tail -n +2 FILE | tr ',' '\\t' | LC_ALL=C sort | sha256sum   (IDs without commas or quotes)",
     "jsonl": "jq -r '[.query_id, .doc_id, (.grade|tostring)] | join(\"\\t\")' FILE | LC_ALL=C sort | sha256sum",
 }
@@ -859,7 +974,8 @@ def read_judgments(
 
     if fmt not in READER_FORMATS:
         raise PoolImportError(
-            _("Unknown format “%(fmt)s”: choose one of %(allowed)s.") % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
+            _("Unknown format “%(fmt)s”: choose one of %(allowed)s.")
+            % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
         )
     try:
         text = upload_text(data)
@@ -899,7 +1015,9 @@ def _refusal(name: str, line: int | None, problem: str) -> PoolImportError:
     are (evaluation.services.located), so every refusal of a pool file reads alike (QA)."""
     from evaluation.services import located
 
-    return PoolImportError(_("Nothing was imported: %(error)s") % {"error": located(problem, file=name, line=line)})
+    return PoolImportError(
+        _("Nothing was imported: %(error)s") % {"error": located(problem, file=name, line=line)}
+    )
 
 
 def _file_stem(version: PoolVersion) -> str:
@@ -915,21 +1033,27 @@ def export_data(version: PoolVersion, fmt: str) -> tuple[str, str]:
 
     if fmt not in READER_FORMATS:
         raise PoolExportError(
-            _("Unknown format “%(fmt)s”: choose one of %(allowed)s.") % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
+            _("Unknown format “%(fmt)s”: choose one of %(allowed)s.")
+            % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
         )
     stream = io.StringIO()
     try:
         write_qrels(stream, Qrels(version.judgments_by_query()), format=READER_FORMATS[fmt])
     except EvaluationError as exc:
         raise PoolExportError(
-            _("This version cannot be written as %(fmt)s: %(error)s") % {"fmt": fmt, "error": describe_error(exc)}
+            _("This version cannot be written as %(fmt)s: %(error)s")
+            % {"fmt": fmt, "error": describe_error(exc)}
         ) from exc
     return f"{_file_stem(version)}.{fmt}", stream.getvalue()
 
 
 def export_manifest(version: PoolVersion, fmt: str, data_name: str, data: bytes) -> dict[str, Any]:
     manifest = version.manifest(fmt)
-    manifest["data_file"] = {"name": data_name, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    manifest["data_file"] = {
+        "name": data_name,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "bytes": len(data),
+    }
     manifest["recompute_sha256"] = RECOMPUTE[fmt].replace("FILE", data_name)
     return manifest
 

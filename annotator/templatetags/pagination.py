@@ -12,7 +12,13 @@ register = template.Library()
 
 @register.inclusion_tag("_pager.html", takes_context=True)
 def pager(
-    context: template.Context, page: Page, target: str = "", *, param: str = "page", fragment: str = "", base: str = ""
+    context: template.Context,
+    page: Page,
+    target: str = "",
+    *,
+    param: str = "page",
+    fragment: str = "",
+    base: str = "",
 ) -> dict[str, Any]:
     """Links to the previous and next page of `page`.
 

@@ -109,12 +109,18 @@ def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
     # reviewers' queue, of revealed disputes only, is the list ordered by severity).
     # A dispute whose set was frozen without its pair can no longer move: it sorts with the settled.
     settled_last = Case(
-        When(status=DisputeStatus.SETTLED, then=1), When(candidate__grading_set__is_open=False, then=1), default=0
+        When(status=DisputeStatus.SETTLED, then=1),
+        When(candidate__grading_set__is_open=False, then=1),
+        default=0,
     )
     page = _page(request, disputes.order_by(settled_last, "opened_at", "pk"))
     # A dispute left out of a frozen set asks nobody for anything any more (closed_refusal).
     rows = [
-        {"dispute": d, "mine": d.statement_for(request.user), "left_out": not d.is_settled and not d.candidate.grading_set.is_open}
+        {
+            "dispute": d,
+            "mine": d.statement_for(request.user),
+            "left_out": not d.is_settled and not d.candidate.grading_set.is_open,
+        }
         for d in page
     ]
     context = {
@@ -139,7 +145,12 @@ def dispute_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     rows = [{"dispute": d, "graded_by_me": d.has_participant(request.user)} for d in page]
     template = "annotator/disputes/queue.html" + ("#queue-table" if request.htmx else "")
     # Not in the queue yet, and never would be by themselves (QA: shown only on their own page).
-    stuck = Dispute.objects.in_project(request.project).waiting_for_departed().with_pair().order_by("opened_at", "pk")
+    stuck = (
+        Dispute.objects.in_project(request.project)
+        .waiting_for_departed()
+        .with_pair()
+        .order_by("opened_at", "pk")
+    )
     recheck_count = Candidate.objects.filter(grading_set__project=request.project).final_to_recheck().count()
     context = {"page": page, "rows": rows, "stuck": stuck[:50], "recheck_count": recheck_count}
     return render(request, template, context)
@@ -227,7 +238,9 @@ def _detail_context(
     departed = departed_editors(dispute, gone) if can_review and not closed else []
     return {
         **pair,
-        "escalated_label": (labels.get(escalated_by.pk) or escalated_by.get_username()) if escalated_by else "",
+        "escalated_label": (labels.get(escalated_by.pk) or escalated_by.get_username())
+        if escalated_by
+        else "",
         "dispute": dispute,
         "closed": closed,
         "gone_ids": gone,
@@ -243,7 +256,10 @@ def _detail_context(
         if mine is not None and dispute.status == DisputeStatus.AWAITING_REASONS and not closed
         else None,
         "revision_form": revision_form
-        if mine is not None and dispute.status == DisputeStatus.REVEALED and not mine.has_responded and not closed
+        if mine is not None
+        and dispute.status == DisputeStatus.REVEALED
+        and not mine.has_responded
+        and not closed
         else None,
         "can_review": can_review,
         "departed": [labels.get(user.pk) or user.get_username() for user in departed],
@@ -490,10 +506,13 @@ def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpR
         if timeline.dispute is not None:
             editors = [s.editor_id for s in timeline.dispute.statements.all()]
         else:
-            editors = list(dict.fromkeys(e.actor.pk for e in timeline.events if e.kind == "graded" and e.actor))
+            editors = list(
+                dict.fromkeys(e.actor.pk for e in timeline.events if e.kind == "graded" and e.actor)
+            )
         labels = _editor_labels(editors)
     events = [
-        (e, labels.get(e.actor.pk, e.actor.get_username()) if e.actor is not None else "") for e in timeline.events
+        (e, labels.get(e.actor.pk, e.actor.get_username()) if e.actor is not None else "")
+        for e in timeline.events
     ]
     return render(
         request,
@@ -548,9 +567,7 @@ def _recheck_context(
     labels = _editor_labels([g.editor_id for g in grades])
     # A pair settled by a dispute: each editor's reason and revision were the basis of its final
     # grade, so the reviewer re-reads them too (QA: a grade revised 1 -> 0 read as a plain 1).
-    statements = {
-        s.editor_id: s for s in DisputeStatement.objects.filter(dispute__candidate=candidate)
-    }
+    statements = {s.editor_id: s for s in DisputeStatement.objects.filter(dispute__candidate=candidate)}
     current_criteria = CriteriaVersion.objects.current_for(request.project)
     refusal = final_recheck_refusal(candidate=candidate, user=request.user)
     if not refusal and final is not None:
@@ -574,7 +591,9 @@ def _recheck_context(
             .first()
         )
     # The criteria the grades were given under, where newer ones replaced them: the reviewer compares.
-    decided_under = {g.criteria_version for g in grades} | ({final.criteria_version} if copied and final else set())
+    decided_under = {g.criteria_version for g in grades} | (
+        {final.criteria_version} if copied and final else set()
+    )
     older_criteria = sorted(
         {c for c in decided_under if c.number != current_criteria.number}, key=lambda c: c.number
     )
@@ -755,7 +774,9 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     # Subqueries, not ID lists: a large set early in grading has thousands of incomplete pairs.
     unfinished = Candidate.objects.filter(
         Exists(Grade.objects.filter(candidate=OuterRef("pk"))),  # an ungraded pair leaves nothing out
-        grading_set=grading_set, final_grade__isnull=True, dispute__isnull=True,
+        grading_set=grading_set,
+        final_grade__isnull=True,
+        dispute__isnull=True,
     )
     waiting = Q(candidate__dispute__isnull=False) & ~Q(candidate__dispute__status__in=REVEALED_STATUSES)
     if grading_set.is_open:
@@ -785,7 +806,10 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     table = agreement.Table.from_triples(units, editors, grades)
     report = agreement.agreement_report(table, dict(zip(units, query_of, strict=True)))
     # The set's queries by a subquery, not an ID list: SQLite refuses a list of 32,767 IDs.
-    queries = {pk: (external_id, text) for pk, external_id, text in grading_set.queries().values_list("pk", "external_id", "text")}
+    queries = {
+        pk: (external_id, text)
+        for pk, external_id, text in grading_set.queries().values_list("pk", "external_id", "text")
+    }
     names = dict(get_user_model().objects.filter(pk__in=table.raters).values_list("pk", "username"))
 
     # Ambiguous queries first: lowest alpha on top, queries without a figure last.
@@ -844,7 +868,9 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         "unfinished_count": 0 if grading_set.is_open else unfinished.exclude(pk__in=blind).count(),
         # Copied from a frozen version with their final grades, without raw grades: nothing to
         # measure agreement on (QA: the index counted them, this page left them out unsaid).
-        "copied_count": grading_set.candidates.filter(source=CandidateSource.COPIED, grades__isnull=True).count(),
+        "copied_count": grading_set.candidates.filter(
+            source=CandidateSource.COPIED, grades__isnull=True
+        ).count(),
     }
     template = "annotator/disputes/agreement.html" + ("#query-alpha" if request.htmx else "")
     return render(request, template, context)

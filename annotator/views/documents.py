@@ -103,7 +103,9 @@ def query_list(request: ProjectRequest, slug: str) -> HttpResponse:
 def _criteria_context(request: ProjectRequest, form: CriteriaForm | None = None) -> dict[str, Any]:
     current = CriteriaVersion.objects.current_for(request.project)
     history = list(
-        CriteriaVersion.objects.filter(project=request.project).select_related("created_by").order_by("-number")
+        CriteriaVersion.objects.filter(project=request.project)
+        .select_related("created_by")
+        .order_by("-number")
     )
     if form is None and request.membership.can(Role.OWNER):
         form = CriteriaForm(current=current)
@@ -127,8 +129,12 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         try:
             version, flagged = criteria_publish(
-                project=request.project, levels=form.levels(), change=form.cleaned_data["change"],
-                note=form.cleaned_data["note"].strip(), by=request.user, based_on=form.cleaned_data["based_on"],
+                project=request.project,
+                levels=form.levels(),
+                change=form.cleaned_data["change"],
+                note=form.cleaned_data["note"].strip(),
+                by=request.user,
+                based_on=form.cleaned_data["based_on"],
             )
         except CriteriaOutdated:
             # The newer version's changes join the owner's in the form (CriteriaForm.merge); where
@@ -156,18 +162,26 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
             form.add_error(None, problem % {"latest": latest.number, "based": based})
             now = dict(latest.levels())
             for level in conflicts:
-                form.add_error(f"level_{level}", _(
-                    "Version %(latest)d changed this level too; it says: “%(text)s”. The form keeps your text: "
-                    "merge the two before publishing."
-                ) % {"latest": latest.number, "text": now[level]})
+                form.add_error(
+                    f"level_{level}",
+                    _(
+                        "Version %(latest)d changed this level too; it says: “%(text)s”. The form keeps your text: "
+                        "merge the two before publishing."
+                    )
+                    % {"latest": latest.number, "text": now[level]},
+                )
         except GradingError as error:
             form.add_error(None, str(error))
         else:
-            messages.success(request, _("Criteria version %(number)d is published.") % {"number": version.number})
+            messages.success(
+                request, _("Criteria version %(number)d is published.") % {"number": version.number}
+            )
             if flagged:
                 messages.warning(
                     request,
-                    _("Grades in open grading sets made under older criteria, now flagged for re-checking: %(count)d.")
+                    _(
+                        "Grades in open grading sets made under older criteria, now flagged for re-checking: %(count)d."
+                    )
                     % {"count": flagged},
                 )
             return redirect_after_post(request, reverse("criteria", kwargs={"slug": request.project.slug}))
@@ -198,22 +212,28 @@ class ImportSection:
 SECTION_TEXT = {
     "documents": (
         gettext_lazy("Documents"),
-        gettext_lazy("CSV columns or JSONL keys: doc_id and body (required), title, url, unit "
-                     "(document, page or chunk). Changed documents become a new version and their "
-                     "grades are flagged for re-checking; unchanged ones are left alone."),
+        gettext_lazy(
+            "CSV columns or JSONL keys: doc_id and body (required), title, url, unit "
+            "(document, page or chunk). Changed documents become a new version and their "
+            "grades are flagged for re-checking; unchanged ones are left alone."
+        ),
     ),
     "queries": (
         gettext_lazy("Queries"),
-        gettext_lazy("CSV columns or JSONL keys: query_id and text (required), information_need "
-                     "(what a complete answer must contain)."),
+        gettext_lazy(
+            "CSV columns or JSONL keys: query_id and text (required), information_need "
+            "(what a complete answer must contain)."
+        ),
     ),
     "candidates": (
         gettext_lazy("Candidates"),
-        gettext_lazy("Run files pooled into a grading set, in the layout a comparison takes: TREC runs (qid Q0 "
-                     "docno rank score tag), or CSV columns / JSONL keys query_id and doc_id (required), "
-                     "score, rank, system (the run's name). Each run's "
-                     "top k per query is added (plus documents tied on score with the k-th); without k, "
-                     "every listed pair is added."),
+        gettext_lazy(
+            "Run files pooled into a grading set, in the layout a comparison takes: TREC runs (qid Q0 "
+            "docno rank score tag), or CSV columns / JSONL keys query_id and doc_id (required), "
+            "score, rank, system (the run's name). Each run's "
+            "top k per query is added (plus documents tied on score with the k-th); without k, "
+            "every listed pair is added."
+        ),
     ),
 }
 
@@ -241,10 +261,15 @@ def _sections(request: ProjectRequest, **overrides: ImportSection) -> list[Impor
             sections.append(overrides[kind])
             continue
         title, help_text = SECTION_TEXT[kind]
-        sections.append(ImportSection(
-            kind=kind, title=title, help=help_text, form=defaults[kind],
-            action=reverse(f"import_{kind}", kwargs={"slug": project.slug}),
-        ))
+        sections.append(
+            ImportSection(
+                kind=kind,
+                title=title,
+                help=help_text,
+                form=defaults[kind],
+                action=reverse(f"import_{kind}", kwargs={"slug": project.slug}),
+            )
+        )
     return sections
 
 
@@ -263,26 +288,41 @@ def _respond(request: ProjectRequest, section: ImportSection) -> HttpResponse:
         if section.warning:
             messages.warning(request, section.warning)
         return redirect("import_page", slug=request.project.slug)
-    return render(request, "annotator/grading/imports.html", {"sections": _sections(request, **{section.kind: section})})
+    return render(
+        request, "annotator/grading/imports.html", {"sections": _sections(request, **{section.kind: section})}
+    )
 
 
 def _summary_text(section: ImportSection) -> str:
     s = section.summary
     if isinstance(s, CandidateSummary):
-        return _("Candidates: added %(added)d, already in the set %(already)d.") % {"added": s.added, "already": s.already}
+        return _("Candidates: added %(added)d, already in the set %(already)d.") % {
+            "added": s.added,
+            "already": s.already,
+        }
     assert s is not None
     if section.checked_only:
         return _(
             "%(kind)s, checked only: nothing was stored. Importing this file would create %(created)d, update "
             "%(updated)d and leave %(unchanged)d unchanged; grades in open sets that would need re-checking: "
             "%(count)d."
-        ) % {"kind": section.title, "created": s.created, "updated": s.updated, "unchanged": s.unchanged,
-             "count": s.stale_grades}
+        ) % {
+            "kind": section.title,
+            "created": s.created,
+            "updated": s.updated,
+            "unchanged": s.unchanged,
+            "count": s.stale_grades,
+        }
     text = _("%(kind)s: created %(created)d, updated %(updated)d, unchanged %(unchanged)d.") % {
-        "kind": section.title, "created": s.created, "updated": s.updated, "unchanged": s.unchanged,
+        "kind": section.title,
+        "created": s.created,
+        "updated": s.updated,
+        "unchanged": s.unchanged,
     }
     if s.stale_grades:
-        text += " " + _("Grades in open sets that now need re-checking: %(count)d.") % {"count": s.stale_grades}
+        text += " " + _("Grades in open sets that now need re-checking: %(count)d.") % {
+            "count": s.stale_grades
+        }
     return text
 
 
@@ -296,7 +336,10 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     title, help_text = SECTION_TEXT[kind]
     form = ImportForm(request.POST, request.FILES, auto_id=_auto_id(kind))
     section = ImportSection(
-        kind=kind, title=title, help=help_text, form=form,
+        kind=kind,
+        title=title,
+        help=help_text,
+        form=form,
         action=reverse(f"import_{kind}", kwargs={"slug": request.project.slug}),
     )
     if not form.is_valid():
@@ -309,8 +352,10 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
         except ImportFileError as error:
             section.errors = _file_problem(error)
         else:
-            section.errors = [_("“%(name)s” is neither .csv, .jsonl nor .ndjson: choose the format, or rename "
-                                "the file.") % {"name": upload.name}]
+            section.errors = [
+                _("“%(name)s” is neither .csv, .jsonl nor .ndjson: choose the format, or rename the file.")
+                % {"name": upload.name}
+            ]
         return _respond(request, section)
     # "Check only" runs the very import and rolls it back: its counts (and the grades it would flag
     # for re-checking) are exact, and an owner sees them before a re-import flags many grades (QA).
@@ -331,8 +376,12 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     except ImportFileError as error:
         section.errors = _file_problem(error)
     except IntegrityError:
-        section.errors = [_("Another import changed the same rows at the same moment; nothing was imported. "
-                            "Upload the file again.")]
+        section.errors = [
+            _(
+                "Another import changed the same rows at the same moment; nothing was imported. "
+                "Upload the file again."
+            )
+        ]
     return _respond(request, section)
 
 
@@ -352,9 +401,14 @@ def import_queries(request: ProjectRequest, slug: str) -> HttpResponse:
 @post_from("import_page")
 def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
     title, help_text = SECTION_TEXT["candidates"]
-    form = CandidateImportForm(request.POST, request.FILES, project=request.project, auto_id=_auto_id("candidates"))
+    form = CandidateImportForm(
+        request.POST, request.FILES, project=request.project, auto_id=_auto_id("candidates")
+    )
     section = ImportSection(
-        kind="candidates", title=title, help=help_text, form=form,
+        kind="candidates",
+        title=title,
+        help=help_text,
+        form=form,
         action=reverse("import_candidates", kwargs={"slug": request.project.slug}),
     )
     if not form.is_valid():
@@ -373,13 +427,27 @@ def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
     depth = form.cleaned_data["depth"]
     try:
         section.summary = candidates_add(
-            grading_set=form.cleaned_data["grading_set"], pairs=pool_top_k(runs, depth), by=request.user, depth=depth
+            grading_set=form.cleaned_data["grading_set"],
+            pairs=pool_top_k(runs, depth),
+            by=request.user,
+            depth=depth,
         )
     except ImportFileError as error:
         section.errors = _file_problem(error)
     except GradingError as error:  # the set was closed after the form was shown
         section.errors = [str(error)]
     except IntegrityError:
-        section.errors = [str(LineError(1, "", "", _("another upload added the same pairs at the same moment; "
-                                                      "nothing was added. Upload again.")))]
+        section.errors = [
+            str(
+                LineError(
+                    1,
+                    "",
+                    "",
+                    _(
+                        "another upload added the same pairs at the same moment; "
+                        "nothing was added. Upload again."
+                    ),
+                )
+            )
+        ]
     return _respond(request, section)

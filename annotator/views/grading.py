@@ -65,7 +65,9 @@ GRADE_PAGE_SIZE = 50
 
 def _set_list_context(request: ProjectRequest, form: GradingSetForm | None = None) -> dict[str, object]:
     sets = list(
-        GradingSet.objects.in_project(request.project).with_progress(request.user).order_by("-is_open", "name")
+        GradingSet.objects.in_project(request.project)
+        .with_progress(request.user)
+        .order_by("-is_open", "name")
     )
     if form is None and request.membership.can(Role.OWNER):
         form = GradingSetForm(project=request.project)
@@ -85,9 +87,12 @@ def grading_set_create(request: ProjectRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         form.instance.created_by = request.user
         grading_set = form.save()
-        messages.success(request, _("Grading set “%(name)s” created. Now add its candidates.") % {"name": grading_set.name})
+        messages.success(
+            request, _("Grading set “%(name)s” created. Now add its candidates.") % {"name": grading_set.name}
+        )
         return redirect_after_post(
-            request, reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk})
+            request,
+            reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk}),
         )
     template = "annotator/grading/set_list.html" + ("#set-form" if request.htmx else "")
     return render(request, template, _set_list_context(request, form))
@@ -120,7 +125,9 @@ def _set_detail_context(
         "my_progress": grading_set.progress_of(me),
         # The queue's own rule, so the button is offered only where it leads to a pair (QA: on a
         # set with nothing left for this editor it led to "nothing waiting" on the queue page).
-        "waiting_for_me": queue_candidates(project=request.project, editor=me, grading_set=grading_set).exists(),
+        "waiting_for_me": queue_candidates(
+            project=request.project, editor=me, grading_set=grading_set
+        ).exists(),
         "is_owner": request.membership.can(Role.OWNER),
     }
     # Provenance (runs and positions) is for owners only: it is built here or not at all.
@@ -152,13 +159,18 @@ def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpRespon
     if form.is_valid():
         try:
             summary = candidates_add_by_hand(
-                grading_set=grading_set, query=form.cleaned_data["query_id"], documents=form.cleaned_data["doc_ids"],
+                grading_set=grading_set,
+                query=form.cleaned_data["query_id"],
+                documents=form.cleaned_data["doc_ids"],
                 by=request.user,
             )
         except GradingError as error:
             messages.error(request, str(error))
             return redirect_after_post(
-                request, reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk})
+                request,
+                reverse(
+                    "grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk}
+                ),
             )
         messages.success(
             request,
@@ -166,7 +178,8 @@ def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpRespon
             % {"added": summary.added, "already": summary.already},
         )
         return redirect_after_post(
-            request, reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk})
+            request,
+            reverse("grading_set_detail", kwargs={"slug": request.project.slug, "set_id": grading_set.pk}),
         )
     template = "annotator/grading/set_detail.html" + ("#candidate-add" if request.htmx else "")
     return render(request, template, _set_detail_context(request, grading_set, add_form=form))
@@ -239,7 +252,9 @@ def grading_next(request: ProjectRequest, slug: str) -> HttpResponse:
     raw = request.POST.get("set_id", "").strip()
     if raw:
         set_id = parse_id(raw)
-        grading_set = GradingSet.objects.filter(project=request.project, pk=set_id).first() if set_id else None
+        grading_set = (
+            GradingSet.objects.filter(project=request.project, pk=set_id).first() if set_id else None
+        )
         if grading_set is None:
             messages.error(request, _("No grading set “%(value)s” in this project.") % {"value": raw})
             return redirect("grading_queue", slug=request.project.slug)
@@ -311,7 +326,8 @@ def _lock_message(candidate: Candidate, grade: Grade | None, grading_set: Gradin
 def _order(request: ProjectRequest, grading_set: GradingSet, query: Query) -> list[int]:
     """The query's pairs (IDs) in this editor's order: the numbering of every page and save."""
     return shuffled_for(
-        request.user, Candidate.objects.filter(grading_set=grading_set, query=query).values_list("pk", flat=True)
+        request.user,
+        Candidate.objects.filter(grading_set=grading_set, query=query).values_list("pk", flat=True),
     )
 
 
@@ -319,12 +335,19 @@ def _rows(request: ProjectRequest, grading_set: GradingSet, ids: list[int], firs
     """Rows of the pairs `ids` (in that order, numbered from `first_position`); documents are read
     for these pairs only, so a page costs the same whatever the size of its query."""
     candidates = (
-        Candidate.objects.filter(pk__in=ids).select_related("document", "final_grade", "dispute").with_grade_total()
+        Candidate.objects.filter(pk__in=ids)
+        .select_related("document", "final_grade", "dispute")
+        .with_grade_total()
     ).in_bulk()
     mine = {g.candidate_id: g for g in Grade.objects.blind_for(request.user).filter(candidate__in=ids)}
     return [
-        Row(candidate=c, document=c.document, grade=mine.get(pk), locked=_lock_message(c, mine.get(pk), grading_set),
-            position=position)
+        Row(
+            candidate=c,
+            document=c.document,
+            grade=mine.get(pk),
+            locked=_lock_message(c, mine.get(pk), grading_set),
+            position=position,
+        )
         for position, pk in enumerate(ids, start=first_position)
         if (c := candidates.get(pk)) is not None  # removed since the order was read
     ]
@@ -391,7 +414,9 @@ def _page_context(
     # something left for them, not merely the next page (QA: it offered finished pages).
     next_work_page = None
     if page.has_next():
-        later = next((i for i, pk in enumerate(order[page.end_index() :], page.end_index()) if pk in waiting()), None)
+        later = next(
+            (i for i, pk in enumerate(order[page.end_index() :], page.end_index()) if pk in waiting()), None
+        )
         next_work_page = None if later is None else _page_of(later)
     return {
         "grading_set": grading_set,
@@ -399,7 +424,10 @@ def _page_context(
         "page": page,
         "next_work_page": next_work_page,
         # Pager links name the page's own URL: the page is also rendered in answer to a refused save.
-        "page_url": reverse("grade_page", kwargs={"slug": request.project.slug, "set_id": grading_set.pk, "query_id": query.pk}),
+        "page_url": reverse(
+            "grade_page",
+            kwargs={"slug": request.project.slug, "set_id": grading_set.pk, "query_id": query.pk},
+        ),
         "rows": _rows(request, grading_set, list(page.object_list), page.start_index()),
         "criteria": CriteriaVersion.objects.current_for(request.project),
         **_progress(request, grading_set, query),
@@ -425,7 +453,10 @@ def _row(request: ProjectRequest, candidate: Candidate, order: list[int] | None 
 
 def _grade_page_url(slug: str, candidate: Candidate) -> str:
     """The grading page at `candidate`'s row: on the page that holds it, scrolled to it."""
-    url = reverse("grade_page", kwargs={"slug": slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id})
+    url = reverse(
+        "grade_page",
+        kwargs={"slug": slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id},
+    )
     return f"{url}?cand={candidate.pk}#cand-{candidate.pk}"
 
 
@@ -458,7 +489,10 @@ def _row_response(
     if unsaved_reason and row.grade is None and not row.locked:
         row.typed_reason = unsaved_reason
     context = {
-        "grading_set": grading_set, "query": query, "row": row, "announce": announce or error,
+        "grading_set": grading_set,
+        "query": query,
+        "row": row,
+        "announce": announce or error,
         "criteria": CriteriaVersion.objects.current_for(request.project),
         "criteria_changed": criteria_changed,
         "query_changed": query_seen is not None and query_seen != query.fingerprint,
@@ -467,7 +501,10 @@ def _row_response(
     response = render(request, "annotator/grading/grade.html#row-response", context)
     # After settling, so the script finds the new row to put the focus back on.
     return trigger_client_event(
-        response, "grade-row", {"candidate": candidate.pk, "state": row.state, "undone": undone}, after="settle"
+        response,
+        "grade-row",
+        {"candidate": candidate.pk, "state": row.state, "undone": undone},
+        after="settle",
     )
 
 
@@ -476,7 +513,9 @@ def _row_response(
 def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
     candidate = get_object_or_404(
         Candidate.objects.select_related("grading_set", "query", "document"),
-        pk=candidate_id, grading_set_id=set_id, grading_set__project=request.project,
+        pk=candidate_id,
+        grading_set_id=set_id,
+        grading_set__project=request.project,
     )
     if request.method == "GET":
         # This URL ends up in the address bar after a refused save without JavaScript (the page is
@@ -489,8 +528,11 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
     if form.is_valid():
         try:
             grade = grade_submit(
-                candidate=candidate, editor=request.user, value=form.cleaned_data["grade"],
-                reason=form.cleaned_data["reason"], document_version=form.cleaned_data["document_version"],
+                candidate=candidate,
+                editor=request.user,
+                value=form.cleaned_data["grade"],
+                reason=form.cleaned_data["reason"],
+                document_version=form.cleaned_data["document_version"],
                 criteria_version=form.cleaned_data["criteria_version"],
                 query_seen=form.cleaned_data["query_seen"],
             )
@@ -508,7 +550,8 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
             error, status = str(exc), 409
         else:
             done = _("Saved grade %(grade)d for %(document)s.") % {
-                "grade": grade.grade, "document": candidate.document.external_id
+                "grade": grade.grade,
+                "document": candidate.document.external_id,
             }
             # Saved under a wording-only change published since the page was read: the panel and
             # the forms catch up too (QA: the panel kept the old wording).
@@ -533,8 +576,14 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
     if request.htmx:
         # htmx 2 swaps only 2xx responses, so the refusal comes back as 200 with the failed row.
         return _row_response(
-            request, candidate, error=error, typed_reason=typed_reason, announce=done, saved=True,
-            criteria_changed=criteria_changed, query_seen=form.cleaned_data.get("query_seen"),
+            request,
+            candidate,
+            error=error,
+            typed_reason=typed_reason,
+            announce=done,
+            saved=True,
+            criteria_changed=criteria_changed,
+            query_seen=form.cleaned_data.get("query_seen"),
         )
     if not error:
         messages.success(request, done)
@@ -559,11 +608,15 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
         result = grade_undo(editor=request.user, grading_set=grading_set, query=query)
     except GradingError as exc:
         if request.htmx:
-            response = render(request, "annotator/grading/grade.html#announcer", {"announce": str(exc), "oob": True})
+            response = render(
+                request, "annotator/grading/grade.html#announcer", {"announce": str(exc), "oob": True}
+            )
             return reswap(response, "none")
         messages.error(request, str(exc))
         return redirect(page_url)
-    candidate = Candidate.objects.select_related("grading_set", "query", "document").get(pk=result.candidate.pk)
+    candidate = Candidate.objects.select_related("grading_set", "query", "document").get(
+        pk=result.candidate.pk
+    )
     document = candidate.document.external_id
     # Undoing a first grade deletes it with its reason: the text stays in the box, unsaved, so that
     # the next key saves it with the right grade (QA: the reason had to be typed again).
@@ -577,7 +630,9 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
     if result.grade is None:
         text = _("Undone: %(document)s is ungraded again.") % {"document": document}
         if kept_reason:
-            text = sentences([text, _("Your reason stays in its box, not saved: a grade key saves it with the grade.")])
+            text = sentences(
+                [text, _("Your reason stays in its box, not saved: a grade key saves it with the grade.")]
+            )
     elif result.undone is not None and result.undone[0] == result.grade.grade:
         # Only the reason changed back (QA: "back to grade 1" said nothing of the reason it removed).
         if result.grade.reason:
@@ -586,7 +641,10 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
             text = _("Undone: the reason you wrote for %(document)s is removed; the grade stays %(grade)d.")
         text %= {"document": document, "grade": result.grade.grade}
     else:
-        text = _("Undone: %(document)s is back to grade %(grade)d.") % {"document": document, "grade": result.grade.grade}
+        text = _("Undone: %(document)s is back to grade %(grade)d.") % {
+            "document": document,
+            "grade": result.grade.grade,
+        }
     if in_place:
         # The row comes back with the current query's fingerprint: if the query changed since the
         # page was read, its heading catches up too, so that no grade is given on the old text.
@@ -594,9 +652,16 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
         if query_seen is not None and not Query.is_fingerprint(query_seen):
             query_seen = None  # not sent by this page: nothing to tell about the query
         if query_seen is not None and query_seen != query.fingerprint:
-            text = sentences([text, _("This query changed while you were reading it. The new text is shown now.")])
+            text = sentences(
+                [text, _("This query changed while you were reading it. The new text is shown now.")]
+            )
         response = _row_response(
-            request, candidate, announce=text, undone=True, unsaved_reason=kept_reason, order=order,
+            request,
+            candidate,
+            announce=text,
+            undone=True,
+            unsaved_reason=kept_reason,
+            order=order,
             query_seen=query_seen,
         )
         return reswap(retarget(response, f"#cand-{candidate.pk}"), "outerHTML")
@@ -610,24 +675,46 @@ def _locked_stale(candidate: Candidate) -> str | None:
     """Why the editor cannot re-check this grade themselves (None: they can)."""
     if hasattr(candidate, "final_grade"):
         # Not a dead end: the reviewers' list of settled pairs to re-check takes it from here.
-        return _("This pair is settled: a reviewer re-checks its final grade on the new text, and the flag clears then.")
+        return _(
+            "This pair is settled: a reviewer re-checks its final grade on the new text, and the flag clears then."
+        )
     return pair_lock_reason(candidate)
 
 
 @project_role(Role.EDITOR)
 @require_GET
 def stale_list(request: ProjectRequest, slug: str) -> HttpResponse:
-    grades = _my_stale(request).select_related(
-        "candidate__query", "candidate__document", "candidate__grading_set", "candidate__final_grade",
-        "candidate__dispute", "document_version", "criteria_version",
-    ).order_by("candidate__grading_set__name", "candidate__query__external_id", "candidate__document__external_id")
+    grades = (
+        _my_stale(request)
+        .select_related(
+            "candidate__query",
+            "candidate__document",
+            "candidate__grading_set",
+            "candidate__final_grade",
+            "candidate__dispute",
+            "document_version",
+            "criteria_version",
+        )
+        .order_by(
+            "candidate__grading_set__name",
+            "candidate__query__external_id",
+            "candidate__document__external_id",
+        )
+    )
     # Two tables: the grades this editor re-checks (what every "need re-checking" count counts,
     # Grade.to_recheck), and those on settled or disputed pairs, which a reviewer takes (QA: the
     # overview said 1 while this page listed 4 rows, 3 of them out of the editor's hands).
     mine = grades.to_recheck()
     page = Paginator(mine, PAGE_SIZE).get_page(request.GET.get("page"))
-    waiting = Paginator(grades.exclude(pk__in=mine.values("pk")), PAGE_SIZE).get_page(request.GET.get("waiting_page"))
+    waiting = Paginator(grades.exclude(pk__in=mine.values("pk")), PAGE_SIZE).get_page(
+        request.GET.get("waiting_page")
+    )
     # A settled or disputed pair cannot be re-graded here: each row says who takes it instead.
     waiting_rows = [(grade, _locked_stale(grade.candidate)) for grade in waiting]
-    context = {"page": page, "rows": [(grade, None) for grade in page], "waiting": waiting, "waiting_rows": waiting_rows}
+    context = {
+        "page": page,
+        "rows": [(grade, None) for grade in page],
+        "waiting": waiting,
+        "waiting_rows": waiting_rows,
+    }
     return render(request, "annotator/grading/stale_list.html", context)

@@ -51,7 +51,9 @@ LIST_PAGE_SIZE = 25  # pools, and versions of a pool
 def _version_or_404(request: ProjectRequest, pool_id: int, version_id: int) -> PoolVersion:
     return get_object_or_404(
         PoolVersion.objects.select_related("pool__project", "frozen_by", "grading_set"),
-        pk=version_id, pool_id=pool_id, pool__project=request.project,
+        pk=version_id,
+        pool_id=pool_id,
+        pool__project=request.project,
     )
 
 
@@ -127,8 +129,9 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
         per_query = version.per_query_counts()
         page = Paginator(per_query, PAGE_SIZE).get_page(request.GET.get("page"))
         texts = dict(
-            Query.objects.filter(project=request.project, external_id__in=[r["query_id"] for r in page])
-            .values_list("external_id", "text")
+            Query.objects.filter(
+                project=request.project, external_id__in=[r["query_id"] for r in page]
+            ).values_list("external_id", "text")
         )
         for row in page:
             row["text"] = texts.get(row["query_id"], "")
@@ -162,7 +165,9 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     # refuses it): offer the formats that can hold every ID, and say why qrels is missing (QA).
     # The canonical text separates fields with tabs only, so a space in it is inside an ID.
     spaced = " " in version.canonical
-    context["formats"] = [(fmt, label) for fmt, label in EXPORT_FORMATS.items() if not (spaced and fmt == "qrels")]
+    context["formats"] = [
+        (fmt, label) for fmt, label in EXPORT_FORMATS.items() if not (spaced and fmt == "qrels")
+    ]
     context["qrels_refused"] = spaced
     context["siblings"] = version.pool.versions.exclude(pk=version.pk).order_by("-number")
     context["latest"] = version.pool.latest_version()  # only the newest version can be continued
@@ -193,20 +198,24 @@ def _provenance_rows(provenance: dict[str, Any]) -> list[dict[str, Any]]:
         named = [d for d in info.get("details", []) if d.get("detail")]
         summed = [d for d in info.get("details", []) if d.get("other_details")]
         hidden = named[SHOWN_DETAILS:]
-        rows.append({
-            "source": source,
-            "pairs": info.get("pairs", 0),
-            "details": named[:SHOWN_DETAILS],
-            "more_details": len(hidden) + sum(d["other_details"] for d in summed),
-            "more_pairs": sum(d["pairs"] for d in hidden + summed),
-            "added_by": info.get("added_by") or {},
-        })
+        rows.append(
+            {
+                "source": source,
+                "pairs": info.get("pairs", 0),
+                "details": named[:SHOWN_DETAILS],
+                "more_details": len(hidden) + sum(d["other_details"] for d in summed),
+                "more_pairs": sum(d["pairs"] for d in hidden + summed),
+                "added_by": info.get("added_by") or {},
+            }
+        )
     return rows
 
 
 @project_role(Role.REVIEWER)
 @require_GET
-def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponseBase:
+def pool_version_export(
+    request: ProjectRequest, slug: str, pool_id: int, version_id: int
+) -> HttpResponseBase:
     version = _version_or_404(request, pool_id, version_id)
     fmt = request.GET.get("format", "")
     back = reverse("pool_version_detail", kwargs={"slug": slug, "pool_id": pool_id, "version_id": version_id})
@@ -219,14 +228,22 @@ def pool_version_export(request: ProjectRequest, slug: str, pool_id: int, versio
         return redirect(back)
     part = request.GET.get("part", "")
     if part not in ("", "data"):
-        messages.error(request, _("Unknown export part “%(part)s”: leave it out for the zip, or ask for “data”.")
-                       % {"part": part})
+        messages.error(
+            request,
+            _("Unknown export part “%(part)s”: leave it out for the zip, or ask for “data”.")
+            % {"part": part},
+        )
         return redirect(back)
     problems = version.integrity_problems()
     if problems:
         # Never hand out a file that does not match its hash.
-        return _export_refused(request, _("This version failed its integrity check, so it cannot be exported."),
-                               slug, pool_id, version_id)
+        return _export_refused(
+            request,
+            _("This version failed its integrity check, so it cannot be exported."),
+            slug,
+            pool_id,
+            version_id,
+        )
     try:
         if part == "data":
             name, text = export_data(version, fmt)
@@ -278,7 +295,14 @@ def pool_version_diff(
         return render(request, "annotator/pools/diff.html", context)
     kind = request.GET.get("kind", "")
     rows = diff.of_kind(kind) if kind in ("added", "removed", "changed") else diff.rows
-    context.update({"counts": diff.counts, "total": len(diff.rows), "kind": kind, "page": Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))})
+    context.update(
+        {
+            "counts": diff.counts,
+            "total": len(diff.rows),
+            "kind": kind,
+            "page": Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page")),
+        }
+    )
     template = "annotator/pools/diff.html" + ("#diff-table" if request.htmx else "")
     return render(request, template, context)
 
@@ -291,23 +315,36 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
     form = ContinueForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
-            grading_set = grading_set_create_from_version(version=version, by=request.user, name=form.cleaned_data["name"])
+            grading_set = grading_set_create_from_version(
+                version=version, by=request.user, name=form.cleaned_data["name"]
+            )
         except CopyError as exc:
             form.add_error(None, str(exc))
         except PoolIntegrityError as exc:
             # Said as what it is (QA: only the row mismatch was shown, not that nothing was made).
-            form.add_error(None, _("Nothing was created: this version failed its integrity check. %(problem)s")
-                           % {"problem": exc})
+            form.add_error(
+                None,
+                _("Nothing was created: this version failed its integrity check. %(problem)s")
+                % {"problem": exc},
+            )
         else:
             messages.success(
                 request,
-                _("Grading set “%(set)s” holds the %(n)d pairs of version %(v)d with their final grades. Add queries "
-                  "and documents, grade them, then freeze it as version %(next)d.")
-                % {"set": grading_set.name, "n": version.counts.get("judgments", 0), "v": version.number,
-                   "next": version.number + 1},
+                _(
+                    "Grading set “%(set)s” holds the %(n)d pairs of version %(v)d with their final grades. Add queries "
+                    "and documents, grade them, then freeze it as version %(next)d."
+                )
+                % {
+                    "set": grading_set.name,
+                    "n": version.counts.get("judgments", 0),
+                    "v": version.number,
+                    "next": version.number + 1,
+                },
             )
             # The grading area's set page is where queries and documents are added next.
-            return redirect_after_post(request, reverse("grading_set_detail", kwargs={"slug": slug, "set_id": grading_set.pk}))
+            return redirect_after_post(
+                request, reverse("grading_set_detail", kwargs={"slug": slug, "set_id": grading_set.pk})
+            )
     # Said before the form is filled in, not only after it is sent (QA).
     refusal = continue_refusal(version) if request.method == "GET" else ""
     if request.method == "GET" and not refusal and (problems := version.integrity_problems()):
@@ -322,14 +359,18 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
 @project_role(Role.REVIEWER)
 @require_http_methods(["GET", "POST"])
 def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
-    grading_set = get_object_or_404(GradingSet.objects.select_related("pool", "based_on__pool"), pk=set_id, project=request.project)
+    grading_set = get_object_or_404(
+        GradingSet.objects.select_related("pool", "based_on__pool"), pk=set_id, project=request.project
+    )
     form = FreezeForm(request.POST if request.method == "POST" else None)
     error = ""
     if request.method == "POST" and form.is_valid():
         try:
             version = pool_freeze(
-                grading_set=grading_set, by=request.user,
-                exclude_unsettled=form.cleaned_data["exclude_unsettled"], reason=form.cleaned_data["reason"],
+                grading_set=grading_set,
+                by=request.user,
+                exclude_unsettled=form.cleaned_data["exclude_unsettled"],
+                reason=form.cleaned_data["reason"],
                 blockers_seen=form.cleaned_data["blockers_seen"] or None,  # the page always sends it
             )
         except FreezeError as exc:
@@ -341,9 +382,13 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
                 % {"pool": version.pool.name, "n": version.number, "hash": version.hash_prefix},
             )
             _warn_if_same_as_earlier(request, version)
-            return redirect_after_post(request, reverse(
-                "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
-            ))
+            return redirect_after_post(
+                request,
+                reverse(
+                    "pool_version_detail",
+                    kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk},
+                ),
+            )
     preview = freeze_preview(grading_set)
     if error == preview.refusal:
         error = ""  # the page states the refusal itself, in place of the form
@@ -353,7 +398,9 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         "blockers": Paginator(preview.blockers, PAGE_SIZE).get_page(request.GET.get("page")),
         "form": form,
         "error": error,
-        "next_number": (grading_set.pool.versions.aggregate(n=Max("number"))["n"] or 0) + 1 if grading_set.pool else 1,
+        "next_number": (grading_set.pool.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+        if grading_set.pool
+        else 1,
     }
     template = "annotator/pools/freeze.html" + ("#freeze-form" if request.htmx else "")
     return render(request, template, context)
@@ -363,7 +410,9 @@ def _warn_if_same_as_earlier(request: ProjectRequest, version: PoolVersion) -> N
     # Legitimate (a copy frozen again unchanged, an import back to an earlier version's
     # judgments), but worth knowing: nothing new was judged. An import identical to the newest
     # version is refused before it gets here (pool_version_create's refuse_unchanged).
-    same = version.pool.versions.filter(sha256=version.sha256).exclude(pk=version.pk).order_by("number").first()
+    same = (
+        version.pool.versions.filter(sha256=version.sha256).exclude(pk=version.pk).order_by("number").first()
+    )
     if same is not None:
         messages.warning(
             request,
@@ -376,14 +425,21 @@ def _warn_if_same_as_earlier(request: ProjectRequest, version: PoolVersion) -> N
 @require_http_methods(["GET", "POST"])
 def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
     posted = request.method == "POST"
-    form = PoolImportForm(request.POST if posted else None, request.FILES if posted else None, project=request.project)
+    form = PoolImportForm(
+        request.POST if posted else None, request.FILES if posted else None, project=request.project
+    )
     if posted and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
             version = pool_import(
-                project=request.project, by=request.user, data=upload.read(), file_name=upload.name,
-                fmt=form.cleaned_data["format"], pool=form.cleaned_data["pool"],
-                pool_name=form.cleaned_data["pool_name"], grade_map=form.cleaned_data["grade_map"],
+                project=request.project,
+                by=request.user,
+                data=upload.read(),
+                file_name=upload.name,
+                fmt=form.cleaned_data["format"],
+                pool=form.cleaned_data["pool"],
+                pool_name=form.cleaned_data["pool_name"],
+                grade_map=form.cleaned_data["grade_map"],
             )
         except PoolImportError as exc:
             form.add_error("file", str(exc))
@@ -398,12 +454,21 @@ def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
                     "Imported %(file)s as %(pool)s version %(n)d: %(count)d judgments, SHA-256 %(hash)s….",
                     version.counts["judgments"],
                 )
-                % {"file": upload.name, "pool": version.pool.name, "n": version.number,
-                   "count": version.counts["judgments"], "hash": version.hash_prefix},
+                % {
+                    "file": upload.name,
+                    "pool": version.pool.name,
+                    "n": version.number,
+                    "count": version.counts["judgments"],
+                    "hash": version.hash_prefix,
+                },
             )
             _warn_if_same_as_earlier(request, version)
-            return redirect_after_post(request, reverse(
-                "pool_version_detail", kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk}
-            ))
+            return redirect_after_post(
+                request,
+                reverse(
+                    "pool_version_detail",
+                    kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk},
+                ),
+            )
     template = "annotator/pools/import.html" + ("#import-form" if request.htmx else "")
     return render(request, template, {"form": form})

@@ -60,7 +60,9 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         "open_sets": open_sets,
         # The queue's own count, so the overview and "Start grading" never disagree.
         "waiting_for_me": queue_candidates(project=project, editor=me).count(),
-        "stale_count": Grade.objects.filter(editor=me, candidate__grading_set__project=project).to_recheck().count(),
+        "stale_count": Grade.objects.filter(editor=me, candidate__grading_set__project=project)
+        .to_recheck()
+        .count(),
         "my_open_disputes": Dispute.objects.in_project(project).involving(me).open().count(),
     }
     if membership.can(Role.OWNER):
@@ -72,7 +74,9 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         context["review_count"] = disputes.review_queue().count()
         context["departed_count"] = disputes.waiting_for_departed().count()
         # Counted in, but not theirs to settle: a reviewer never settles a pair they graded (QA).
-        context["review_graded_by_me"] = disputes.review_queue().filter(statements__editor=request.user).count()
+        context["review_graded_by_me"] = (
+            disputes.review_queue().filter(statements__editor=request.user).count()
+        )
         context["final_recheck_count"] = (
             Candidate.objects.filter(grading_set__project=project).final_to_recheck().count()
         )
@@ -82,9 +86,7 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
             .defer("canonical")
             .order_by("-frozen_at")[:5]
         )
-        context["comparisons"] = (
-            Comparison.objects.in_project(project).listing().order_by("-created_at")[:5]
-        )
+        context["comparisons"] = Comparison.objects.in_project(project).listing().order_by("-created_at")[:5]
     return render(request, "annotator/project_detail.html", context)
 
 
@@ -92,19 +94,36 @@ def _setup_steps(project: Project) -> list[tuple[str, str, bool]] | None:
     """(what to do, where, done) for a new project, in order; None once every step is done."""
     slug = {"slug": project.slug}
     steps = [
-        (_("Read the grading criteria, and edit them if your team grades differently"), reverse("criteria", kwargs=slug),
-         CriteriaVersion.objects.filter(project=project).exists()),
-        (_("Import the documents"), reverse("import_page", kwargs=slug) + "#import-documents",
-         Document.objects.filter(project=project).exists()),
-        (_("Import the queries"), reverse("import_page", kwargs=slug) + "#import-queries",
-         Query.objects.filter(project=project).exists()),
-        (_("Create a grading set"), reverse("grading_set_list", kwargs=slug),
-         GradingSet.objects.in_project(project).exists()),
-        (_("Add candidates to it: pool them from run files, or add documents by hand on the set's page"),
-         reverse("import_page", kwargs=slug) + "#import-candidates",
-         Candidate.objects.filter(grading_set__project=project).exists()),
-        (_("Add the editors (and a reviewer) on the Members page"), reverse("member_list", kwargs=slug),
-         project.memberships.exclude(role=Role.OWNER).exists()),
+        (
+            _("Read the grading criteria, and edit them if your team grades differently"),
+            reverse("criteria", kwargs=slug),
+            CriteriaVersion.objects.filter(project=project).exists(),
+        ),
+        (
+            _("Import the documents"),
+            reverse("import_page", kwargs=slug) + "#import-documents",
+            Document.objects.filter(project=project).exists(),
+        ),
+        (
+            _("Import the queries"),
+            reverse("import_page", kwargs=slug) + "#import-queries",
+            Query.objects.filter(project=project).exists(),
+        ),
+        (
+            _("Create a grading set"),
+            reverse("grading_set_list", kwargs=slug),
+            GradingSet.objects.in_project(project).exists(),
+        ),
+        (
+            _("Add candidates to it: pool them from run files, or add documents by hand on the set's page"),
+            reverse("import_page", kwargs=slug) + "#import-candidates",
+            Candidate.objects.filter(grading_set__project=project).exists(),
+        ),
+        (
+            _("Add the editors (and a reviewer) on the Members page"),
+            reverse("member_list", kwargs=slug),
+            project.memberships.exclude(role=Role.OWNER).exists(),
+        ),
     ]
     return None if all(done for _what, _where, done in steps) else steps
 
@@ -221,10 +240,13 @@ def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> Htt
     else:
         left = membership.user_id == request.user.pk
         if left:
-            messages.success(request, _("You left the project “%(project)s”.") % {"project": request.project.display_name})
+            messages.success(
+                request, _("You left the project “%(project)s”.") % {"project": request.project.display_name}
+            )
         else:
             messages.success(
-                request, _("%(user)s was removed from the project.") % {"user": membership.user.get_username()}
+                request,
+                _("%(user)s was removed from the project.") % {"user": membership.user.get_username()},
             )
         if withdrawn:
             messages.info(

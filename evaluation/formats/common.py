@@ -52,6 +52,8 @@ def escape_unprintable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 # Python refuses int() of more than 4,300 digits (a guard against slow conversions) with a bare
 # ValueError. No grade, rank or count is anywhere near this long: a longer one is refused as such
 # (grades, ranks, JSON integers), or stands in as a number just as far out of range (whole()).
@@ -104,6 +106,8 @@ def _check_text(text: str) -> None:
     bad = _BAD_TEXT.search(text)
     if bad is not None:
         raise JSONLineError("nul" if bad.group() == "\x00" else "surrogate")
+
+
 # A score as trec_eval and every other tool read it: ASCII digits, optional sign, point, exponent.
 # (float() also takes "1_000", "١٢" and "１": other tools read those differently or not at all.)
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -274,7 +278,9 @@ def _utf8_error_in(raw: IO[bytes], name: str) -> EvaluationError:
             line.decode("utf-8")
         except UnicodeDecodeError as error:
             return EvaluationError(
-                gettext_noop("the file is not valid UTF-8: byte %(byte)s at column %(column)s (save it as UTF-8)"),
+                gettext_noop(
+                    "the file is not valid UTF-8: byte %(byte)s at column %(column)s (save it as UTF-8)"
+                ),
                 {"byte": f"0x{line[error.start]:02x}", "column": error.start + 1},
                 source=name,
                 line=number,
@@ -492,7 +498,9 @@ def check_query_id(value: object, *, source: str, line: int) -> str:
             # "surrounding spaces" invisible in the message (QA). The builders check the rest.
             check_id_chars(value, source=source, line=line)
         raise EvaluationError(
-            gettext_noop("query_id must be non-empty text or a whole number, without surrounding spaces, got %(value)s"),
+            gettext_noop(
+                "query_id must be non-empty text or a whole number, without surrounding spaces, got %(value)s"
+            ),
             {"value": as_json(value)},
             source=source,
             line=line,
@@ -696,7 +704,11 @@ class RunBuilder:
         warnings: list[EvaluationError] = []
         for query, rows in self.rows.items():
             # The first query where rank and score disagree is enough to say so.
-            if self.scored and not warnings and (disagreement := _rank_against_score(query, rows, self.source)):
+            if (
+                self.scored
+                and not warnings
+                and (disagreement := _rank_against_score(query, rows, self.source))
+            ):
                 warnings.append(disagreement)
             if not self.scored:
                 rows = sorted(rows, key=lambda row: row[2])  # type: ignore[arg-type, return-value]

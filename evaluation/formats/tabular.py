@@ -135,13 +135,17 @@ def _csv_rows(
 def _malformed(error: csv.Error, name: str, line: int) -> EvaluationError:
     if str(error) == "unexpected end of data":
         return EvaluationError(
-            gettext_noop("a quote opened on this line is never closed (the file ends inside the quoted field)"),
+            gettext_noop(
+                "a quote opened on this line is never closed (the file ends inside the quoted field)"
+            ),
             source=name,
             line=line,
         )
     if str(error).startswith("field larger than field limit"):
         return EvaluationError(
-            gettext_noop("a field on this line is longer than %(limit)s characters, the most a field may hold"),
+            gettext_noop(
+                "a field on this line is longer than %(limit)s characters, the most a field may hold"
+            ),
             {"limit": f"{CSV_FIELD_LIMIT:,}"},
             source=name,
             line=line,
@@ -241,11 +245,15 @@ def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[s
         if not line.strip():
             continue
         try:
-            value = load_json_line(line.rstrip("\r\n"))  # else an error at the end is "column 1" of the next line
+            value = load_json_line(
+                line.rstrip("\r\n")
+            )  # else an error at the end is "column 1" of the next line
         except json.JSONDecodeError as error:
             # The column, not json's English wording of the problem (error.msg), which no catalog
             # translates: a Chinese page showed "Expecting value" (QA).
-            raise EvaluationError(JSON_SYNTAX_PROBLEM, {"column": error.colno}, source=name, line=number) from None
+            raise EvaluationError(
+                JSON_SYNTAX_PROBLEM, {"column": error.colno}, source=name, line=number
+            ) from None
         except JSONLineError as error:
             problem = JSON_LINE_PROBLEMS[error.kind]  # each marked where it is written
             raise EvaluationError(problem, {"digits": MAX_DIGITS}, source=name, line=number) from None

@@ -57,7 +57,6 @@ def split_fields(line: str, maxsplit: int = -1) -> list[str]:
     return _ASCII_SPACE.split(stripped, max(maxsplit, 0)) if stripped else []
 
 
-
 def _splits_like_c(data: bytes | None, open_lines: Callable[[], Iterator[str]]) -> bool:
     """Whether str.split() on the text's ASCII lines splits where trec_eval does: no U+001C-U+001F
     anywhere. The fast passes split with str.split() (one check per line would cost them ~40%);
@@ -251,7 +250,9 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
     try:
         for line in lines:
             # maxsplit=5: the tag keeps whatever trails it, which trec_eval also ignores.
-            query, _q0, doc, _rank, score, _tag = line.split(None, 5) if line.isascii() else split_fields(line, 5)
+            query, _q0, doc, _rank, score, _tag = (
+                line.split(None, 5) if line.isascii() else split_fields(line, 5)
+            )
             if query != previous:
                 block_starts.append(len(docs))
                 block_queries.append(query)
@@ -318,7 +319,14 @@ def _finish_run(
     if not plain and (bad_id_chars("".join(query_ids)) or bad_id_chars("".join(docs))):
         return None  # the careful pass names the line and the character
     return Run._trusted(
-        query_ids, docs, offsets, scores=scores, lines=lines_of_rows, name=system, source=source, id_words=words
+        query_ids,
+        docs,
+        offsets,
+        scores=scores,
+        lines=lines_of_rows,
+        name=system,
+        source=source,
+        id_words=words,
     )
 
 

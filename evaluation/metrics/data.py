@@ -152,7 +152,9 @@ class Pool(Mapping[str, Mapping[str, int]]):
     @cached_property
     def _lengths(self) -> np.ndarray:
         """Judgments per query, in query order."""
-        return _readonly(np.fromiter(map(len, self._grades.values()), dtype=np.int64, count=len(self._grades)))
+        return _readonly(
+            np.fromiter(map(len, self._grades.values()), dtype=np.int64, count=len(self._grades))
+        )
 
     @cached_property
     def _flat_grades(self) -> np.ndarray:

@@ -46,7 +46,9 @@ IdWords = np.ndarray  # (IDs, width) uint64, C order: row i holds ID i's bytes, 
 _U64 = np.uint64
 # Multiplicative hashing: each word times its own odd constant, summed; the top bits pick the
 # slot. Zero words add nothing, so an ID hashes alike whatever width holds it.
-_MULTIPLIERS = np.array([(0x9E3779B97F4A7C15 * (2 * j + 1)) % (1 << 64) for j in range(MAX_WORDS)], dtype=_U64)
+_MULTIPLIERS = np.array(
+    [(0x9E3779B97F4A7C15 * (2 * j + 1)) % (1 << 64) for j in range(MAX_WORDS)], dtype=_U64
+)
 # The masks keeping a word's first 0..8 bytes.
 _BYTE_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(WORD)] + [(1 << 64) - 1], dtype=_U64)
 # The first word of an ID too long for the width: a zero first byte then a one, which the words of
@@ -90,14 +92,18 @@ class WordsWriter:
         goes on for WORD - 1 bytes after every ID (words are read whole; what follows an ID is
         masked off). `starts` and `lengths` (int32 or int64) are consumed."""
         n = self.n
-        counts = np.bincount(np.minimum((lengths + (WORD - 1)) // WORD, MAX_WORDS + 1), minlength=MAX_WORDS + 2)
+        counts = np.bincount(
+            np.minimum((lengths + (WORD - 1)) // WORD, MAX_WORDS + 1), minlength=MAX_WORDS + 2
+        )
         self._needed += counts
         width = min(int(np.flatnonzero(counts)[-1]), MAX_WORDS) if len(starts) else 1
         words = self._words
         if words is None:  # as wide as the first block needs
             words = self._words = np.zeros((n, max(width, 1)), dtype=_U64)
         elif width > words.shape[1]:  # rare: longer IDs than so far (one copy of the words)
-            words = self._words = np.concatenate((words, np.zeros((n, width - words.shape[1]), dtype=_U64)), axis=1)
+            words = self._words = np.concatenate(
+                (words, np.zeros((n, width - words.shape[1]), dtype=_U64)), axis=1
+            )
         rows = words[low : low + len(starts)]
         # Eight bytes at any offset, read as one little-endian word.
         size = len(data) if isinstance(data, bytes) else data.nbytes

@@ -183,7 +183,9 @@ def order_scored(
 def _checked_pool(pool_grades: Mapping[str, int], query_id: str) -> dict[str, int]:
     if not isinstance(pool_grades, Mapping):
         raise EvaluationError(
-            gettext_noop("query %(query)r: the pool's grades must be a mapping of document ID to grade, got %(type)s"),
+            gettext_noop(
+                "query %(query)r: the pool's grades must be a mapping of document ID to grade, got %(type)s"
+            ),
             {"query": query_id, "type": type(pool_grades).__name__},
             query=query_id or None,
         )

@@ -75,7 +75,9 @@ class Listed(tuple[object, ...]):
         return (_rebuild_listed, (tuple(self), self.more))
 
     def __str__(self) -> str:
-        return ", ".join(repr(v) if isinstance(v, str) else str(v) for v in self) + (", ..." if self.more else "")
+        return ", ".join(repr(v) if isinstance(v, str) else str(v) for v in self) + (
+            ", ..." if self.more else ""
+        )
 
 
 def _rebuild_listed(values: tuple[object, ...], more: bool) -> Listed:
@@ -119,13 +121,17 @@ class EvaluationError(ValueError):
         # One line, always: the command prints it as the single line of its stderr.
         super().__init__((where + self.detail).replace("\n", " "))
 
-    def translated(self, gettext: Callable[[str], str], show: Callable[[object], object] | None = None) -> str:
+    def translated(
+        self, gettext: Callable[[str], str], show: Callable[[object], object] | None = None
+    ) -> str:
         """`detail` in the language of `gettext` (the English template's translation, filled in),
         each value passed through `show` first when given (a page quotes values its own way)."""
         text = gettext(self.template)
         if self.params is None:
             return text
-        return text % (self.params if show is None else {key: show(value) for key, value in self.params.items()})
+        return text % (
+            self.params if show is None else {key: show(value) for key, value in self.params.items()}
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only arguments are not restored by the default exception pickling.
@@ -224,7 +230,8 @@ class Settings:
         _check_choice("extra_queries", self.extra_queries, EXTRA_QUERIES)
         if not is_integer(self.seed) or not 0 <= int(self.seed) <= MAX_SEED:
             raise EvaluationError(
-                gettext_noop("seed must be an integer 0..%(max)s, got %(seed)r"), {"seed": self.seed, "max": MAX_SEED}
+                gettext_noop("seed must be an integer 0..%(max)s, got %(seed)r"),
+                {"seed": self.seed, "max": MAX_SEED},
             )
         object.__setattr__(self, "seed", int(self.seed))
 

@@ -51,7 +51,9 @@ def _admin_url(model: type, action: str, *args: object) -> str:
 
 
 @pytest.mark.parametrize("label", READ_ONLY)
-def test_records_with_history_are_shown_but_cannot_be_added_changed_or_deleted(root: Client, label: str) -> None:
+def test_records_with_history_are_shown_but_cannot_be_added_changed_or_deleted(
+    root: Client, label: str
+) -> None:
     model = apps.get_model(label)
     row = model.objects.order_by("pk").first()
     assert row is not None, f"the demo has no {label}"
@@ -80,7 +82,9 @@ def test_a_final_grade_edit_is_refused_and_the_grade_stays(root: Client) -> None
     final = FinalGrade.objects.order_by("pk").first()
     assert final is not None
     grade, source = final.grade, final.source
-    response = root.post(_admin_url(FinalGrade, "change", final.pk), {"grade": (grade + 1) % 4, "source": source})
+    response = root.post(
+        _admin_url(FinalGrade, "change", final.pk), {"grade": (grade + 1) % 4, "source": source}
+    )
     assert response.status_code == 403
     final.refresh_from_db()
     assert (final.grade, final.source) == (grade, source)
@@ -105,8 +109,13 @@ def test_a_pool_keeps_its_project_and_a_set_its_open_state(root: Client) -> None
     response = root.post(
         _admin_url(GradingSet, "change", frozen.pk),
         {
-            "name": "Renamed set", "is_open": "on", "required_grades": frozen.required_grades + 1,
-            "pool": elsewhere.pk, "based_on": "", "created_by": "", "project": other.pk,
+            "name": "Renamed set",
+            "is_open": "on",
+            "required_grades": frozen.required_grades + 1,
+            "pool": elsewhere.pk,
+            "based_on": "",
+            "created_by": "",
+            "project": other.pk,
         },
     )
     assert response.status_code == 302
@@ -120,7 +129,8 @@ def test_memberships_keep_an_owner_and_removal_follows_the_members_page(root: Cl
     owner = Membership.objects.get(user__username="owner")
     assert owner.is_last_owner
     response = root.post(
-        _admin_url(Membership, "change", owner.pk), {"project": owner.project_id, "user": owner.user_id, "role": "editor"}
+        _admin_url(Membership, "change", owner.pk),
+        {"project": owner.project_id, "user": owner.user_id, "role": "editor"},
     )
     assert response.status_code == 200
     assert "at least one owner" in response.content.decode()
@@ -156,6 +166,8 @@ def test_the_only_active_owner_cannot_be_deactivated_in_the_admin(root: Client) 
     assert "is the only active owner of" in response.content.decode()
     assert user_model.objects.get(pk=owner.pk).is_active
     editor = user_model.objects.get(username="editor-b")
-    response = root.post(reverse("admin:auth_user_change", args=[editor.pk]), {**form, "username": "editor-b"})
+    response = root.post(
+        reverse("admin:auth_user_change", args=[editor.pk]), {**form, "username": "editor-b"}
+    )
     assert response.status_code == 302
     assert not user_model.objects.get(pk=editor.pk).is_active  # anyone else can be deactivated

@@ -45,7 +45,9 @@ def _dangling(client: Client) -> tuple[int, int, list[str]]:
         parser = _References()
         parser.feed(html)
         checked += len(parser.references)
-        dangling += [f"{url}: <{tag} {name}={ref!r}>" for tag, name, ref in parser.references if ref not in parser.ids]
+        dangling += [
+            f"{url}: <{tag} {name}={ref!r}>" for tag, name, ref in parser.references if ref not in parser.ids
+        ]
     return pages, checked, dangling
 
 
@@ -72,7 +74,11 @@ def test_the_freeze_forms_references_are_on_the_page(db: None) -> None:
     read = []
     for grading_set in GradingSet.objects.filter(project=project, is_open=True):
         parser = _References()
-        parser.feed(client.get(reverse("pool_freeze", kwargs={"slug": project.slug, "set_id": grading_set.pk})).content.decode())
+        parser.feed(
+            client.get(
+                reverse("pool_freeze", kwargs={"slug": project.slug, "set_id": grading_set.pk})
+            ).content.decode()
+        )
         read += [ref for _tag, name, ref in parser.references if name == "aria-describedby"]
         assert not [ref for _tag, _name, ref in parser.references if ref not in parser.ids], grading_set.name
     assert "id_reason_helptext" in read  # a form with the reason field was among them

@@ -98,12 +98,17 @@ def test_more_files_than_django_reads_get_a_page_saying_the_limit_and_nothing_is
     settings.DATA_UPLOAD_MAX_NUMBER_FILES = 3
     client.force_login(cast.owner)
     files = [SimpleUploadedFile(f"run{i}.trec", b"q1 Q0 A 1 1 r\n") for i in range(4)]
-    response = client.post(reverse("import_candidates", kwargs={"slug": "alpha"}), {"files": files},
-                           HTTP_REFERER="http://testserver/p/alpha/imports/")
+    response = client.post(
+        reverse("import_candidates", kwargs={"slug": "alpha"}),
+        {"files": files},
+        HTTP_REFERER="http://testserver/p/alpha/imports/",
+    )
     html = response.content.decode()
     assert response.status_code == 400
     assert "More than 3 files were sent at once. Nothing was saved: send them in groups of at most 3." in html
-    assert 'href="http://testserver/p/alpha/imports/"' in html and "olivia" in html  # a page of the app, signed in
+    assert (
+        'href="http://testserver/p/alpha/imports/"' in html and "olivia" in html
+    )  # a page of the app, signed in
     assert not Candidate.objects.exists()
     _no_traceback(caplog)
 

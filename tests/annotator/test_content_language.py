@@ -124,11 +124,16 @@ def test_owner_sets_names_and_content_language(db: None) -> None:
     assert 'name="content_language"' in page.content.decode()
 
     response = client.post(
-        url, {"name": "Help centre", "name_zh_hans": "帮助中心", "description": "", "content_language": "zh-Hans"}
+        url,
+        {"name": "Help centre", "name_zh_hans": "帮助中心", "description": "", "content_language": "zh-Hans"},
     )
     assert response.status_code == 302
     project.refresh_from_db()
-    assert (project.name, project.name_zh_hans, project.content_language) == ("Help centre", "帮助中心", "zh-Hans")
+    assert (project.name, project.name_zh_hans, project.content_language) == (
+        "Help centre",
+        "帮助中心",
+        "zh-Hans",
+    )
     assert project.slug == "hc"  # not editable: it is in every link made so far
 
     # Saving the same values again says nothing changed.

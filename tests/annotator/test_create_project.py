@@ -21,7 +21,16 @@ def run(*args: str) -> str:
 
 
 def test_a_project_with_its_owner_then_an_editor_the_owner_adds(db: None, client: Client) -> None:
-    out = run("create_project", "help-center", "Help center", "--owner", "alice", "--create-owner", "--name-zh", "帮助中心")
+    out = run(
+        "create_project",
+        "help-center",
+        "Help center",
+        "--owner",
+        "alice",
+        "--create-owner",
+        "--name-zh",
+        "帮助中心",
+    )
     assert "Set a password with: python manage.py changepassword alice" in out
     assert "Created project 'Help center' at /p/help-center/ with owner alice." in out
     alice = User.objects.get(username="alice")
@@ -50,7 +59,9 @@ def test_a_project_with_its_owner_then_an_editor_the_owner_adds(db: None, client
         (("create_user", "bad name!"), "Cannot create user 'bad name!'"),
     ],
 )
-def test_bad_input_is_refused_with_exit_status_2_and_nothing_made(db: None, args: tuple[str, ...], message: str) -> None:
+def test_bad_input_is_refused_with_exit_status_2_and_nothing_made(
+    db: None, args: tuple[str, ...], message: str
+) -> None:
     run("create_user", "alice")
     Project.objects.create(slug="taken", name="Taken")
     before = (Project.objects.count(), User.objects.count(), Membership.objects.count())

@@ -17,7 +17,9 @@ def overview(client: Client, username: str) -> str:
     return client.get(reverse("project_detail", kwargs={"slug": "help-center-demo"})).content.decode()
 
 
-def test_an_editor_sees_their_queue_and_disputes_but_no_pools_or_comparisons(db: None, client: Client) -> None:
+def test_an_editor_sees_their_queue_and_disputes_but_no_pools_or_comparisons(
+    db: None, client: Client
+) -> None:
     build_demo()
     html = overview(client, "editor-a")
     # The demo's open set: editor-b graded K, L and M; editor-a only L (now in dispute).
@@ -68,7 +70,9 @@ def test_the_overview_counts_the_pairs_the_queue_would_give(db: None, client: Cl
     assert line in queue
 
 
-def test_a_new_project_shows_its_owner_the_steps_and_its_editors_why_nothing_waits(db: None, client: Client) -> None:
+def test_a_new_project_shows_its_owner_the_steps_and_its_editors_why_nothing_waits(
+    db: None, client: Client
+) -> None:
     """An empty project's overview said only "nothing is waiting" (first-run QA)."""
     from django.contrib.auth import get_user_model
 
@@ -82,8 +86,14 @@ def test_a_new_project_shows_its_owner_the_steps_and_its_editors_why_nothing_wai
     client.force_login(owner)
     html = client.get(url).content.decode()
     assert "Getting started" in html
-    steps = ["Read the grading criteria", "Import the documents", "Import the queries", "Create a grading set",
-             "Add candidates to it", "Add the editors"]
+    steps = [
+        "Read the grading criteria",
+        "Import the documents",
+        "Import the queries",
+        "Create a grading set",
+        "Add candidates to it",
+        "Add the editors",
+    ]
     positions = [html.index(step) for step in steps]
     assert positions == sorted(positions) and "✓ done" not in html
 
@@ -92,7 +102,10 @@ def test_a_new_project_shows_its_owner_the_steps_and_its_editors_why_nothing_wai
     html = client.get(url).content.decode()
     assert html.count("✓ done") == 2
     # The owner is the one who creates sets: told where (QA: "an owner creates one", to the owner).
-    assert f'No grading set is open: <a href="{reverse("grading_set_list", kwargs={"slug": project.slug})}">create one</a>' in html
+    assert (
+        f'No grading set is open: <a href="{reverse("grading_set_list", kwargs={"slug": project.slug})}">create one</a>'
+        in html
+    )
     client.force_login(editor)
     html = client.get(url).content.decode()
     assert "Getting started" not in html  # owners set a project up
@@ -104,13 +117,17 @@ def test_a_set_up_project_shows_no_steps(db: None, client: Client) -> None:
     assert "Getting started" not in overview(client, "owner")
 
 
-def test_a_reviewer_who_graded_a_waiting_dispute_is_told_another_reviewer_settles_it(db: None, client: Client) -> None:
+def test_a_reviewer_who_graded_a_waiting_dispute_is_told_another_reviewer_settles_it(
+    db: None, client: Client
+) -> None:
     """QA: the count offered a dispute this reviewer graded and so may not settle, without a word."""
     from annotator.models import Membership, Role
 
     build_demo()
     # editor-a graded the pair of the demo's waiting dispute; made a reviewer, she may not settle it.
-    Membership.objects.filter(user__username="editor-a", project__slug="help-center-demo").update(role=Role.REVIEWER)
+    Membership.objects.filter(user__username="editor-a", project__slug="help-center-demo").update(
+        role=Role.REVIEWER
+    )
     html = overview(client, "editor-a")
     assert "Disputes waiting for a reviewer: 1" in html
     assert "You graded 1 of them: another reviewer settles it." in html
@@ -127,7 +144,9 @@ def test_disputes_waiting_for_someone_who_left_are_counted_apart_as_the_queue_li
 
     in_review(cast.alpha, cast.editor, cast.editor2, (0, 3), document="A")
     stuck = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3), document="B")
-    dispute_give_reason(dispute=stuck, editor=cast.editor, reason="The deadline is missing.")  # editor2's turn
+    dispute_give_reason(
+        dispute=stuck, editor=cast.editor, reason="The deadline is missing."
+    )  # editor2's turn
     cast.editor2.is_active = False
     cast.editor2.save(update_fields=["is_active"])
     client.force_login(cast.reviewer)

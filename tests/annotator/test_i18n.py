@@ -27,7 +27,12 @@ def test_every_message_in_the_code_has_a_zh_hans_translation(tmp_path: Path) -> 
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     subprocess.run(
         [sys.executable, "manage.py", "makemessages", "-l", "zh_Hans", "--no-obsolete", "-v0"],
-        cwd=copy, env=env, check=True, capture_output=True, text=True, timeout=300,
+        cwd=copy,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     po = copy / CATALOG
     untranslated = subprocess.run(

@@ -100,7 +100,9 @@ def _htmx_problems(client: Client, page: str, html: str) -> list[str]:
     problems = []
     for address, target in parser.htmx_gets:
         url = urljoin(page, address)
-        response = client.get(url, headers={"HX-Request": "true", "HX-Current-URL": f"http://testserver{page}"})
+        response = client.get(
+            url, headers={"HX-Request": "true", "HX-Current-URL": f"http://testserver{page}"}
+        )
         body = response.content.decode()
         if response.status_code != 200:
             problems.append(f"{response.status_code} for hx-get {url} on {page}")
@@ -154,7 +156,9 @@ PAGE_SIZES = [
 
 
 @pytest.mark.parametrize("rows_per_page", ["as set", "one"])
-def test_every_link_a_demo_user_sees_works(db: None, rows_per_page: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_link_a_demo_user_sees_works(
+    db: None, rows_per_page: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if rows_per_page == "one":
         for module, name in PAGE_SIZES:
             assert isinstance(getattr(module, name), int)

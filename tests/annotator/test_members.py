@@ -12,14 +12,18 @@ from tests.conftest import Cast, make_user
 def test_owner_adds_an_existing_user_with_a_role(cast: Cast, client: Client) -> None:
     newcomer = make_user("nina")
     client.force_login(cast.owner)
-    response = client.post(reverse("member_list", kwargs={"slug": "alpha"}), {"username": "nina", "role": "reviewer"})
+    response = client.post(
+        reverse("member_list", kwargs={"slug": "alpha"}), {"username": "nina", "role": "reviewer"}
+    )
     assert response.status_code == 302
     assert Membership.objects.get(project=cast.alpha, user=newcomer).role == Role.REVIEWER
 
 
 def test_adding_an_unknown_user_says_which_name_was_not_found(cast: Cast, client: Client) -> None:
     client.force_login(cast.owner)
-    response = client.post(reverse("member_list", kwargs={"slug": "alpha"}), {"username": "ghost", "role": "editor"})
+    response = client.post(
+        reverse("member_list", kwargs={"slug": "alpha"}), {"username": "ghost", "role": "editor"}
+    )
     assert response.status_code == 200
     assert "No active user is called “ghost”" in response.content.decode()
     assert not Membership.objects.filter(user__username="ghost").exists()
@@ -27,7 +31,9 @@ def test_adding_an_unknown_user_says_which_name_was_not_found(cast: Cast, client
 
 def test_adding_someone_twice_is_refused(cast: Cast, client: Client) -> None:
     client.force_login(cast.owner)
-    response = client.post(reverse("member_list", kwargs={"slug": "alpha"}), {"username": "ed", "role": "owner"})
+    response = client.post(
+        reverse("member_list", kwargs={"slug": "alpha"}), {"username": "ed", "role": "owner"}
+    )
     assert "already a member" in response.content.decode()
     assert Membership.objects.get(project=cast.alpha, user=cast.editor).role == Role.EDITOR
 
@@ -35,7 +41,9 @@ def test_adding_someone_twice_is_refused(cast: Cast, client: Client) -> None:
 def test_owner_changes_a_role(cast: Cast, client: Client) -> None:
     m = Membership.objects.get(project=cast.alpha, user=cast.editor)
     client.force_login(cast.owner)
-    client.post(reverse("member_update", kwargs={"slug": "alpha", "membership_id": m.pk}), {"role": "reviewer"})
+    client.post(
+        reverse("member_update", kwargs={"slug": "alpha", "membership_id": m.pk}), {"role": "reviewer"}
+    )
     m.refresh_from_db()
     assert m.role == Role.REVIEWER
 
@@ -62,7 +70,7 @@ def test_the_removal_question_says_how_many_grades_it_withdraws(cast: Cast, clie
     documents_import(project=cast.alpha, records=read_documents("doc_id,title,body\nA,T,a2\nB,T,b2\n", "csv"))
     client.force_login(cast.owner)
     html = client.get(reverse("member_list", kwargs={"slug": "alpha"})).content.decode()
-    row = html[html.index(f"Remove {cast.editor.get_username()} from this project?"):]
+    row = html[html.index(f"Remove {cast.editor.get_username()} from this project?") :]
     assert row[: row.index("</p>")].count("2 grades awaiting their re-check are withdrawn") == 1
     assert "confirm(" not in html  # no JavaScript question any more
 
@@ -77,10 +85,14 @@ def test_the_members_page_counts_without_joining_queries_and_documents(cast: Cas
     with CaptureQueriesContext(connection) as captured:
         assert client.get(reverse("member_list", kwargs={"slug": "alpha"})).status_code == 200
     counts = [q["sql"] for q in captured.captured_queries if "COUNT(" in q["sql"]]
-    assert counts and not [sql for sql in counts if '"annotator_query"' in sql or '"annotator_document"' in sql]
+    assert counts and not [
+        sql for sql in counts if '"annotator_query"' in sql or '"annotator_document"' in sql
+    ]
 
 
-def test_the_removal_question_says_how_many_open_disputes_wait_for_the_member(cast: Cast, client: Client) -> None:
+def test_the_removal_question_says_how_many_open_disputes_wait_for_the_member(
+    cast: Cast, client: Client
+) -> None:
     """QA: only after the removal did the owner learn that a dispute had waited for the member."""
     from annotator.services.disputes import dispute_give_reason
     from tests.disputes.factories import disputed_pair
@@ -92,7 +104,7 @@ def test_the_removal_question_says_how_many_open_disputes_wait_for_the_member(ca
     html = client.get(reverse("member_list", kwargs={"slug": "alpha"})).content.decode()
 
     def question(user: object) -> str:
-        row = html[html.index(f"Remove {user} from this project?"):]
+        row = html[html.index(f"Remove {user} from this project?") :]
         return row[: row.index("</p>")]
 
     assert "2 open disputes wait for their step" in question(cast.editor.get_username())
@@ -104,7 +116,9 @@ def test_an_invalid_role_is_refused_and_nothing_changes(cast: Cast, client: Clie
     m = Membership.objects.get(project=cast.alpha, user=cast.editor)
     client.force_login(cast.owner)
     response = client.post(
-        reverse("member_update", kwargs={"slug": "alpha", "membership_id": m.pk}), {"role": "emperor"}, follow=True
+        reverse("member_update", kwargs={"slug": "alpha", "membership_id": m.pk}),
+        {"role": "emperor"},
+        follow=True,
     )
     m.refresh_from_db()
     assert m.role == Role.EDITOR
@@ -185,14 +199,21 @@ def test_a_deactivated_owner_does_not_count_as_another_owner(cast: Cast, client:
     assert mine.role == Role.EDITOR  # with an active second owner, the same change goes through
 
 
-def test_an_owner_who_demotes_or_removes_themselves_lands_on_a_page_they_can_open(cast: Cast, client: Client) -> None:
+def test_an_owner_who_demotes_or_removes_themselves_lands_on_a_page_they_can_open(
+    cast: Cast, client: Client
+) -> None:
     Membership.objects.filter(project=cast.alpha, user=cast.reviewer).update(role=Role.OWNER)
     mine = Membership.objects.get(project=cast.alpha, user=cast.owner)
     client.force_login(cast.owner)
-    response = client.post(reverse("member_update", args=["alpha", mine.pk]), {"role": "reviewer"}, follow=True)
+    response = client.post(
+        reverse("member_update", args=["alpha", mine.pk]), {"role": "reviewer"}, follow=True
+    )
     assert response.status_code == 200
     assert response.redirect_chain[-1][0] == reverse("project_detail", args=["alpha"])
-    assert "You are now Reviewer in this project; managing members needs the owner role." in response.content.decode()
+    assert (
+        "You are now Reviewer in this project; managing members needs the owner role."
+        in response.content.decode()
+    )
 
     theirs = Membership.objects.get(project=cast.alpha, user=cast.reviewer)
     client.force_login(cast.reviewer)
@@ -223,7 +244,9 @@ def test_removing_an_editor_withdraws_only_their_grades_awaiting_recheck_so_thei
 
     m = Membership.objects.get(project=cast.alpha, user=cast.editor2)
     client.force_login(cast.owner)
-    response = client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}), follow=True)
+    response = client.post(
+        reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}), follow=True
+    )
     page = response.content.decode()
     assert "was removed from the project" in page
     assert "1 grade awaited a re-check by them; it was withdrawn" in page
@@ -237,14 +260,20 @@ def test_removing_an_editor_withdraws_only_their_grades_awaiting_recheck_so_thei
     # Another member's grade now completes the pair, and its timeline tells the withdrawal.
     grade_submit(candidate=waiting, editor=cast.reviewer, value=3)
     assert FinalGrade.objects.get(candidate=waiting).grade == 3
-    timeline = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": waiting.pk})).content.decode()
+    timeline = client.get(
+        reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": waiting.pk})
+    ).content.decode()
     assert "grade 2 was withdrawn: it awaited their re-check when they left the project." in timeline
 
 
-def test_removing_a_member_without_stale_grades_says_nothing_about_withdrawals(cast: Cast, client: Client) -> None:
+def test_removing_a_member_without_stale_grades_says_nothing_about_withdrawals(
+    cast: Cast, client: Client
+) -> None:
     m = Membership.objects.get(project=cast.alpha, user=cast.editor2)
     client.force_login(cast.owner)
-    response = client.post(reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}), follow=True)
+    response = client.post(
+        reverse("member_remove", kwargs={"slug": "alpha", "membership_id": m.pk}), follow=True
+    )
     page = response.content.decode()
     assert "was removed from the project" in page and "withdrawn" not in page
 
@@ -301,13 +330,17 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     assert "could not take their step when it was sent to review" in in_review.content.decode()
     assert "after the reveal: a reviewer" not in in_review.content.decode()
     # "no longer active" names the one who left, never an editor still here (review).
-    detail = client.get(reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": no_reason.pk})).content.decode()
+    detail = client.get(
+        reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": no_reason.pk})
+    ).content.decode()
     assert "No reason given (the editor is no longer active in the project)." in detail  # editor2's
     assert detail.count("no longer active in the project") == 1
     client.force_login(cast.reviewer)
     handed = client.get(reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": no_response.pk}))
     assert handed.content.decode().count("no longer active") == 0  # editor2 had given a reason there
-    waiting = client.get(reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": their_part_done.pk}))
+    waiting = client.get(
+        reverse("dispute_review", kwargs={"slug": "alpha", "dispute_id": their_part_done.pk})
+    )
     assert "no longer active" not in waiting.content.decode()
     assert "No reason yet." in waiting.content.decode()  # editor, still a member, has not written one
 

@@ -13,7 +13,10 @@ from tests.conftest import Cast
 
 def _current(html: str) -> dict[str, str]:
     nav = html[html.index('class="site-nav"') : html.index("</nav>")]
-    return {text.strip(): value for value, text in re.findall(r'<a [^>]*aria-current="(\w+)"[^>]*>([^<]+)</a>', nav)}
+    return {
+        text.strip(): value
+        for value, text in re.findall(r'<a [^>]*aria-current="(\w+)"[^>]*>([^<]+)</a>', nav)
+    }
 
 
 def test_the_nav_marks_the_page_and_its_section(cast: Cast, client: Client) -> None:
@@ -40,6 +43,6 @@ def test_no_template_comment_spans_lines() -> None:
         f"{path.relative_to(root)}:{number}"
         for path in root.rglob("*.html")
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-        if "{#" in line and "#}" not in line[line.index("{#"):]
+        if "{#" in line and "#}" not in line[line.index("{#") :]
     ]
     assert not spread, spread

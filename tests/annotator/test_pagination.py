@@ -27,7 +27,9 @@ def render_pager(query: str, page_number: int, arguments: str = "") -> str:
 
 
 def links(html: str) -> dict[str, str]:
-    return {rel: href.replace("&amp;", "&") for href, rel in re.findall(r'<a href="([^"]+)" rel="(\w+)"', html)}
+    return {
+        rel: href.replace("&amp;", "&") for href, rel in re.findall(r'<a href="([^"]+)" rel="(\w+)"', html)
+    }
 
 
 def test_paging_changes_only_its_own_parameter_and_keeps_filters_and_the_other_tables_page() -> None:
@@ -36,15 +38,20 @@ def test_paging_changes_only_its_own_parameter_and_keeps_filters_and_the_other_t
     assert "Page 2 of 5" in html and "hx-get" not in html  # no target: plain links
 
     other = render_pager("?page=4&q=%E6%94%B9", 3, 'param="cpage" fragment="candidates"')
-    assert links(other) == {"prev": "?page=4&q=%E6%94%B9&cpage=2#candidates", "next": "?page=4&q=%E6%94%B9&cpage=4#candidates"}
+    assert links(other) == {
+        "prev": "?page=4&q=%E6%94%B9&cpage=2#candidates",
+        "next": "?page=4&q=%E6%94%B9&cpage=4#candidates",
+    }
 
 
 def test_with_a_target_htmx_swaps_that_element_and_puts_the_link_in_the_address_bar() -> None:
     html = render_pager("?page=1", 1, '"#run-table"')
     assert 'hx-get="?page=2" hx-target="#run-table" hx-swap="outerHTML" hx-push-url="true"' in html
-    assert "rel=\"prev\"" not in html  # first page: no previous link
-    one_page = engines["django"].from_string("{% load pagination %}{% pager page %}").render(
-        {"page": Paginator(range(2), 5).get_page(1)}, RequestFactory().get("/")
+    assert 'rel="prev"' not in html  # first page: no previous link
+    one_page = (
+        engines["django"]
+        .from_string("{% load pagination %}{% pager page %}")
+        .render({"page": Paginator(range(2), 5).get_page(1)}, RequestFactory().get("/"))
     )
     assert "<nav" not in one_page  # a single page needs no pager
 
@@ -62,7 +69,11 @@ def test_the_agreement_index_pages_with_htmx_by_swapping_its_table_only(
     second = client.get(address + "?page=2", headers=HTMX).content.decode()
     # Before, the link targeted <main> with the whole page as the answer: a second header inside it.
     assert "<header" not in second and "<html" not in second
-    assert second.lstrip().startswith('<div id="agreement-table">') and "C set" in second and "A set" not in second
+    assert (
+        second.lstrip().startswith('<div id="agreement-table">')
+        and "C set" in second
+        and "A set" not in second
+    )
 
 
 def test_the_set_pages_candidate_list_pages_with_its_own_parameter(
@@ -71,7 +82,9 @@ def test_the_set_pages_candidate_list_pages_with_its_own_parameter(
     monkeypatch.setattr(grading_views, "PAGE_SIZE", 2)
     (candidate, *_) = make_pairs(cast.alpha, "ABCDE")
     client.force_login(cast.owner)
-    address = reverse("grading_set_detail", kwargs={"slug": cast.alpha.slug, "set_id": candidate.grading_set_id})
+    address = reverse(
+        "grading_set_detail", kwargs={"slug": cast.alpha.slug, "set_id": candidate.grading_set_id}
+    )
     html = client.get(address + "?cpage=2").content.decode()
     # Before, the candidates' "Next" link set `page` (the queries' table) and never left page 1.
     assert 'href="?cpage=3#candidates-heading"' in html
@@ -91,7 +104,9 @@ def test_a_page_number_that_names_no_page_shows_the_nearest_page_and_says_so(
     for name in "ABCDE":
         make_document(cast.alpha, name)
     client.force_login(cast.editor)
-    html = client.get(reverse("document_list", kwargs={"slug": cast.alpha.slug}), {"page": asked}).content.decode()
+    html = client.get(
+        reverse("document_list", kwargs={"slug": cast.alpha.slug}), {"page": asked}
+    ).content.decode()
     assert f"Page {shown} of 3" in html
     # Django's own Paginator shows the *last* page for 0 and -1, without a word (QA).
     note = f"There is no page “{asked}”: this is page {shown}."

@@ -29,7 +29,12 @@ def manage(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -89,13 +94,17 @@ def test_every_model_is_registered_in_the_admin() -> None:
             assert admin.site.is_registered(model), f"{model.__name__} is not registered in the admin"
 
 
-def test_a_refused_request_is_logged_in_one_line_and_a_crash_with_its_traceback(client: Client, cast: Cast) -> None:
+def test_a_refused_request_is_logged_in_one_line_and_a_crash_with_its_traceback(
+    client: Client, cast: Cast
+) -> None:
     """QA: every 403 wrote the PermissionDenied traceback, burying the real ones."""
     import logging
 
     from annotator.log_filters import OneLineForbidden
 
-    console = next(h for h in logging.getLogger().handlers if any(isinstance(f, OneLineForbidden) for f in h.filters))
+    console = next(
+        h for h in logging.getLogger().handlers if any(isinstance(f, OneLineForbidden) for f in h.filters)
+    )
     # Django's own logger writes through that handler alone (QA: with DEBUG on, its own console
     # handler printed each 403 a second time, with the traceback).
     django_logger = logging.getLogger("django")

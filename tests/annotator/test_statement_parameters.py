@@ -54,7 +54,9 @@ def test_continuing_a_version_reads_its_queries_and_documents_by_subquery(cast: 
     for n in SIZES:
         grades = {(f"q{i % 3}-{n}", f"d{i}-{n}"): (i % 4, i % 4) for i in range(n)}
         version = pool_freeze(
-            grading_set=factories.graded_set(cast.alpha, (cast.editor, cast.editor2), grades, name=f"Set {n}"),
+            grading_set=factories.graded_set(
+                cast.alpha, (cast.editor, cast.editor2), grades, name=f"Set {n}"
+            ),
             by=cast.reviewer,
         )
         with largest_statement() as seen:
@@ -99,7 +101,9 @@ def test_a_pasted_list_of_document_ids_is_looked_up_in_chunks(cast: Cast) -> Non
     largest = []
     for n in SIZES:
         ids = [factories.document(cast.alpha, f"d{i}-{n}").external_id for i in range(n)]
-        form = CandidateAddForm({"query_id": query.external_id, "doc_ids": "\n".join([*ids, "nowhere"])}, project=cast.alpha)
+        form = CandidateAddForm(
+            {"query_id": query.external_id, "doc_ids": "\n".join([*ids, "nowhere"])}, project=cast.alpha
+        )
         with largest_statement() as seen:
             assert not form.is_valid()
         assert "nowhere" in form.errors["doc_ids"][0] and f"d0-{n}" not in form.errors["doc_ids"][0]

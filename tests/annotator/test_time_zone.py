@@ -18,7 +18,9 @@ def _criteria_page(client: Client) -> str:
 
 def test_times_follow_the_browsers_time_zone(cast: Cast, client: Client) -> None:
     version = CriteriaVersion.objects.current_for(cast.alpha)
-    CriteriaVersion.objects.filter(pk=version.pk).update(created_at=datetime.datetime(2026, 11, 30, 10, 31, tzinfo=datetime.UTC))
+    CriteriaVersion.objects.filter(pk=version.pk).update(
+        created_at=datetime.datetime(2026, 11, 30, 10, 31, tzinfo=datetime.UTC)
+    )
     client.force_login(cast.owner)
     utc = _criteria_page(client)
     assert "2026-11-30 10:31" in utc and "Times are shown in the time zone UTC." in utc
@@ -28,7 +30,9 @@ def test_times_follow_the_browsers_time_zone(cast: Cast, client: Client) -> None
     assert "Times are shown in the time zone Asia/Shanghai." in beijing
 
 
-@pytest.mark.parametrize("cookie", ["Nowhere/Atall", "../../etc/passwd", "/etc/localtime", "x" * 500, "Asia", ""])
+@pytest.mark.parametrize(
+    "cookie", ["Nowhere/Atall", "../../etc/passwd", "/etc/localtime", "x" * 500, "Asia", ""]
+)
 def test_an_unknown_time_zone_is_ignored(cast: Cast, client: Client, cookie: str) -> None:
     client.force_login(cast.owner)
     client.cookies["tz"] = cookie

@@ -53,7 +53,9 @@ def lines(n: int, changed_every: int = 0) -> bytes:
         body = f"文档 {i}：报名提交后，请在“我的报名”中修改联系电话。截止时间为活动开始前 48 小时。" * 3
         if changed_every and i % changed_every == 0:
             body += " 已更新。"
-        out.append(json.dumps({"doc_id": f"doc-{i:06d}", "title": f"帮助文章 {i}", "body": body}, ensure_ascii=False))
+        out.append(
+            json.dumps({"doc_id": f"doc-{i:06d}", "title": f"帮助文章 {i}", "body": body}, ensure_ascii=False)
+        )
     return "\n".join(out).encode()
 
 
@@ -86,8 +88,10 @@ def run(n: int) -> None:
     start = time.perf_counter()
     summary = documents_import(project=project, records=records)
     store_s = time.perf_counter() - start
-    print(f"  first import: read {read_s:.2f} s + store {store_s:.2f} s = {n / (read_s + store_s):,.0f} documents/s "
-          f"(created {summary.created:,})")
+    print(
+        f"  first import: read {read_s:.2f} s + store {store_s:.2f} s = {n / (read_s + store_s):,.0f} documents/s "
+        f"(created {summary.created:,})"
+    )
 
     # Grade a few hundred of them, so the re-import has grades to flag.
     grading_set = GradingSet.objects.create(project=project, name="Bench set")
@@ -104,8 +108,10 @@ def run(n: int) -> None:
         start = time.perf_counter()
         summary = documents_import(project=project, records=read_documents(data, "jsonl"))
         seconds = time.perf_counter() - start
-        print(f"  re-import, {label}: {seconds:.2f} s = {n / seconds:,.0f} documents/s (updated {summary.updated:,}, "
-              f"unchanged {summary.unchanged:,}, grades flagged {summary.stale_grades:,})")
+        print(
+            f"  re-import, {label}: {seconds:.2f} s = {n / seconds:,.0f} documents/s (updated {summary.updated:,}, "
+            f"unchanged {summary.unchanged:,}, grades flagged {summary.stale_grades:,})"
+        )
     print(f"  stale grades now: {Grade.objects.filter(stale=True).count():,}")
 
 

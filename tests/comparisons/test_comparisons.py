@@ -156,7 +156,9 @@ def test_a_what_if_far_beyond_the_lists_shows_their_empty_tail_as_one_row(cast: 
     assert len(response.context["b"]["rows"]) == 4
 
 
-def test_a_what_if_over_long_lists_shows_the_first_positions_and_sums_the_rest(cast: Cast, client: Client) -> None:
+def test_a_what_if_over_long_lists_shows_the_first_positions_and_sums_the_rest(
+    cast: Cast, client: Client
+) -> None:
     """QA: K=10,000 on 100,000-row runs made a 19 MB page that took 6 s."""
     from evaluation.views import ROWS_SHOWN
 
@@ -237,16 +239,21 @@ def test_the_previous_and_next_query_links_carry_a_what_if_and_follow_a_re_score
     assert all(link.endswith("&k=2&gain=exponential") for link in nav(query="w2", k="2", gain="exponential"))
     # The htmx re-score swaps the links along with the breakdown.
     fragment = client.get(
-        url("comparison_query", comparison, query="w2", k="2", gain="exponential"), headers={"HX-Request": "true"}
+        url("comparison_query", comparison, query="w2", k="2", gain="exponential"),
+        headers={"HX-Request": "true"},
     ).content.decode()
     assert '<nav id="query-nav" class="query-nav"' in fragment and 'hx-swap-oob="true"' in fragment
-    assert [html.unescape(link) for link in links.findall(fragment)] == nav(query="w2", k="2", gain="exponential")
+    assert [html.unescape(link) for link in links.findall(fragment)] == nav(
+        query="w2", k="2", gain="exponential"
+    )
     # Back at the saved settings (or an invalid what-if, which shows them), the links carry nothing.
     assert nav(query="w2", k=str(comparison.k), gain=comparison.gain) == saved
     assert nav(query="w2", k="0") == saved
 
 
-@pytest.mark.parametrize(("typed", "kept"), [(" 7 ", 7), ("\uff17", None), ("\u0667", None), ("7.0", None), ("-1", None)])
+@pytest.mark.parametrize(
+    ("typed", "kept"), [(" 7 ", 7), ("\uff17", None), ("\u0667", None), ("7.0", None), ("-1", None)]
+)
 def test_k_and_seed_fields_take_the_digits_0_to_9_only(typed: str, kept: int | None) -> None:
     from django import forms
 
@@ -336,7 +343,9 @@ def test_with_no_paired_query_every_statistic_says_not_defined(cast: Cast, clien
     version = make_pool(cast.alpha, {"q1": {"A": 0, "B": 0}}, by=cast.owner)
     run_a = make_run(cast.alpha, "a", {"q1": "AB"}, by=cast.reviewer)
     run_b = make_run(cast.alpha, "b", {"q1": "BA"}, by=cast.reviewer)
-    comparison = make_comparison(cast.alpha, version, run_a, run_b, by=cast.reviewer, k=2, zero_idcg="exclude")
+    comparison = make_comparison(
+        cast.alpha, version, run_a, run_b, by=cast.reviewer, k=2, zero_idcg="exclude"
+    )
     client.force_login(cast.reviewer)
     page = client.get(comparison.get_absolute_url()).content.decode()
     assert "not defined (no paired queries)" in page and "random sign flips" not in page
@@ -374,7 +383,9 @@ def test_an_unnamed_comparison_of_two_long_run_names_gets_a_name_that_fits(cast:
     assert len(comparison.name) <= Comparison._meta.get_field("name").max_length
     assert re.fullmatch(r"X{90,}… vs Y{90,}…", comparison.name), comparison.name
     fits = make_run(cast.alpha, "bm25", {"q1": "AB"}, by=cast.reviewer)
-    assert make_comparison(cast.alpha, version, fits, run_b, by=cast.reviewer, k=3).name.startswith("bm25 vs YYY")
+    assert make_comparison(cast.alpha, version, fits, run_b, by=cast.reviewer, k=3).name.startswith(
+        "bm25 vs YYY"
+    )
 
 
 def test_a_pool_version_or_run_of_another_project_is_refused(cast: Cast) -> None:
@@ -465,7 +476,9 @@ def test_the_creation_form_refuses_bad_settings_with_specific_errors(cast: Cast,
         assert 'class="errorlist' in response.content.decode(), (field, value)
     assert not Comparison.objects.exists()
     page = html.unescape(
-        client.post(reverse("comparison_create", kwargs={"slug": "alpha"}), {**base, "k": "\uff13"}).content.decode()
+        client.post(
+            reverse("comparison_create", kwargs={"slug": "alpha"}), {**base, "k": "\uff13"}
+        ).content.decode()
     )
     assert "“\uff13” is not a whole number written with the digits 0-9." in page
 
@@ -570,7 +583,11 @@ def test_a_zero_idcg_query_reads_as_one_sentence_in_each_language(
     text = re.sub(r"<[^>]+>", "", page)
     assert "NDCG@2 = DCG / IDCG = 0.0000 / 0.0000: zero IDCG, so the query is excluded from the mean" in text
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
-    zh = re.sub(r"<[^>]+>", "", html.unescape(client.get(url("comparison_query", lenient, query="q3")).content.decode()))
+    zh = re.sub(
+        r"<[^>]+>",
+        "",
+        html.unescape(client.get(url("comparison_query", lenient, query="q3")).content.decode()),
+    )
     assert "0.0000 / 0.0000：IDCG 为零" in zh and "0.0000: " not in zh
 
 
@@ -785,7 +802,9 @@ def test_recomputing_says_so_when_stored_numbers_differ(cast: Cast, client: Clie
     assert "did NOT reproduce" in page and "results.a.ndcg[0]" in page
 
 
-def test_recompute_and_check_also_compares_the_pools_stored_rows(cast: Cast, client: Client, e9: Comparison) -> None:
+def test_recompute_and_check_also_compares_the_pools_stored_rows(
+    cast: Cast, client: Client, e9: Comparison
+) -> None:
     """QA: a stored judgment row changed under the hashed text; the comparison's pages kept their
     scores (which come from the hashed text only) and "Recompute and check" said all was well."""
     from annotator.models import PoolJudgment
@@ -1041,7 +1060,7 @@ def test_few_paired_queries_get_a_word_of_caution_and_enough_get_none(cast: Cast
         b = make_run(cast.alpha, f"b{n}", {q: ["B", "A"] for q in pool}, by=cast.reviewer)
         comparison = make_comparison(cast.alpha, version, a, b, by=cast.reviewer, k=2)
         html = client.get(comparison.get_absolute_url()).content.decode()
-        assert ("data-testid=\"few-queries\"" in html) is warned, n
+        assert ('data-testid="few-queries"' in html) is warned, n
         if n == 1:
             # QA: one query's warning spoke of an interval that is not computed, and the interval's
             # line named its resamples and seed.

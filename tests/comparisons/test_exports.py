@@ -189,10 +189,14 @@ def test_the_archives_readme_command_runs_as_written_from_the_extracted_folder(
     archive = export(client, comparison)
     archive.extractall(tmp_path)
     folder = next(tmp_path.iterdir())
-    line = next(text for text in (folder / "README.md").read_text().splitlines() if text.startswith("    APP/"))
+    line = next(
+        text for text in (folder / "README.md").read_text().splitlines() if text.startswith("    APP/")
+    )
     root = Path(__file__).resolve().parents[2]
     # APP/.venv/bin/python is this checkout's interpreter: the one running the tests.
-    argv = shlex.split(line.strip().replace("APP/.venv/bin/python", sys.executable).replace("APP/", f"{root}/"))
+    argv = shlex.split(
+        line.strip().replace("APP/.venv/bin/python", sys.executable).replace("APP/", f"{root}/")
+    )
     done = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     report = json.loads((folder / "report/report.json").read_text())

@@ -47,10 +47,14 @@ def _text(page: str) -> str:
 
 def test_a_jsonl_line_that_is_not_json_is_named_by_its_column_not_by_pythons_words() -> None:
     with pytest.raises(EvaluationError) as caught:
-        formats.read_run(_stream('{"query_id": "q1", "doc_id": "A", "score": 1}\nnot json\n', "badjson.jsonl"))
+        formats.read_run(
+            _stream('{"query_id": "q1", "doc_id": "A", "score": 1}\nnot json\n', "badjson.jsonl")
+        )
     error = caught.value
     assert str(error) == "badjson.jsonl, line 2: not valid JSON (the problem is at column 1)."
-    assert error.template == tabular.JSON_SYNTAX_PROBLEM == JSON_SYNTAX_PROBLEM and "Expecting" not in str(error)
+    assert error.template == tabular.JSON_SYNTAX_PROBLEM == JSON_SYNTAX_PROBLEM and "Expecting" not in str(
+        error
+    )
     with translation.override("zh-hans"):
         chinese = describe_error(error)
     assert chinese == "文件 badjson.jsonl，第 2 行：不是有效的 JSON（问题在第 1 列）。"
@@ -69,7 +73,9 @@ def test_the_json_message_is_the_one_the_document_imports_already_translate() ->
 
 def test_a_pool_import_with_a_line_that_is_not_json_is_refused_in_chinese(cast: Cast) -> None:
     with translation.override("zh-hans"), pytest.raises(PoolImportError) as refused:
-        import_text(cast, '{"query_id": "q1", "doc_id": "A", "grade": 1}\n{query_id: "q1"}\n', "jsonl", name="p.jsonl")
+        import_text(
+            cast, '{"query_id": "q1", "doc_id": "A", "grade": 1}\n{query_id: "q1"}\n', "jsonl", name="p.jsonl"
+        )
     message = str(refused.value)
     assert "第 2 行" in message and "不是有效的 JSON（问题在第 2 列）" in message
     assert "Expecting" not in message and "无效的 JSON" not in message
@@ -95,8 +101,19 @@ def test_the_breakdown_summary_row_shows_the_command_as_code_without_backticks()
     with translation.override("en"):
         page = render_to_string(
             "evaluation/_positions.html",
-            {"rows": [], "caption": "A", "side": "A",
-             "tail": {"first": 201, "last": 250, "count": 50, "documents": 50, "added": 1.0, "cumulative": 2.0}},
+            {
+                "rows": [],
+                "caption": "A",
+                "side": "A",
+                "tail": {
+                    "first": 201,
+                    "last": 250,
+                    "count": 50,
+                    "documents": 50,
+                    "added": 1.0,
+                    "cumulative": 2.0,
+                },
+            },
         )
     assert "`" not in page
     assert "; <code>manage.py evaluate --breakdown</code> on the exported files lists every term." in page
@@ -110,7 +127,11 @@ MEAN_NOTE = "Tied documents share the mean gain of their tied group (tie policy 
 def test_a_tied_groups_mean_gain_is_marked_and_explained_under_the_table(cast: Cast, client: Client) -> None:
     version = make_pool(cast.alpha, {"q1": {"A": 3, "B": 1, "C": 2}}, by=cast.owner)
     tied = make_run(
-        cast.alpha, "tied", text="q1 Q0 A 1 1.0 s\nq1 Q0 B 2 1.0 s\nq1 Q0 C 3 0.5 s\n", fmt="trec", by=cast.reviewer
+        cast.alpha,
+        "tied",
+        text="q1 Q0 A 1 1.0 s\nq1 Q0 B 2 1.0 s\nq1 Q0 C 3 0.5 s\n",
+        fmt="trec",
+        by=cast.reviewer,
     )
     plain = make_run(cast.alpha, "plain", {"q1": "CAB"}, by=cast.reviewer)
     comparison = make_comparison(cast.alpha, version, tied, plain, by=cast.reviewer, k=3, ties="expected")
@@ -134,7 +155,9 @@ def test_a_tied_groups_mean_gain_is_marked_and_explained_under_the_table(cast: C
 def _query_url(comparison: Comparison, **query: str) -> str:
     from urllib.parse import urlencode
 
-    base = reverse("comparison_query", kwargs={"slug": comparison.project.slug, "comparison_id": comparison.pk})
+    base = reverse(
+        "comparison_query", kwargs={"slug": comparison.project.slug, "comparison_id": comparison.pk}
+    )
     return base + "?" + urlencode({"query": "q1", **query})
 
 
@@ -208,7 +231,12 @@ def test_the_upload_page_shows_the_warning_and_says_the_rule(cast: Cast, client:
     assert "with both, the score orders and the rank is not read (as trec_eval)" in form
     response = client.post(
         url,
-        {"name": "both", "format": "auto", "file": SimpleUploadedFile("both.csv", DISAGREEING_CSV.encode()), **CHECK},
+        {
+            "name": "both",
+            "format": "auto",
+            "file": SimpleUploadedFile("both.csv", DISAGREEING_CSV.encode()),
+            **CHECK,
+        },
         follow=True,
     )
     run = Run.objects.get(name="both")
@@ -222,7 +250,12 @@ def test_the_upload_page_shows_the_warning_and_says_the_rule(cast: Cast, client:
     # Agreeing ranks: no warning.
     response = client.post(
         url,
-        {"name": "fine", "format": "auto", "file": SimpleUploadedFile("fine.csv", b"query_id,doc_id,rank,score\nq1,A,1,2\nq1,B,2,1\n"), **CHECK},
+        {
+            "name": "fine",
+            "format": "auto",
+            "file": SimpleUploadedFile("fine.csv", b"query_id,doc_id,rank,score\nq1,A,1,2\nq1,B,2,1\n"),
+            **CHECK,
+        },
         follow=True,
     )
     assert "order the documents differently" not in _text(response.content.decode())
@@ -230,7 +263,9 @@ def test_the_upload_page_shows_the_warning_and_says_the_rule(cast: Cast, client:
 
 def test_the_readme_format_table_says_the_rank_and_score_rule() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    rows = [line for line in readme.splitlines() if line.startswith(("| CSV (header row", "| JSONL (one object"))]
+    rows = [
+        line for line in readme.splitlines() if line.startswith(("| CSV (header row", "| JSONL (one object"))
+    ]
     assert len(rows) == 2
     for row in rows:
         assert "with both, the score orders and the rank is not read (as trec_eval)" in row

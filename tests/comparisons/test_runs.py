@@ -87,12 +87,14 @@ def test_the_run_page_previews_the_first_rows_without_decoding_or_loading_the_re
     with CaptureQueriesContext(connection) as queries:
         page = client.get(reverse("run_detail", kwargs={"slug": cast.alpha.slug, "run_id": run.pk}))
     assert page.status_code == 200
-    assert [item["doc"] for item in page.context["preview"][0]["rows"]] == [f"d{i}" for i in range(PREVIEW_DEPTH)]
+    assert [item["doc"] for item in page.context["preview"][0]["rows"]] == [
+        f"d{i}" for i in range(PREVIEW_DEPTH)
+    ]
     assert not any('"raw"' in query["sql"] for query in queries.captured_queries)
 
 
 def test_pasted_lists_leave_out_a_query_with_no_ids_and_skip_comments() -> None:
-    """"q2:" says the system returned nothing for q2: the run does not answer it, as a run file
+    """ "q2:" says the system returned nothing for q2: the run does not answer it, as a run file
     would say it (no lines), so the comparison's export reproduces its counts (QA: missing from
     the run 0 in the app, 1 from the exported TREC copy)."""
     run = parse_ranked_lists("# system X\nq1: A, B,\n\nq2:\nq3: C D，E\n", source="pasted.txt", name="x")
@@ -195,14 +197,18 @@ def test_pasted_lines_are_counted_as_editors_count_them_and_a_query_may_hold_a_c
     assert run.ranking("http://x/q?id=1") == ("A", "B") and run.ranking("q2") == ("C",)
     # The enumeration comma separates IDs too (QA: "文档甲、文档乙" was one ID, scoring 0 silently).
     assert parse_ranked_lists("查询一: 文档甲、文档乙，文档丙\n", source="p", name="p").ranking("查询一") == (
-        "文档甲", "文档乙", "文档丙"
+        "文档甲",
+        "文档乙",
+        "文档丙",
     )
 
 
 def test_a_query_id_too_long_for_any_pool_is_refused_with_its_line() -> None:
     """QA: the refusal named the file and the ID but not the line, unlike every other run error."""
     text = "q1 Q0 A 1 2.0 s\n" + "Q" * 300 + " Q0 A 1 2.0 s\n"
-    with pytest.raises(RunUploadError, match=r"^file longq.run, line 2: query ID 'QQQ.*' is longer than 255 characters"):
+    with pytest.raises(
+        RunUploadError, match=r"^file longq.run, line 2: query ID 'QQQ.*' is longer than 255 characters"
+    ):
         run_parse(data=text.encode(), fmt="trec", file_name="longq.run")
     # Located as every other run error is, in either language (QA: "longq.run，第 2 行" lacked "文件").
     from django.utils import translation
@@ -216,11 +222,15 @@ def test_a_query_id_too_long_for_any_pool_is_refused_with_its_line() -> None:
 @pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029", "\x1f"])
 def test_a_pasted_id_holding_a_character_no_id_may_hold_is_refused_not_split_in_two(char: str) -> None:
     """str.split() splits at these too: "B<U+2028>C" became the two IDs B and C (leftover)."""
-    with pytest.raises(RunUploadError, match=f"pasted.txt, line 2: document ID .* contains the character U\\+{ord(char):04X}"):
+    with pytest.raises(
+        RunUploadError, match=f"pasted.txt, line 2: document ID .* contains the character U\\+{ord(char):04X}"
+    ):
         run_parse(data=f"q1: A\nq2: B{char}C, D\n".encode(), fmt="lists", file_name="pasted.txt")
     # At an ID's start or end too (QA: str.strip() dropped it there and stored "B").
     for text in (f"q1: A, B{char}\n", f"q1: {char}A, B\n", f"q1{char}: A\n"):
-        with pytest.raises(RunUploadError, match=f"pasted.txt, line 1: .* contains the character U\\+{ord(char):04X}"):
+        with pytest.raises(
+            RunUploadError, match=f"pasted.txt, line 1: .* contains the character U\\+{ord(char):04X}"
+        ):
             run_parse(data=text.encode(), fmt="lists", file_name="pasted.txt")
     # Every Unicode space still separates IDs: the full-width one, a no-break space, a tab.
     run = parse_ranked_lists("q1: 甲\u3000乙\u00a0丙\t丁 , 戊\n", source="p", name="p")
@@ -233,7 +243,11 @@ def test_a_pasted_id_holding_a_character_no_id_may_hold_is_refused_not_split_in_
         ("q1: A, X\n", {}, ["line 1", "“X”", "unjudged"]),
         # The run is named as the form names it, not "pasted.txt" (QA).
         ("q1: A\nq9: A\n", {}, ["“q9”", "of run “strict” is not in the pool"]),
-        ("q2: A\n", {"missing_queries": "error", "extra_queries": "ignore"}, ["“q1”", "missing from run “strict”"]),
+        (
+            "q2: A\n",
+            {"missing_queries": "error", "extra_queries": "ignore"},
+            ["“q1”", "missing from run “strict”"],
+        ),
     ],
 )
 def test_a_run_checked_against_a_pool_at_upload_is_refused_under_strict_policies(
@@ -292,9 +306,11 @@ def test_the_version_pages_upload_link_checks_against_that_version(cast: Cast, c
     newest = make_pool(cast.alpha, {"q1": {"A": 1}}, by=cast.owner)
     client.force_login(cast.reviewer)
     page = client.get(
-        reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": older.pool_id, "version_id": older.pk})
+        reverse(
+            "pool_version_detail", kwargs={"slug": "alpha", "pool_id": older.pool_id, "version_id": older.pk}
+        )
     ).content.decode()
-    link = f'{reverse("run_upload", kwargs={"slug": "alpha"})}?check_against={older.pk}'
+    link = f"{reverse('run_upload', kwargs={'slug': 'alpha'})}?check_against={older.pk}"
     assert f'href="{link}"' in page
     form = client.get(link).content.decode()
     assert f'<option value="{older.pk}" selected>' in form
@@ -333,7 +349,9 @@ def test_the_upload_form_checks_against_the_newest_version_only_when_the_project
 
     def selected() -> str | None:
         html = client.get(url).content.decode()
-        field = html[html.index('name="check_against"') : html.index("</select>", html.index('name="check_against"'))]
+        field = html[
+            html.index('name="check_against"') : html.index("</select>", html.index('name="check_against"'))
+        ]
         found = re.search(r'<option value="(\d*)" selected>', field)
         return found.group(1) if found else None
 
@@ -492,14 +510,21 @@ def test_a_run_never_changes_after_upload(cast: Cast) -> None:
 
 def test_ids_with_a_tab_cannot_be_stored_because_no_pool_can_hold_them() -> None:
     data = b'{"query_id": "q1", "doc_id": "A\\tB", "score": 1}\n'
-    with pytest.raises(RunUploadError, match=r"contains the character U\+0009; IDs cannot hold control characters, tabs"):
+    with pytest.raises(
+        RunUploadError, match=r"contains the character U\+0009; IDs cannot hold control characters, tabs"
+    ):
         run_parse(data=data, fmt="jsonl", file_name="r.jsonl")
 
 
-@pytest.mark.parametrize(("ranked", "code"), [("A\x01B", "U+0001"), ("\ufeffA", "U+FEFF"), ("A\x9fB", "U+009F")])
+@pytest.mark.parametrize(
+    ("ranked", "code"), [("A\x01B", "U+0001"), ("\ufeffA", "U+FEFF"), ("A\x9fB", "U+009F")]
+)
 def test_pasted_lists_take_the_file_readers_rule_for_ids(cast: Cast, ranked: str, code: str) -> None:
     """Pasted lists are split at whitespace only, so a control character or a BOM got through."""
-    with pytest.raises(RunUploadError, match=rf"pasted\.txt, line 2: document ID '.+' contains the character {re.escape(code)}"):
+    with pytest.raises(
+        RunUploadError,
+        match=rf"pasted\.txt, line 2: document ID '.+' contains the character {re.escape(code)}",
+    ):
         make_run(cast.alpha, "pasted", text=f"q1: A\nq2: {ranked}\n", by=cast.reviewer)
     assert not Run.objects.filter(name="pasted").exists()
 
@@ -532,7 +557,9 @@ def test_tied_documents_and_their_lines_are_listed_in_the_pages_quotes_and_separ
         metrics.evaluate_run({"q1": {"A": 1, "B": 0}}, run)
     assert "documents 'A', 'B' share the score 1.0 at ranks 1-2 (lines 1, 2)" in str(caught.value)  # the CLI
     with translation.override("en"):
-        assert "documents “A”, “B” share the score 1.0 at ranks 1-2 (lines 1, 2)" in describe_error(caught.value)
+        assert "documents “A”, “B” share the score 1.0 at ranks 1-2 (lines 1, 2)" in describe_error(
+            caught.value
+        )
     with translation.override("zh-hans"):
         text = describe_error(caught.value)
     assert "文档 “A”，“B” 在第 1-2 名" in text and "（第 1，2 行）" in text

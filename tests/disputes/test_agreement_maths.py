@@ -186,7 +186,9 @@ def test_kappa_says_not_enough_data_for_fewer_than_two_items_or_a_constant_edito
     # scikit-learn answers 0.0 here although the editors agree on 2 of 3 items: misleading.
     assert cohen_kappa_score([2, 2, 2], [2, 2, 3], labels=[0, 1, 2, 3], weights="quadratic") == 0.0
     # QA: the page then said "every grade involved is the same", which the 3 contradicts.
-    assert cohen_kappa_quadratic([2, 2, 2], [2, 2, 3]) == agreement.Figure(None, 3, agreement.ONE_GRADE_EDITOR)
+    assert cohen_kappa_quadratic([2, 2, 2], [2, 2, 3]) == agreement.Figure(
+        None, 3, agreement.ONE_GRADE_EDITOR
+    )
     assert cohen_kappa_quadratic([3, 3], [3, 0]) == agreement.Figure(None, 2, agreement.ONE_GRADE_EDITOR)
     assert cohen_kappa_quadratic([1, 1], [1, 1]) == agreement.Figure(None, 2, NO_VARIATION)
 
@@ -267,7 +269,9 @@ def test_kappa_on_a_long_sample_matches_scikit_learn() -> None:
 def test_alpha_of_one_pair_is_not_a_number_though_the_package_says_zero() -> None:
     """QA: one pair graded 1 and 2 showed alpha 0.000 ("chance agreement") from no evidence."""
     one = {1: {"a": 1, "b": 2}, 2: {"a": 3}}
-    raw = krippendorff.alpha(reliability_data=[[1, 3], [2, np.nan]], level_of_measurement="ordinal", value_domain=[0, 1, 2, 3])
+    raw = krippendorff.alpha(
+        reliability_data=[[1, 3], [2, np.nan]], level_of_measurement="ordinal", value_domain=[0, 1, 2, 3]
+    )
     assert raw == 0.0  # what the package says for one differing pair, whatever the grades
     assert krippendorff_alpha_ordinal(one) == agreement.Figure(None, 2, agreement.ONE_PAIR)
     # Two pairs are enough for a number again.
@@ -294,14 +298,24 @@ def test_percentages_pairs_and_groups_equal_their_unit_by_unit_definitions(ratin
     comparisons, exact, near = plain_percent(ratings)
     got_exact, got_near = percent_agreement(ratings)
     if comparisons:
-        assert (got_exact.value, got_near.value, got_exact.n) == (exact / comparisons, near / comparisons, comparisons)
+        assert (got_exact.value, got_near.value, got_exact.n) == (
+            exact / comparisons,
+            near / comparisons,
+            comparisons,
+        )
     else:
         assert got_exact.reason == got_near.reason == NO_PAIRS
     for pair in pairwise(ratings):
-        shared = [(u[pair.rater_a], u[pair.rater_b]) for u in ratings.values() if pair.rater_a in u and pair.rater_b in u]
+        shared = [
+            (u[pair.rater_a], u[pair.rater_b])
+            for u in ratings.values()
+            if pair.rater_a in u and pair.rater_b in u
+        ]
         a, b = [x for x, _ in shared], [y for _, y in shared]
         assert pair.shared == len(shared)
-        assert pair.confusion == tuple(tuple(sum(1 for x, y in shared if (x, y) == (i, j)) for j in range(4)) for i in range(4))
+        assert pair.confusion == tuple(
+            tuple(sum(1 for x, y in shared if (x, y) == (i, j)) for j in range(4)) for i in range(4)
+        )
         assert pair.exact.value == sum(x == y for x, y in shared) / len(shared)
         if pair.kappa.available:
             assert pair.kappa.value == pytest.approx(
@@ -309,14 +323,18 @@ def test_percentages_pairs_and_groups_equal_their_unit_by_unit_definitions(ratin
             )
     raters = {r for u in ratings.values() for r in u}
     sharing = {
-        (ra, rb) for ra, rb in combinations(sorted(raters), 2) if any(ra in u and rb in u for u in ratings.values())
+        (ra, rb)
+        for ra, rb in combinations(sorted(raters), 2)
+        if any(ra in u and rb in u for u in ratings.values())
     }
     assert {(p.rater_a, p.rater_b) for p in pairwise(ratings)} == sharing
     group_of = {unit: unit % 3 for unit in ratings}
     by_group = alpha_by_group(ratings, group_of)
     assert [g for g, _ in by_group] == list(dict.fromkeys(group_of[u] for u in ratings))  # first-seen order
     for group, figure in by_group:
-        assert figure == krippendorff_alpha_ordinal({u: r for u, r in ratings.items() if group_of[u] == group})
+        assert figure == krippendorff_alpha_ordinal(
+            {u: r for u, r in ratings.items() if group_of[u] == group}
+        )
 
 
 @settings(max_examples=100, deadline=None)

@@ -125,7 +125,9 @@ def test_a_reviewer_who_graded_a_pair_still_blind_to_them_finds_it_left_out_of_e
     client.force_login(cast.reviewer)
     response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
     report = response.context["report"]
-    units = [[float(g) for g in grades if g is not None] for key, grades in FIXTURE.items() if key != ("q1", "B")]
+    units = [
+        [float(g) for g in grades if g is not None] for key, grades in FIXTURE.items() if key != ("q1", "B")
+    ]
     assert report.alpha.value == pytest.approx(plain_alpha(units, "ordinal", [0.0, 1.0, 2.0, 3.0]))
     assert report.units == 5
     pairs = {frozenset((p["a"], p["b"])): p for p in response.context["pairs"]}
@@ -133,7 +135,10 @@ def test_a_reviewer_who_graded_a_pair_still_blind_to_them_finds_it_left_out_of_e
     table = {row["status"]: row["by_severity"] for row in response.context["dispute_table"]}
     assert table["Waiting for every editor's reason"] == [1, 0, 1]  # q1/D and q2/A
     html = page(client, grading_set)
-    assert "1 pair you graded is left out of every figure here until it is settled or its dispute is revealed" in html
+    assert (
+        "1 pair you graded is left out of every figure here until it is settled or its dispute is revealed"
+        in html
+    )
     client.force_login(cast.owner)
     assert "you graded is left out" not in page(client, grading_set)
 
@@ -190,10 +195,14 @@ def test_a_pair_still_being_graded_is_left_out_for_everyone(cast: Cast, client: 
     assert not Dispute.objects.filter(candidate=pair).exists()  # 2 of 3 grades: still being graded
     for viewer in (cast.reviewer, cast.owner):
         client.force_login(viewer)
-        response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": pair.grading_set_id}))
+        response = client.get(
+            reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": pair.grading_set_id})
+        )
         assert response.context["report"].units == 0
         assert response.context["pairs"] == []
-        assert "1 pair still being graded is left out until it has all its grades." in response.content.decode()
+        assert (
+            "1 pair still being graded is left out until it has all its grades." in response.content.decode()
+        )
 
 
 def test_a_continued_set_says_its_copied_pairs_are_left_out(cast: Cast, client: Client) -> None:
@@ -201,8 +210,12 @@ def test_a_continued_set_says_its_copied_pairs_are_left_out(cast: Cast, client: 
     from annotator.services.pools import grading_set_create_from_version, pool_freeze
     from tests.pools import factories
 
-    graded = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3), ("q1", "B"): (1, 1)})
-    copy = grading_set_create_from_version(version=pool_freeze(grading_set=graded, by=cast.reviewer), by=cast.reviewer)
+    graded = factories.graded_set(
+        cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3), ("q1", "B"): (1, 1)}
+    )
+    copy = grading_set_create_from_version(
+        version=pool_freeze(grading_set=graded, by=cast.reviewer), by=cast.reviewer
+    )
     client.force_login(cast.reviewer)
     assert "2 pairs copied from a frozen version are left out" in page(client, copy)
     assert "copied from a frozen version" not in page(client, graded)
@@ -226,13 +239,17 @@ def test_a_closed_sets_unfinished_pairs_count_except_for_who_graded_them(cast: C
     left their grades out of the figures for good."""
     unfinished, mine = closed_three_editor_set(cast)
     client.force_login(cast.owner)  # graded nothing here
-    response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": unfinished.grading_set_id}))
+    response = client.get(
+        reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": unfinished.grading_set_id})
+    )
     html = response.content.decode()
     assert response.context["report"].units == 2 and response.context["report"].grades == 4
     assert "still being graded" not in html
     assert "2 pairs were left unfinished when this set was closed (not all their grades were in)" in html
     client.force_login(cast.reviewer)  # graded q9/Y: it stays hidden from her
-    response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": unfinished.grading_set_id}))
+    response = client.get(
+        reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": unfinished.grading_set_id})
+    )
     assert response.context["report"].units == 1
     assert {frozenset((p["a"], p["b"])) for p in response.context["pairs"]} == {frozenset(("ed", "eve"))}
     html = response.content.decode()
@@ -242,7 +259,9 @@ def test_a_closed_sets_unfinished_pairs_count_except_for_who_graded_them(cast: C
     assert "1 pair was left unfinished when this set was closed" in html
 
 
-def test_only_graded_pairs_are_said_to_be_left_out_and_the_empty_state_says_why(cast: Cast, client: Client) -> None:
+def test_only_graded_pairs_are_said_to_be_left_out_and_the_empty_state_says_why(
+    cast: Cast, client: Client
+) -> None:
     """QA: a set with nothing graded said "3 pairs still being graded are left out", and a set
     whose grades were all held back said "No grades in this set yet"."""
     for document in "ABC":

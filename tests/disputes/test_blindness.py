@@ -137,7 +137,9 @@ def test_an_editor_who_did_not_grade_a_pair_never_sees_its_grades_even_once_sett
     grade(unanimous, cast.editor2, 3, reason="Complete answer.")
     assert FinalGrade.objects.filter(candidate=unanimous).exists()
     client.force_login(outsider_editor)
-    html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": unanimous.pk})).content.decode()
+    html = client.get(
+        reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": unanimous.pk})
+    ).content.decode()
     assert "All three conditions." not in html and "Complete answer." not in html
     assert "graded 3" not in html and "Final grade" not in html  # "final 3, unanimous" is both grades
     assert "You did not grade this pair" in html

@@ -95,7 +95,9 @@ def test_two_reviewers_re_checking_a_settled_pair_at_once_record_one_re_check(
     monkeypatch.setattr(service, "recheck_token", slow_token)
     results = at_once(
         lambda: final_grade_recheck(candidate=candidate, by=cast.reviewer, grade=2, seen=seen),
-        lambda: final_grade_recheck(candidate=candidate, by=cast.owner, grade=1, note="Worse now.", seen=seen),
+        lambda: final_grade_recheck(
+            candidate=candidate, by=cast.owner, grade=1, note="Worse now.", seen=seen
+        ),
     )
     winners = [r for r in results if isinstance(r, FinalGradeRecheck)]
     losers = [r for r in results if isinstance(r, AlreadyRechecked)]

@@ -62,7 +62,9 @@ def change_document(candidate: Candidate, body: str = NEW_BODY) -> None:
 
 
 def recheck(candidate: Candidate, by: object, grade_: int, note: str = "") -> FinalGradeRecheck:
-    return final_grade_recheck(candidate=candidate, by=by, grade=grade_, note=note, seen=recheck_token(candidate))  # type: ignore[arg-type]
+    return final_grade_recheck(
+        candidate=candidate, by=by, grade=grade_, note=note, seen=recheck_token(candidate)
+    )  # type: ignore[arg-type]
 
 
 # --- the service ------------------------------------------------------------------------------------
@@ -107,14 +109,19 @@ def test_keeping_the_final_grade_clears_the_flags_and_keeps_its_provenance(cast:
     assert (final.grade, final.source, final.decided_by, final.note) == (2, FinalSource.UNANIMOUS, None, "")
     assert final.decided_at == before.decided_at
     assert (record.old_grade, record.new_grade, record.old_source, record.note) == (
-        2, 2, FinalSource.UNANIMOUS, "Still complete."
+        2,
+        2,
+        FinalSource.UNANIMOUS,
+        "Still complete.",
     )
     assert record.reasons == "document" and record.document_version.version == 2
     assert not record.changed_grade
     # The raw grades are untouched but for the flag: they stay on the version their editors read.
     grades = list(Grade.objects.filter(candidate=candidate))
     assert [(g.stale, g.grade, g.document_version_id) for g in grades] == [(False, 2, v1.pk)] * 2
-    assert not GradeHistory.objects.filter(candidate=candidate).exclude(kind=GradeHistory.Kind.CREATED).exists()
+    assert (
+        not GradeHistory.objects.filter(candidate=candidate).exclude(kind=GradeHistory.Kind.CREATED).exists()
+    )
     assert not Candidate.objects.final_to_recheck().exists()
 
 
@@ -130,11 +137,17 @@ def test_changing_the_final_grade_needs_a_note_and_makes_it_the_reviewers(cast: 
 
     final = FinalGrade.objects.get(candidate=candidate)
     assert (final.grade, final.source, final.decided_by, final.note) == (
-        1, FinalSource.ADJUDICATED, cast.reviewer, "The new text drops the deadline."
+        1,
+        FinalSource.ADJUDICATED,
+        cast.reviewer,
+        "The new text drops the deadline.",
     )
     assert final.decided_at == record.created_at
     assert (record.old_grade, record.new_grade, record.old_source, record.old_decided_by) == (
-        2, 1, FinalSource.UNANIMOUS, None
+        2,
+        1,
+        FinalSource.UNANIMOUS,
+        None,
     )
 
 
@@ -155,7 +168,9 @@ def test_a_changed_query_is_a_reason_too(cast: Cast) -> None:
     candidate = settled(cast)
     queries_import(
         project=cast.alpha,
-        records=[QueryRecord(line=1, external_id=candidate.query.external_id, text="How do I change my phone?")],
+        records=[
+            QueryRecord(line=1, external_id=candidate.query.external_id, text="How do I change my phone?")
+        ],
     )
     assert list(Candidate.objects.final_to_recheck()) == [candidate]
     assert recheck(candidate, cast.reviewer, 2).reasons == "query"
@@ -209,7 +224,9 @@ def test_pairs_still_being_graded_disputed_or_frozen_are_not_re_checked_here(cas
 
     candidate = settled(cast)
     change_document(candidate)
-    pool_freeze(grading_set=candidate.grading_set, by=cast.owner, exclude_unsettled=True, reason="Next round.")
+    pool_freeze(
+        grading_set=candidate.grading_set, by=cast.owner, exclude_unsettled=True, reason="Next round."
+    )
     with pytest.raises(DisputeError, match="frozen"):
         recheck(candidate, cast.reviewer, 2)
     assert not Candidate.objects.final_to_recheck().exists()
@@ -244,7 +261,11 @@ def test_a_dispute_settled_on_the_graded_text_is_re_checked_on_the_new_one(cast:
     dispute_settle(dispute=dispute, by=cast.reviewer, grade=3)
     assert list(Candidate.objects.final_to_recheck()) == [dispute.candidate]
     record = recheck(dispute.candidate, cast.owner, 2, note="v2 lost the deadline.")
-    assert (record.old_source, record.old_decided_by, record.old_grade) == (FinalSource.ADJUDICATED, cast.reviewer, 3)
+    assert (record.old_source, record.old_decided_by, record.old_grade) == (
+        FinalSource.ADJUDICATED,
+        cast.reviewer,
+        3,
+    )
 
 
 def test_the_timeline_keeps_the_first_decision_and_tells_each_re_check(cast: Cast) -> None:
@@ -312,8 +333,13 @@ def test_the_page_shows_the_current_text_and_the_graded_one_and_records_the_re_c
     target, page = open_recheck(client, cast.reviewer, candidate)
     assert NEW_BODY in page  # what users read now
     assert "B · version 2" in page  # the heading names the version shown
-    assert "The document as graded (version 1)" in page and "How to request a change after submitting (B)." in page
-    assert 'type="radio" name="grade" value="2"' in page and "checked" not in page  # nothing chosen in advance
+    assert (
+        "The document as graded (version 1)" in page
+        and "How to request a change after submitting (B)." in page
+    )
+    assert (
+        'type="radio" name="grade" value="2"' in page and "checked" not in page
+    )  # nothing chosen in advance
 
     response = client.post(target, {"grade": "3", "note": "", "seen": _seen(page)})
     assert response.status_code == 200 and "needs a note saying why" in response.content.decode()
@@ -353,9 +379,15 @@ def test_an_outdated_page_gets_409_with_the_pair_as_it_is_now_and_the_typed_choi
 
 @pytest.mark.parametrize(
     "data",
-    [{"grade": "7", "seen": "x"}, {"grade": "", "seen": "x"}, {"grade": "3", "note": "x" * 5001, "seen": "x"}],
+    [
+        {"grade": "7", "seen": "x"},
+        {"grade": "", "seen": "x"},
+        {"grade": "3", "note": "x" * 5001, "seen": "x"},
+    ],
 )
-def test_bad_form_input_is_a_clear_refusal_not_a_500(cast: Cast, client: Client, data: dict[str, str]) -> None:
+def test_bad_form_input_is_a_clear_refusal_not_a_500(
+    cast: Cast, client: Client, data: dict[str, str]
+) -> None:
     candidate = settled(cast)
     change_document(candidate)
     client.force_login(cast.reviewer)
@@ -398,7 +430,9 @@ def test_the_queue_and_the_overview_count_the_pairs_to_re_check(cast: Cast, clie
 def test_criteria_shown_are_the_current_ones(cast: Cast, client: Client) -> None:
     candidate = settled(cast)
     levels = {3: "Answers every part, with the deadline.", 2: "Most of it.", 1: "A little.", 0: "Nothing."}
-    criteria_publish(project=cast.alpha, levels=levels, change=CriteriaChange.MEANING, note="x", by=cast.owner)
+    criteria_publish(
+        project=cast.alpha, levels=levels, change=CriteriaChange.MEANING, note="x", by=cast.owner
+    )
     client.force_login(cast.reviewer)
     page = client.get(url("final_recheck", candidate_id=candidate.pk)).content.decode()
     assert "Answers every part, with the deadline." in page
@@ -481,10 +515,14 @@ def test_the_page_shows_the_criteria_the_grades_were_given_under_and_says_querie
 ) -> None:
     candidate = settled(cast)
     levels = {3: "Answers every part, with the deadline.", 2: "Most of it.", 1: "A little.", 0: "Nothing."}
-    criteria_publish(project=cast.alpha, levels=levels, change=CriteriaChange.MEANING, note="x", by=cast.owner)
+    criteria_publish(
+        project=cast.alpha, levels=levels, change=CriteriaChange.MEANING, note="x", by=cast.owner
+    )
     queries_import(
         project=cast.alpha,
-        records=[QueryRecord(line=1, external_id=candidate.query.external_id, text="How do I change my phone?")],
+        records=[
+            QueryRecord(line=1, external_id=candidate.query.external_id, text="How do I change my phone?")
+        ],
     )
     client.force_login(cast.reviewer)
     page = client.get(url("final_recheck", candidate_id=candidate.pk)).content.decode()

@@ -117,7 +117,9 @@ def test_a_reason_added_edited_or_removed_on_the_grading_page_is_told_as_such_no
         ("changed", 2, 1),
     ]
     client.force_login(cast.editor)
-    html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})).content.decode()
+    html = client.get(
+        reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})
+    ).content.decode()
     assert "from 2 to 2" not in html
     for text in (
         "ed graded 2.",
@@ -133,7 +135,11 @@ def test_a_reason_edit_logged_as_a_change_before_the_fix_is_told_as_a_reason_edi
     pair = make_pair(cast.alpha, document="A", required=3)
     g = grade(pair, cast.editor, 2)
     GradeHistory.objects.create(  # what grade_submit wrote for a reason added to a 2
-        grade=g, changed_by=cast.editor, kind=GradeHistory.Kind.CHANGED, old_grade=2, new_grade=2,
+        grade=g,
+        changed_by=cast.editor,
+        kind=GradeHistory.Kind.CHANGED,
+        old_grade=2,
+        new_grade=2,
         new_reason="No deadline.",
     )
     membership = cast.editor.memberships.get(project=cast.alpha)
@@ -144,19 +150,27 @@ def test_a_reason_edit_logged_as_a_change_before_the_fix_is_told_as_a_reason_edi
     ]
 
 
-def test_undoing_a_change_says_which_grade_is_back_instead_of_a_withdrawal(cast: Cast, client: Client) -> None:
+def test_undoing_a_change_says_which_grade_is_back_instead_of_a_withdrawal(
+    cast: Cast, client: Client
+) -> None:
     pair = make_pair(cast.alpha, document="A", required=3)
     grading.grade_submit(candidate=pair, editor=cast.editor, value=2, reason="No deadline.")
     grading.grade_submit(candidate=pair, editor=cast.editor, value=3, reason="No deadline.")
     grading.grade_undo(editor=cast.editor, grading_set=pair.grading_set, query=pair.query)
     grading.grade_undo(editor=cast.editor, grading_set=pair.grading_set, query=pair.query)
     client.force_login(cast.editor)
-    html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})).content.decode()
+    html = client.get(
+        reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})
+    ).content.decode()
     assert "ed undid their last change: the grade is 2 again." in html
-    assert html.count("withdrew") == 1 and "ed withdrew the grade 2." in html  # the second undo: no grade left
+    assert (
+        html.count("withdrew") == 1 and "ed withdrew the grade 2." in html
+    )  # the second undo: no grade left
 
 
-def test_an_editors_re_check_says_whether_it_changed_the_grade_and_from_what(cast: Cast, client: Client) -> None:
+def test_an_editors_re_check_says_whether_it_changed_the_grade_and_from_what(
+    cast: Cast, client: Client
+) -> None:
     """QA: "editor-c re-checked the grade: 1." hid that the grade had been 2."""
     from annotator.models import StaleReason
 
@@ -164,11 +178,13 @@ def test_an_editors_re_check_says_whether_it_changed_the_grade_and_from_what(cas
     for value in (2, 1, 1):  # graded 2; re-checked to 1; re-checked again, kept
         grading.grade_submit(candidate=pair, editor=cast.editor, value=value)
         grading.flag_for_recheck(StaleReason.CRITERIA, candidate=pair)
-    assert list(GradeHistory.objects.filter(kind=GradeHistory.Kind.RECHECKED).values_list("old_grade", "new_grade")) == [
-        (2, 1), (1, 1)
-    ]
+    assert list(
+        GradeHistory.objects.filter(kind=GradeHistory.Kind.RECHECKED).values_list("old_grade", "new_grade")
+    ) == [(2, 1), (1, 1)]
     client.force_login(cast.editor)
-    html = client.get(reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})).content.decode()
+    html = client.get(
+        reverse("pair_timeline", kwargs={"slug": "alpha", "candidate_id": pair.pk})
+    ).content.decode()
     assert "ed re-checked the grade and changed it from 2 to 1." in html
     assert "ed re-checked the grade and kept it: 1." in html
 
@@ -187,11 +203,18 @@ def test_a_closed_sets_unfinished_pair_is_shown_to_a_reviewer_and_stays_blind_fo
     assert "This pair is still being graded" in client.get(url).content.decode()
     GradingSet.objects.filter(pk=pair.grading_set_id).update(is_open=False)
     pair.refresh_from_db()
-    reviewer = pair_timeline(candidate=pair, viewer=cast.reviewer, membership=cast.reviewer.memberships.get(project=cast.alpha))
-    assert reviewer.hidden == "" and [(e.actor.username, e.grade) for e in reviewer.events] == [("ed", 3), ("eve", 1)]
+    reviewer = pair_timeline(
+        candidate=pair, viewer=cast.reviewer, membership=cast.reviewer.memberships.get(project=cast.alpha)
+    )
+    assert reviewer.hidden == "" and [(e.actor.username, e.grade) for e in reviewer.events] == [
+        ("ed", 3),
+        ("eve", 1),
+    ]
     html = client.get(url).content.decode()
     assert "still being graded" not in html and "eve graded 1." in html
-    editor = pair_timeline(candidate=pair, viewer=cast.editor, membership=cast.editor.memberships.get(project=cast.alpha))
+    editor = pair_timeline(
+        candidate=pair, viewer=cast.editor, membership=cast.editor.memberships.get(project=cast.alpha)
+    )
     assert editor.hidden == "unfinished" and [e.actor.username for e in editor.events] == ["ed"]
     client.force_login(cast.editor)
     html = client.get(url).content.decode()

@@ -76,7 +76,9 @@ def test_the_reason_from_the_grading_page_is_offered_and_the_page_says_it_is_not
     assert "It is not given yet" not in page and "Reasons in: 1 of 2." in page
     # Eve wrote nothing on the grading page: an empty box, and no such note.
     client.force_login(cast.editor2)
-    assert "It is not given yet" not in client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode()
+    assert (
+        "It is not given yet" not in client.get(url("dispute_detail", dispute_id=dispute.pk)).content.decode()
+    )
 
 
 def test_an_editor_gives_a_reason_with_htmx_and_gets_the_fragment_back(cast: Cast, client: Client) -> None:
@@ -141,7 +143,9 @@ def test_the_revision_form_appears_only_after_the_reveal(cast: Cast, client: Cli
     assert "Revise or keep your grade" in page
     # The answer is final, so nothing is chosen in advance: a bare click must not record "kept".
     assert 'name="grade" value="2"' in page and "checked" not in page
-    refused = client.post(url("dispute_revision", dispute_id=dispute.pk), {"note": "just clicked"}).content.decode()
+    refused = client.post(
+        url("dispute_revision", dispute_id=dispute.pk), {"note": "just clicked"}
+    ).content.decode()
     assert "Choose a grade from 0 to 3." in refused
     dispute.refresh_from_db()
     assert not dispute.statements.get(editor=cast.editor).has_responded
@@ -364,7 +368,9 @@ def test_settling_a_dispute_the_editors_have_not_finished_explains_why(cast: Cas
 # --- accessible names ---------------------------------------------------------------------------
 
 
-def test_the_revision_and_settle_radios_carry_the_criteria_text_of_their_grade(cast: Cast, client: Client) -> None:
+def test_the_revision_and_settle_radios_carry_the_criteria_text_of_their_grade(
+    cast: Cast, client: Client
+) -> None:
     criteria = dict(CriteriaVersion.objects.current_for(cast.alpha).levels())
     dispute = revealed(cast)
     client.force_login(cast.editor)
@@ -381,7 +387,9 @@ def test_the_revision_and_settle_radios_carry_the_criteria_text_of_their_grade(c
             assert page.description(radio) == squash(criteria[level])
 
 
-def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(cast: Cast, client: Client) -> None:
+def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(
+    cast: Cast, client: Client
+) -> None:
     """QA: disputes of pairs left out when their set was frozen could still be revised and settled,
     and the decision went into no pool version."""
     from annotator.models import Dispute
@@ -416,9 +424,12 @@ def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(cas
     client.force_login(cast.reviewer)
     review = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
     assert "frozen without this pair" in review and 'name="grade"' not in review
-    assert "frozen without this pair" in client.post(
-        url("dispute_review", dispute_id=waiting.pk), {"grade": 3, "note": ""}
-    ).content.decode()
+    assert (
+        "frozen without this pair"
+        in client.post(
+            url("dispute_review", dispute_id=waiting.pk), {"grade": 3, "note": ""}
+        ).content.decode()
+    )
     client.force_login(cast.editor)
     detail = client.get(url("dispute_detail", dispute_id=revealed_one.pk)).content.decode()
     assert "frozen without this pair" in detail and 'name="grade"' not in detail
@@ -448,7 +459,9 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     assert "Waiting for someone who left" in page and cast.editor2.get_username() in page
     # The dispute's own page says so too, with the way to the review page (QA: only "Revealed").
     detail = client.get(url("dispute_detail", dispute_id=waiting.pk)).content.decode()
-    assert f"This dispute waits for {cast.editor2.get_username()}, who can no longer take their step" in detail
+    assert (
+        f"This dispute waits for {cast.editor2.get_username()}, who can no longer take their step" in detail
+    )
     assert url("dispute_review", dispute_id=waiting.pk) in detail
     client.force_login(cast.editor)  # an editor of the dispute cannot send it on
     assert client.post(hand_over).status_code == 403
@@ -461,7 +474,10 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     # Sent again (a second reviewer, or a second tab): said as it is (QA: "it stays with them").
     client.force_login(cast.owner)
     again = html.unescape(client.post(hand_over, follow=True).content.decode())
-    assert f"This dispute is already with the reviewers: {cast.reviewer.get_username()} sent it to review." in again
+    assert (
+        f"This dispute is already with the reviewers: {cast.reviewer.get_username()} sent it to review."
+        in again
+    )
     assert Dispute.objects.get(pk=waiting.pk).escalated_by == cast.reviewer
     client.force_login(cast.reviewer)
     # Who pressed it is on record, on the pair's timeline and on the dispute's page.
@@ -493,14 +509,18 @@ def test_a_dispute_goes_to_review_without_an_editor_who_left_only_after_the_othe
     refused = html.unescape(client.post(hand_over, follow=True).content.decode())
     assert "waits for an editor who can still take their step" in refused
     assert Dispute.objects.get(pk=waiting.pk).status == DisputeStatus.AWAITING_REASONS
-    assert url("dispute_review", dispute_id=waiting.pk) not in client.get(url("dispute_queue")).content.decode()
+    assert (
+        url("dispute_review", dispute_id=waiting.pk) not in client.get(url("dispute_queue")).content.decode()
+    )
 
     # editor2 writes their basis blind; the dispute then waits for the departed editor alone, and
     # goes to review by itself, nobody having to notice it.
     client.force_login(cast.editor2)
     detail = client.get(url("dispute_detail", dispute_id=waiting.pk)).content.decode()
     assert 'name="reason"' in detail
-    saved = client.post(url("dispute_reason", dispute_id=waiting.pk), {"reason": "Answers the question."}, follow=True)
+    saved = client.post(
+        url("dispute_reason", dispute_id=waiting.pk), {"reason": "Answers the question."}, follow=True
+    )
     # What happened, not "the other grades stay hidden" above a page showing them (QA).
     assert "the dispute goes to a reviewer with the grades and reasons on record" in html.unescape(
         saved.content.decode()
@@ -532,7 +552,9 @@ def test_with_names_hidden_the_pair_timeline_numbers_the_editors_as_the_review_p
         grades[statement.editor_id] = statement.original_grade
     assert "Editor 1" in review
     hidden = client.get(timeline).content.decode()  # the choice holds for the session
-    assert f"Editor 1 graded {grades[first.pk]}." in hidden and f"Editor 2 graded {grades[second.pk]}." in hidden
+    assert (
+        f"Editor 1 graded {grades[first.pk]}." in hidden and f"Editor 2 graded {grades[second.pk]}." in hidden
+    )
     events = hidden[hidden.index('<ol class="timeline">') : hidden.index("</ol>")]
     for user in (cast.editor, cast.editor2):
         assert f"{user.get_username()} graded" not in events and f"{user.get_username()} gave" not in events
@@ -565,13 +587,18 @@ def test_the_review_page_says_why_a_grade_needs_re_checking_in_words(cast: Cast,
     Grade.objects.filter(candidate=dispute.candidate).update(stale=True, stale_reason="criteria,document")
     client.force_login(cast.reviewer)
     html = client.get(url("dispute_review", dispute_id=dispute.pk)).content.decode()
-    assert html.count(
-        "This grade is marked for re-check. The criteria changed meaningfully since this grade was given. "
-        "The document changed since this grade was given.</p>"
-    ) == 2
+    assert (
+        html.count(
+            "This grade is marked for re-check. The criteria changed meaningfully since this grade was given. "
+            "The document changed since this grade was given.</p>"
+        )
+        == 2
+    )
     client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
     zh = client.get(url("dispute_review", dispute_id=dispute.pk)).content.decode()
-    assert "criteria,document" not in zh and " criteria</p>" not in zh and "since this grade was given" not in zh
+    assert (
+        "criteria,document" not in zh and " criteria</p>" not in zh and "since this grade was given" not in zh
+    )
 
 
 def test_with_names_hidden_the_departed_editor_is_named_by_their_column(cast: Cast, client: Client) -> None:
@@ -605,7 +632,9 @@ def test_an_over_long_settle_note_is_one_error_not_also_a_missing_note() -> None
     assert not form.is_valid() and "write a note saying why" in form.errors["note"][0]
 
 
-def test_the_dispute_and_review_pages_say_the_query_changed_since_it_was_graded(cast: Cast, client: Client) -> None:
+def test_the_dispute_and_review_pages_say_the_query_changed_since_it_was_graded(
+    cast: Cast, client: Client
+) -> None:
     """QA: after a query's text changed, the dispute page showed the new text without a word,
     while the editor's re-check list said it had changed."""
     from annotator.importers import QueryRecord
@@ -618,7 +647,10 @@ def test_the_dispute_and_review_pages_say_the_query_changed_since_it_was_graded(
     client.force_login(cast.reviewer)
     assert note not in client.get(detail).content.decode()
     query = dispute.candidate.query
-    queries_import(project=cast.alpha, records=[QueryRecord(line=1, external_id=query.external_id, text="How do I change my phone?")])
+    queries_import(
+        project=cast.alpha,
+        records=[QueryRecord(line=1, external_id=query.external_id, text="How do I change my phone?")],
+    )
     for viewer, url in ((cast.editor, detail), (cast.reviewer, detail), (cast.reviewer, review)):
         client.force_login(viewer)
         page = client.get(url).content.decode()
@@ -642,5 +674,8 @@ def test_a_frozen_pairs_dispute_page_says_the_query_changed_since_from_its_judgm
     client.force_login(cast.reviewer)
     assert note not in client.get(detail).content.decode()
     query = dispute.candidate.query
-    queries_import(project=cast.alpha, records=[QueryRecord(line=1, external_id=query.external_id, text="How do I change my phone?")])
+    queries_import(
+        project=cast.alpha,
+        records=[QueryRecord(line=1, external_id=query.external_id, text="How do I change my phone?")],
+    )
     assert client.get(detail).content.decode().count(note) == 1

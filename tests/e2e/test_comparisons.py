@@ -157,13 +157,27 @@ def test_the_worked_breakdowns_sit_side_by_side_only_where_both_fit_whole(
 
     project, reviewer, version = demo_with_pool()
     runs = [
-        run_upload(project=project, name=name, notes="", fmt=fmt, file_name=file_name, data=text.encode(), by=reviewer)
+        run_upload(
+            project=project,
+            name=name,
+            notes="",
+            fmt=fmt,
+            file_name=file_name,
+            data=text.encode(),
+            by=reviewer,
+        )
         for name, fmt, file_name, text in (
-            ("baseline", "trec", "baseline.trec", BASELINE), ("candidate", "lists", "pasted.txt", CANDIDATE)
+            ("baseline", "trec", "baseline.trec", BASELINE),
+            ("candidate", "lists", "pasted.txt", CANDIDATE),
         )
     ]
     comparison = comparison_create(
-        project=project, pool_version=version, run_a=runs[0], run_b=runs[1], settings=Settings(k=5), by=reviewer
+        project=project,
+        pool_version=version,
+        run_a=runs[0],
+        run_b=runs[1],
+        settings=Settings(k=5),
+        by=reviewer,
     )
     log_in(page, live_server.url, "reviewer", DEMO_PASSWORD)
     for width in (1300, 1440, 1500, 1920):

@@ -206,7 +206,9 @@ def test_a_reviewer_re_checks_a_settled_pair_whose_document_changed_with_the_key
     grade(pair, cast_for_browser["eve"], 2)
     documents_import(
         project=cast_for_browser["project"],
-        records=[DocumentRecord(line=1, external_id="B", body="Settings, then Contact: no deadline any more.")],
+        records=[
+            DocumentRecord(line=1, external_id="B", body="Settings, then Contact: no deadline any more.")
+        ],
     )
     base = live_server.url
     log_in(page, base, "rita", PASSWORD)
@@ -263,7 +265,10 @@ def test_a_re_check_refused_because_another_reviewer_was_first_takes_the_focus_t
 
 
 def test_a_reason_saved_while_the_database_is_busy_says_so_in_the_page(
-    people: dict[str, Page], live_server: Any, transactional_db: None, cast_for_browser: dict[str, Any],
+    people: dict[str, Page],
+    live_server: Any,
+    transactional_db: None,
+    cast_for_browser: dict[str, Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """QA: an htmx form answered 503 (SQLite locked by an import) said only that the request failed."""

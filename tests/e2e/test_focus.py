@@ -37,7 +37,9 @@ def test_a_refused_dispute_reason_puts_the_focus_on_the_field(
 ) -> None:
     project = build_demo()
     users = {m.user.get_username(): m.user for m in project.memberships.select_related("user")}
-    dispute = disputed_pair(project, users["editor-a"], users["editor-b"], (0, 3), set_name="Focus", document="FOCUS")
+    dispute = disputed_pair(
+        project, users["editor-a"], users["editor-b"], (0, 3), set_name="Focus", document="FOCUS"
+    )
     assert dispute.status == DisputeStatus.AWAITING_REASONS
     log_in(page, live_server.url, "editor-a", DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{DEMO_SLUG}/disputes/{dispute.pk}/")

@@ -82,10 +82,16 @@ def test_editor_a_grades_every_demo_candidate_with_the_keyboard_and_the_grades_s
         doc = row.locator(".candidate-head .muted").inner_text().split("·")[0].strip()
         expect(row).to_have_attribute("data-state", "saved")
         expect(row).to_have_attribute("data-grade", SEED_GRADES[doc])
-        expect(row.locator(f'.grade-buttons button[value="{SEED_GRADES[doc]}"]')).to_have_attribute("aria-pressed", "true")
+        expect(row.locator(f'.grade-buttons button[value="{SEED_GRADES[doc]}"]')).to_have_attribute(
+            "aria-pressed", "true"
+        )
         if doc == "B":
             expect(row.locator("textarea.reason")).to_have_value("说明了如何申请修改，但没有截止时间")
-    stored = dict(Grade.objects.filter(editor__username="editor-a").values_list("candidate__document__external_id", "grade"))
+    stored = dict(
+        Grade.objects.filter(editor__username="editor-a").values_list(
+            "candidate__document__external_id", "grade"
+        )
+    )
     assert stored == {doc: int(value) for doc, value in SEED_GRADES.items()}
 
 
@@ -106,7 +112,9 @@ def test_enter_on_the_last_ungraded_document_stays_on_it_and_says_so(
     last_id = last.get_attribute("id")
     expect(last).to_have_attribute("data-state", "ungraded")
     page.keyboard.press("Enter")
-    expect(page.locator("#announcer")).to_have_text("This document is the last one on this page still to grade.")
+    expect(page.locator("#announcer")).to_have_text(
+        "This document is the last one on this page still to grade."
+    )
     expect(page.locator(f"#{last_id}")).to_be_focused()
     page.keyboard.press("0")
     expect(page.locator(f"#{last_id}")).to_have_attribute("data-state", "saved")
@@ -147,11 +155,15 @@ def test_a_query_graded_page_by_page_goes_on_to_its_next_page_then_undo_brings_b
     expect(page.locator(f"#{first_page[1][1]}")).to_be_focused()
     expect(page.locator(f"#{first_page[0][1]}")).to_have_attribute("data-state", "saved")
     expect(page.locator("#messages")).to_contain_text(f"Undone: {first_page[1][0]} is ungraded again.")
-    graded = Grade.objects.filter(editor__username="editor-a").values_list("candidate__document__external_id", flat=True)
+    graded = Grade.objects.filter(editor__username="editor-a").values_list(
+        "candidate__document__external_id", flat=True
+    )
     assert list(graded) == [first_page[0][0]]
 
 
-def test_undo_and_the_shortcut_help_work_from_the_keyboard(page: Page, live_server: Any, grading_demo: None) -> None:
+def test_undo_and_the_shortcut_help_work_from_the_keyboard(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     expect(page.get_by_role("button", name="Start grading")).to_be_focused()  # autofocus done: Enter opens it
@@ -164,7 +176,8 @@ def test_undo_and_the_shortcut_help_work_from_the_keyboard(page: Page, live_serv
     expect(page.locator(f"#{row_id}")).to_be_focused()
     assert not Grade.objects.filter(editor__username="editor-b").exists()
     assert list(GradeHistory.objects.filter(editor__username="editor-b").values_list("kind", flat=True)) == [
-        "created", "undone"
+        "created",
+        "undone",
     ]
     page.keyboard.press("?")
     expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
@@ -218,7 +231,9 @@ def test_on_a_narrow_screen_tab_goes_down_the_page_as_it_is_shown(
     assert len(tops) > 5 and tops == sorted(tops), tops
 
 
-def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(page: Page, live_server: Any, grading_demo: None) -> None:
+def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     expect(page.get_by_role("button", name="Start grading")).to_be_focused()  # autofocus done: Enter opens it
@@ -258,7 +273,9 @@ def test_a_save_the_server_answers_busy_says_so_and_is_sent_again(
     row_id = page.locator("article.candidate:focus").get_attribute("id")
     page.keyboard.press("2")
     row = page.locator(f"#{row_id}")
-    expect(row.locator(".row-status")).to_contain_text("Not saved yet: the database is busy with a large import.")
+    expect(row.locator(".row-status")).to_contain_text(
+        "Not saved yet: the database is busy with a large import."
+    )
     expect(row).to_have_attribute("data-state", "saved", timeout=15000)  # resent after 5 s
     assert calls["n"] == 2 and Grade.objects.get(editor__username="editor-b").grade == 2
 
@@ -400,7 +417,9 @@ def _type_a_reason_without_saving(page: Page, live_server: Any) -> Locator:
     return box
 
 
-def test_leaving_with_a_typed_reason_not_yet_saved_asks_first(page: Page, live_server: Any, grading_demo: None) -> None:
+def test_leaving_with_a_typed_reason_not_yet_saved_asks_first(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
     """The prompt covered rows still saving or failed, not a reason typed and never sent (QA report)."""
     _type_a_reason_without_saving(page, live_server)
     # Waits for the prompt itself (a fixed 500 ms wait missed it on a loaded machine).
@@ -457,7 +476,10 @@ def test_a_second_key_pressed_while_the_first_grade_is_saving_wins(
     page.wait_for_load_state("networkidle")
     grade = Grade.objects.get(editor__username="editor-b")
     assert grade.grade == 0
-    assert [h.new_grade for h in GradeHistory.objects.filter(editor__username="editor-b").order_by("pk")] == [1, 0]
+    assert [h.new_grade for h in GradeHistory.objects.filter(editor__username="editor-b").order_by("pk")] == [
+        1,
+        0,
+    ]
 
 
 @pytest.mark.parametrize("size", [(1280, 900), (1280, 720), (390, 800)])
@@ -475,7 +497,9 @@ def test_the_sticky_announcer_never_covers_the_focused_button(
     assert pair is not None
     page.set_viewport_size({"width": size[0], "height": size[1]})
     log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
-    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/sets/{pair.grading_set_id}/queries/{pair.query_id}/grade/")
+    page.goto(
+        f"{live_server.url}/p/{demo.DEMO_SLUG}/sets/{pair.grading_set_id}/queries/{pair.query_id}/grade/"
+    )
     for _ in range(5):
         state = page.evaluate("document.activeElement.closest('article.candidate')?.dataset.state")
         if state in ("ungraded", "stale"):
@@ -503,7 +527,9 @@ def test_a_touch_phone_gets_the_documents_without_the_keyboard_shortcut_list(
 ) -> None:
     """QA at 390 px: the criteria, then eight rows of keyboard shortcuts, came before the first
     document, 1,380 px down; a phone without a keyboard has no use for the shortcuts."""
-    phone = browser.new_context(locale="en-US", viewport={"width": 390, "height": 800}, is_mobile=True, has_touch=True)
+    phone = browser.new_context(
+        locale="en-US", viewport={"width": 390, "height": 800}, is_mobile=True, has_touch=True
+    )
     try:
         page = phone.new_page()
         log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
@@ -524,7 +550,9 @@ def test_a_touch_phone_gets_the_documents_without_the_keyboard_shortcut_list(
         desktop.close()
 
 
-def test_a_new_submission_takes_the_last_ones_message_away(page: Page, live_server: Any, grading_demo: None) -> None:
+def test_a_new_submission_takes_the_last_ones_message_away(
+    page: Page, live_server: Any, grading_demo: None
+) -> None:
     """QA: after "Candidates: added 1" a refused second attempt showed its error under the field
     while the green "added 1" stayed at the top of the page, as if it were this attempt's result."""
     from annotator.models import GradingSet
@@ -572,7 +600,9 @@ def test_a_meaning_changing_publish_asks_first_with_the_number_of_grades_it_flag
     page.once("dialog", lambda dialog: answer(dialog, accept=False))
     form.get_by_role("button", name="Publish").click()
     expect(page.locator("#criteria-form")).to_be_visible()
-    assert questions == ["Publish as meaning-changing? 3 grades in open grading sets will be flagged for re-checking."]
+    assert questions == [
+        "Publish as meaning-changing? 3 grades in open grading sets will be flagged for re-checking."
+    ]
     assert CriteriaVersion.objects.filter(project__slug=demo.DEMO_SLUG).count() == 1  # declined: nothing sent
 
     page.once("dialog", lambda dialog: answer(dialog, accept=True))
@@ -596,7 +626,9 @@ def test_check_only_on_the_imports_page_stores_nothing_and_says_what_an_import_w
     from annotator.models import Document, DocumentVersion
 
     data = tmp_path / "docs.csv"
-    data.write_text("doc_id,title,body\nA,修改联系电话,改写后的正文。\nNEW-1,新文档,正文。\n", encoding="utf-8")
+    data.write_text(
+        "doc_id,title,body\nA,修改联系电话,改写后的正文。\nNEW-1,新文档,正文。\n", encoding="utf-8"
+    )
     before = (Document.objects.count(), DocumentVersion.objects.count())
     log_in(page, live_server.url, "owner", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/imports/")
@@ -604,7 +636,9 @@ def test_check_only_on_the_imports_page_stores_nothing_and_says_what_an_import_w
     section.locator("input[type=file]").set_input_files(str(data))
     section.get_by_role("button", name="Check only (store nothing)").click()
     expect(page.locator("#import-documents")).to_contain_text("Checked only: nothing was stored.")
-    expect(page.locator("#import-documents")).to_contain_text("would create 1, update 1 and leave 0 unchanged")
+    expect(page.locator("#import-documents")).to_contain_text(
+        "would create 1, update 1 and leave 0 unchanged"
+    )
     assert (Document.objects.count(), DocumentVersion.objects.count()) == before
     section = page.locator("#import-documents")
     section.locator("input[type=file]").set_input_files(str(data))

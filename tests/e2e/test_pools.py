@@ -36,7 +36,9 @@ def test_a_reviewer_freezes_a_set_leaving_out_a_disputed_pair_and_views_the_vers
     assert not PoolVersion.objects.exists()
 
     page.get_by_label("Leave out the pairs listed above").check()
-    page.get_by_label("Reason for leaving them out").fill("B waits for the reviewer; compare on the settled pairs")
+    page.get_by_label("Reason for leaving them out").fill(
+        "B waits for the reviewer; compare on the settled pairs"
+    )
     page.get_by_label("I understand that a frozen version can never be changed").check()
     page.get_by_role("button", name="Freeze this set").click()
 

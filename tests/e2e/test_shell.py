@@ -84,17 +84,33 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
     from evaluation.models import Comparison
 
     project = build_demo()
-    queries_import(project=project, records=read_queries(f"query_id,text\n{'Q' * 240},long ID\n".encode(), "csv"))
+    queries_import(
+        project=project, records=read_queries(f"query_id,text\n{'Q' * 240},long ID\n".encode(), "csv")
+    )
     page.set_viewport_size({"width": 390, "height": 800})
     log_in(page, live_server.url, "owner", DEMO_PASSWORD)
     base = f"{live_server.url}/p/{project.slug}"
     comparison = Comparison.objects.filter(project=project).first()
     assert comparison is not None
     paths = [
-        "/", "/grading/", "/sets/", "/queries/", "/documents/", "/members/", "/pools/", "/disputes/",
-        "/disputes/queue/", "/disputes/agreement/", "/disputes/recheck/", "/runs/", "/comparisons/", "/imports/",
-        "/criteria/", f"/sets/{project.grading_sets.order_by('pk').first().pk}/",
-        f"/comparisons/{comparison.pk}/", f"/comparisons/{comparison.pk}/query/",
+        "/",
+        "/grading/",
+        "/sets/",
+        "/queries/",
+        "/documents/",
+        "/members/",
+        "/pools/",
+        "/disputes/",
+        "/disputes/queue/",
+        "/disputes/agreement/",
+        "/disputes/recheck/",
+        "/runs/",
+        "/comparisons/",
+        "/imports/",
+        "/criteria/",
+        f"/sets/{project.grading_sets.order_by('pk').first().pk}/",
+        f"/comparisons/{comparison.pk}/",
+        f"/comparisons/{comparison.pk}/query/",
     ]
     too_wide, squeezed, unreachable, broken = {}, {}, {}, {}
     # A link made of words (a set's name) breaks between its words, not inside one (QA at 390 px:
@@ -155,7 +171,9 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
     # columns squeezed it to one character per line (QA report).
     page.get_by_role("button", name="中文").click()
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
-    narrowest = page.evaluate("Math.min(...[...document.querySelectorAll('.positions td.doc')].map(td => td.getBoundingClientRect().width))")
+    narrowest = page.evaluate(
+        "Math.min(...[...document.querySelectorAll('.positions td.doc')].map(td => td.getBoundingClientRect().width))"
+    )
     assert narrowest >= 100, narrowest
 
 
@@ -191,7 +209,9 @@ def test_an_editors_queue_and_disputes_show_every_column_on_a_phone(
     final.scroll_into_view_if_needed()
     box = final.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
-    assert page.evaluate("[...document.querySelectorAll('.table')].every(t => t.scrollWidth <= t.clientWidth + 1)")
+    assert page.evaluate(
+        "[...document.querySelectorAll('.table')].every(t => t.scrollWidth <= t.clientWidth + 1)"
+    )
     page.set_viewport_size({"width": 1280, "height": 800})
     page.reload()
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
@@ -215,7 +235,9 @@ def test_the_language_switch_changes_nothing_until_it_is_pressed(
     expect(page.get_by_role("button", name="English")).to_be_visible()
 
 
-def test_times_are_shown_in_the_browsers_time_zone(browser: Any, live_server: Any, transactional_db: None) -> None:
+def test_times_are_shown_in_the_browsers_time_zone(
+    browser: Any, live_server: Any, transactional_db: None
+) -> None:
     """QA: every time was UTC, unlabelled; an editor in Beijing read them 8 hours off."""
     build_demo()
     context = browser.new_context(locale="en-US", timezone_id="Asia/Shanghai")

@@ -25,9 +25,25 @@ from evaluation.metrics.lookup import encode_ids
 
 # Each field: usual values, then odd ones (which send the file to the line pass, or to an error).
 QUERIES = (["q1", "q2", "q10", "301", "Q-7"], ["问题", "q" * 70])
-DOCS = (["d1", "d2", "d3", "doc-10", "abcdefgh", "abcdefghi", "x" * 65, "D9"], ["文档", "d\x1fx", "d\x0bx", "d\u00a0x"])
+DOCS = (
+    ["d1", "d2", "d3", "doc-10", "abcdefgh", "abcdefghi", "x" * 65, "D9"],
+    ["文档", "d\x1fx", "d\x0bx", "d\u00a0x"],
+)
 SCORES = (
-    ["1", "2.5", "-3", "1e5", "1E-3", "+.5", "5.", "0", "0.0", "-0", "2.2250738585072014e-308", "12345678901234567890.5"],
+    [
+        "1",
+        "2.5",
+        "-3",
+        "1e5",
+        "1E-3",
+        "+.5",
+        "5.",
+        "0",
+        "0.0",
+        "-0",
+        "2.2250738585072014e-308",
+        "12345678901234567890.5",
+    ],
     ["1e-400", "inf", "nan", "1_000", "0x10", "1e", "--1", "١"],
 )
 GRADES = (["0", "1", "2", "3"], ["4", "-1", "+1", "01", "2.0", "x"])
@@ -127,14 +143,21 @@ def qrels_texts(draw: st.DrawFn) -> bytes:
 @given(qrels_texts(), st.sampled_from([None, {4: 3, -1: 0}]))
 def test_qrels_read_the_same_by_columns_and_by_lines(data: bytes, grade_map: dict[int, int] | None) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        by_columns = read(trec.read_trec_qrels, data, lines_only=False, monkeypatch=patch, grade_map=grade_map)
+        by_columns = read(
+            trec.read_trec_qrels, data, lines_only=False, monkeypatch=patch, grade_map=grade_map
+        )
         by_lines = read(trec.read_trec_qrels, data, lines_only=True, monkeypatch=patch, grade_map=grade_map)
     event("columns" if split_columns(data, (0, 2, 3), 4, more=False) is not None else "lines only")
     if isinstance(by_lines, Pool):
         assert isinstance(by_columns, Pool), by_columns
-        assert [(q, list(by_columns[q].items())) for q in by_columns] == [(q, list(by_lines[q].items())) for q in by_lines]
+        assert [(q, list(by_columns[q].items())) for q in by_columns] == [
+            (q, list(by_lines[q].items())) for q in by_lines
+        ]
         if by_columns._id_words is not None:  # made from the file: the pool's own order
-            assert by_columns._id_words.tolist() == encode_ids(list(chain.from_iterable(by_lines._grades.values()))).tolist()  # type: ignore[union-attr]
+            assert (
+                by_columns._id_words.tolist()
+                == encode_ids(list(chain.from_iterable(by_lines._grades.values()))).tolist()
+            )  # type: ignore[union-attr]
     else:
         assert by_columns == by_lines
 
@@ -158,14 +181,18 @@ def test_a_usual_file_is_read_by_columns(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_a_file_read_by_path_takes_the_column_pass_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "run.txt"
-    path.write_bytes(b"".join(b"q%d Q0 d%d %d %d.25 t\n" % (q, d, d, 100 - d) for q in range(50) for d in range(30)))
+    path.write_bytes(
+        b"".join(b"q%d Q0 d%d %d %d.25 t\n" % (q, d, d, 100 - d) for q in range(50) for d in range(30))
+    )
     assert split_columns(path.read_bytes(), (0, 2, 4), 6, more=True) is not None
     run = trec.read_trec_run(path)
     assert run.rows == 1500 and run.lines_of("q49")[-1] == 1500
     assert run._id_words is not None and run._id_words.tolist() == encode_ids(run._docs).tolist()  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("size", [columns_module._BYTES - 5, columns_module._BYTES + 7, 3 * columns_module._BYTES])
+@pytest.mark.parametrize(
+    "size", [columns_module._BYTES - 5, columns_module._BYTES + 7, 3 * columns_module._BYTES]
+)
 def test_blocks_end_at_line_ends_whatever_the_size(size: int) -> None:
     line = b"q1 Q0 d 1 2 t\n"
     data = line * (size // len(line)) + b"q2 Q0 e 1 2 t"
@@ -191,7 +218,9 @@ def test_the_column_scores_are_floats_values_and_refusals() -> None:
         except ValueError:
             assert ours is None, token
             continue
-        if not np.isfinite(theirs) or (theirs == 0.0 and any(c in "123456789" for c in token.lower().split("e")[0])):
+        if not np.isfinite(theirs) or (
+            theirs == 0.0 and any(c in "123456789" for c in token.lower().split("e")[0])
+        ):
             assert ours is None, token  # refused by line, as the line pass does
         else:
             assert ours is not None and ours[0].view(np.int64) == np.float64(theirs).view(np.int64), token

@@ -187,8 +187,12 @@ def test_a_message_quotes_at_most_a_few_hundred_characters_of_a_value() -> None:
 def test_a_query_id_with_a_tab_is_refused_on_its_line() -> None:
     from evaluation.services import RunUploadError, run_parse
 
-    data = b'{"query_id": "q1", "doc_id": "A", "score": 1}\n{"query_id": "q\\t2", "doc_id": "B", "score": 1}\n'
-    with pytest.raises(RunUploadError, match=r"run\.jsonl, line 2: query ID “q\\t2” contains the character U\+0009"):
+    data = (
+        b'{"query_id": "q1", "doc_id": "A", "score": 1}\n{"query_id": "q\\t2", "doc_id": "B", "score": 1}\n'
+    )
+    with pytest.raises(
+        RunUploadError, match=r"run\.jsonl, line 2: query ID “q\\t2” contains the character U\+0009"
+    ):
         run_parse(data=data, fmt="jsonl", file_name="run.jsonl")
 
 

@@ -190,7 +190,9 @@ def test_csv_quotes_every_field_of_a_row_holding_a_hash(tmp_path: Path) -> None:
     assert "page#2" in {row[4] for row in rows[1:]}
 
 
-def test_run_names_from_odd_file_names_keep_every_report_one_line_per_section_and_utf8(tmp_path: Path) -> None:
+def test_run_names_from_odd_file_names_keep_every_report_one_line_per_section_and_utf8(
+    tmp_path: Path,
+) -> None:
     """QA: a file name holding U+2028 split the CSV's `# systems` line for str.splitlines(); one
     with a byte that is not UTF-8 put that raw byte into the JSON and CSV reports; one holding a
     line feed broke the text table's header line."""
@@ -226,7 +228,9 @@ def test_text_breakdown_writes_out_the_arithmetic() -> None:
 
 def test_text_breakdown_columns_line_up_whatever_the_id_length(tmp_path: Path) -> None:
     """QA: every row's numbers moved with its ID's length; wide (Chinese) characters count twice."""
-    (tmp_path / "pool.txt").write_text("q 0 文档一 3\nq 0 a 1\nq 0 very-long-document-id 2\n", encoding="utf-8")
+    (tmp_path / "pool.txt").write_text(
+        "q 0 文档一 3\nq 0 a 1\nq 0 very-long-document-id 2\n", encoding="utf-8"
+    )
     (tmp_path / "run.txt").write_text("q Q0 a 1 3 s\nq Q0 文档一 2 2 s\nq Q0 x 3 2 s\n", encoding="utf-8")
     text = evaluate(
         str(tmp_path / "pool.txt"), str(tmp_path / "run.txt"), "--breakdown", "--k", "4", "--unjudged", "zero",
@@ -287,7 +291,10 @@ def test_json_output_ends_with_a_newline() -> None:
     [
         ((str(ORACLE / "qrels.rel_level"), RESULTS), "qrels.rel_level, line "),
         ((QRELS, RESULTS, "--k", "0"), "K must be a positive integer, got 0"),
-        ((QRELS, RESULTS, *TREC_EVAL, "--k", "10001", "--breakdown"), "K may be at most 10000 for it, got 10001"),
+        (
+            (QRELS, RESULTS, *TREC_EVAL, "--k", "10001", "--breakdown"),
+            "K may be at most 10000 for it, got 10001",
+        ),
         ((QRELS, RESULTS, "--k", "1.5"), "'1.5' is not a whole number written with the digits 0-9"),
         # int() alone took full-width digits, "+3" and " 3" (QA report), unlike scores in files.
         ((QRELS, RESULTS, "--k", "\uff13"), "'\uff13' is not a whole number written with the digits 0-9"),
@@ -357,27 +364,52 @@ def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> 
     assert caught.value.returncode == 2
     done = subprocess.run(
         f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc > /dev/full',
-        shell=True, cwd=ROOT, capture_output=True, text=True, timeout=120,
+        shell=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2
     assert done.stderr == "CommandError: cannot write the report: No space left on device\n"
     closed = subprocess.run(  # QA: stdout closed ended in an AttributeError traceback
         f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc >&-',
-        shell=True, cwd=ROOT, capture_output=False, stderr=subprocess.PIPE, text=True, timeout=120,
+        shell=True,
+        cwd=ROOT,
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
     )
-    assert (closed.returncode, closed.stderr) == (2, "CommandError: cannot write the report: standard output is closed\n")
+    assert (closed.returncode, closed.stderr) == (
+        2,
+        "CommandError: cannot write the report: standard output is closed\n",
+    )
     # Only stderr closed (`2>&-`): the report is out, status 0 (QA: 1, from flushing a closed stderr).
     quiet = subprocess.run(
         f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc 2>&-',
-        shell=True, cwd=ROOT, capture_output=False, stdout=subprocess.PIPE, text=True, timeout=120,
+        shell=True,
+        cwd=ROOT,
+        capture_output=False,
+        stdout=subprocess.PIPE,
+        text=True,
+        timeout=120,
     )
     assert quiet.returncode == 0 and "ndcg_cut_10" in quiet.stdout
     # The same through Django's own parser (a Django option sends it there).
     closed = subprocess.run(
         f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc --traceback >&-',
-        shell=True, cwd=ROOT, capture_output=False, stderr=subprocess.PIPE, text=True, timeout=120,
+        shell=True,
+        cwd=ROOT,
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
     )
-    assert (closed.returncode, closed.stderr) == (2, "CommandError: cannot write the report: standard output is closed\n")
+    assert (closed.returncode, closed.stderr) == (
+        2,
+        "CommandError: cannot write the report: standard output is closed\n",
+    )
 
 
 def test_a_zip_is_named_as_a_zip_not_as_bad_utf8(tmp_path: Path) -> None:
@@ -395,7 +427,14 @@ def test_a_zip_is_named_as_a_zip_not_as_bad_utf8(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "columns"),
-    [("abc", 3), ("文档", 4), ("e\u0301", 1), ("\u0e17\u0e35\u0e48\u0e14\u0e35", 2), ("a\u200db", 2), ("\u2764\ufe0f", 1)],
+    [
+        ("abc", 3),
+        ("文档", 4),
+        ("e\u0301", 1),
+        ("\u0e17\u0e35\u0e48\u0e14\u0e35", 2),
+        ("a\u200db", 2),
+        ("\u2764\ufe0f", 1),
+    ],
 )
 def test_the_text_breakdown_counts_marks_and_joiners_as_no_column(text: str, columns: int) -> None:
     """QA: Thai vowel signs (Mn), a variation selector and a zero-width joiner each took a column."""
@@ -409,7 +448,11 @@ def manage_env(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
     return subprocess.run(
         [sys.executable, "manage.py", "evaluate", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
     )
 
 
@@ -448,7 +491,9 @@ def test_the_shell_command_and_djangos_command_print_the_same(args: tuple[str, .
     fast = manage(*args)
     through_django = manage(*args, "--verbosity=1")  # Django's default: changes nothing but the path
     assert (fast.returncode, fast.stdout, fast.stderr) == (
-        through_django.returncode, through_django.stdout, through_django.stderr
+        through_django.returncode,
+        through_django.stdout,
+        through_django.stderr,
     )
     assert fast.stdout or fast.stderr.startswith("CommandError: ")
     assert call_report(*args) == (fast.stdout if fast.returncode == 0 else None)

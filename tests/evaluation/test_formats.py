@@ -136,19 +136,49 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
             r"doc_id must be non-empty text or a whole number, without surrounding spaces",
         ),
         # Values are quoted as the JSON file wrote them, not as Python prints them (True, None, '2').
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": "2"}\n', 1, r'grade must be a JSON integer 0\.\.3, got "2"$'),
+        (
+            "q.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "grade": "2"}\n',
+            1,
+            r'grade must be a JSON integer 0\.\.3, got "2"$',
+        ),
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": true}\n', 1, r"got true$"),
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": null}\n', 1, r"got null$"),
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2.0}\n', 1, r"got 2\.0$"),
         ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": [2]}\n', 1, r"got \[2\]$"),
-        ("q.jsonl", '{"query_id": null, "doc_id": "A", "grade": 2}\n', 1, r"query_id must be non-empty text or a whole number, .*, got null$"),
-        ("q.jsonl", '{"query_id": "q1", "doc_id": false, "grade": 2}\n', 1, r"doc_id must be non-empty text or a whole number, .*, got false$"),
+        (
+            "q.jsonl",
+            '{"query_id": null, "doc_id": "A", "grade": 2}\n',
+            1,
+            r"query_id must be non-empty text or a whole number, .*, got null$",
+        ),
+        (
+            "q.jsonl",
+            '{"query_id": "q1", "doc_id": false, "grade": 2}\n',
+            1,
+            r"doc_id must be non-empty text or a whole number, .*, got false$",
+        ),
         ("q.jsonl", '["q1", "A", 2]\n', 1, r'expected a JSON object, found \["q1", "A", 2\]$'),
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 2}\n{"query_id": "q1"\n', 2, r"not valid JSON"),
+        (
+            "q.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "grade": 2}\n{"query_id": "q1"\n',
+            2,
+            r"not valid JSON",
+        ),
         ("q.jsonl", '{"query_id": "q1", "grade": 2}\n', 1, r"no 'doc_id' key"),
         # json.loads would keep the last value silently (grade 1 here, or a judgment of B).
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 3, "grade": 1}\n', 1, r"the key 'grade' appears twice"),
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A", "grade": 3, "doc_id": "B"}\n', 1, r"the key 'doc_id' appears twice"),
+        (
+            "q.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "grade": 3, "grade": 1}\n',
+            1,
+            r"the key 'grade' appears twice",
+        ),
+        (
+            "q.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "grade": 3, "doc_id": "B"}\n',
+            1,
+            r"the key 'doc_id' appears twice",
+        ),
     ],
 )
 def test_bad_qrels_are_refused_naming_file_line_and_value(
@@ -165,7 +195,8 @@ def test_a_qrels_header_without_the_grade_column_is_refused(tmp_path: Path) -> N
     path = write(tmp_path, "q.csv", "query_id,doc_id,relevance\nq1,A,1\n")
     # The header as the file writes it (it was shown as a Python list: ['query_id', 'doc_id', ...]).
     with pytest.raises(
-        EvaluationError, match=r"the header 'query_id,doc_id,relevance' lacks grade; expected columns query_id,doc_id,grade"
+        EvaluationError,
+        match=r"the header 'query_id,doc_id,relevance' lacks grade; expected columns query_id,doc_id,grade",
     ):
         read_qrels(path)
     jsonl = write(tmp_path, "q.jsonl", '{"doc_id": "A", "body": "text"}\n')
@@ -178,7 +209,10 @@ def test_an_empty_qrels_file_is_refused(tmp_path: Path) -> None:
         read_qrels(write(tmp_path, "q.txt", "\n"))
 
 
-@pytest.mark.parametrize(("name", "text"), [("r.txt", ""), ("r.txt", "\n\n"), ("r.csv", "query_id,doc_id,score\n"), ("r.jsonl", "\n")])
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("r.txt", ""), ("r.txt", "\n\n"), ("r.csv", "query_id,doc_id,score\n"), ("r.jsonl", "\n")],
+)
 def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> None:
     # Scored, it would give every query 0 without a word: almost always a pipeline that failed.
     with pytest.raises(EvaluationError, match=f"{name}: no ranked documents found"):
@@ -191,8 +225,18 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
         ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 abc t\n", 2, r"score 'abc' is not a finite number"),
         ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 nan t\n", 2, r"score 'nan' is not a finite number"),
         # float() reads these as 1000, 12 and 1; trec_eval's atof reads 1, 0 and 0: refused.
-        ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 1_000 t\n", 2, r"score '1_000' is not a finite number written with the digits 0-9"),
-        ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 \u0661\u0662 t\n", 2, r"score '\u0661\u0662' is not a finite number"),
+        (
+            "r.txt",
+            "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 1_000 t\n",
+            2,
+            r"score '1_000' is not a finite number written with the digits 0-9",
+        ),
+        (
+            "r.txt",
+            "q1 Q0 A 1 2.0 t\nq1 Q0 B 2 \u0661\u0662 t\n",
+            2,
+            r"score '\u0661\u0662' is not a finite number",
+        ),
         ("r.csv", "query_id,doc_id,score\nq1,A,\uff11\n", 2, r"score '\uff11' is not a finite number"),
         # QA: a rank column beside an empty score column read as "score '' is not a number".
         (
@@ -201,7 +245,12 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             2,
             r"document 'B': the score is empty; give every row a score, or leave the score column out",
         ),
-        ("r.csv", "query_id,doc_id,score\nq1,A,\n", 2, r"the score is empty; give every row a score, or order the run with a rank column"),
+        (
+            "r.csv",
+            "query_id,doc_id,score\nq1,A,\n",
+            2,
+            r"the score is empty; give every row a score, or order the run with a rank column",
+        ),
         ("r.txt", "q1 Q0 A 1 1e999 t\n", 1, r"score '1e999' is not a finite number"),
         (
             "r.txt",
@@ -230,18 +279,58 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             1,
             r'score must be a finite number, got "1"$',
         ),
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": null}\n', 1, r"score must be a finite number, got null$"),
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": true}\n', 1, r"rank must be a positive integer, got true$"),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "score": null}\n',
+            1,
+            r"score must be a finite number, got null$",
+        ),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "rank": true}\n',
+            1,
+            r"rank must be a positive integer, got true$",
+        ),
         # As the file wrote them: 1e400 overflows to inf, 1e2 reads as 100.0 (QA: "got Infinity").
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": 1e400}\n', 1, r"score must be a finite number, got 1e400$"),
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": -1E+999}\n', 1, r"finite number, got -1E\+999$"),
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": 1e2}\n', 1, r"rank must be a positive integer, got 1e2$"),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "score": 1e400}\n',
+            1,
+            r"score must be a finite number, got 1e400$",
+        ),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "score": -1E+999}\n',
+            1,
+            r"finite number, got -1E\+999$",
+        ),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "rank": 1e2}\n',
+            1,
+            r"rank must be a positive integer, got 1e2$",
+        ),
         # A nonzero score that reads as 0.0 would tie with a real 0 and be quoted as 0.0 (QA).
-        ("r.txt", "q1 Q0 A 1 1e-400 t\nq1 Q0 B 2 0 t\n", 1, r"score '1e-400' is too close to 0 to be told apart"),
+        (
+            "r.txt",
+            "q1 Q0 A 1 1e-400 t\nq1 Q0 B 2 0 t\n",
+            1,
+            r"score '1e-400' is too close to 0 to be told apart",
+        ),
         ("r.txt", "q1 Q0 A 1 2 t\nq1 Q0 B 2 -0.5e-999 t\n", 2, r"score '-0.5e-999' is too close to 0"),
         ("r.csv", "query_id,doc_id,score\nq1,A,9E-1000\n", 2, r"score '9E-1000' is too close to 0"),
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "score": 1e-400}\n', 1, r"score '1e-400' is too close to 0"),
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A", "rank": 0}\n', 1, r"rank must be a positive integer, got 0$"),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "score": 1e-400}\n',
+            1,
+            r"score '1e-400' is too close to 0",
+        ),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A", "rank": 0}\n',
+            1,
+            r"rank must be a positive integer, got 0$",
+        ),
         ("r.jsonl", '{"query_id": "q1", "doc_id": "A"}\n', 1, r"neither 'score' nor 'rank'"),
         # A quote never closed would otherwise swallow the rest of the file into one field.
         (
@@ -252,9 +341,24 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
         ),
         ("r.csv", 'query_id,doc_id,score\nq1,A,1\nq1,"B"x,2\n', 3, r"malformed CSV: ',' expected after '\"'"),
         # str.strip() takes these too: they were refused as "surrounding spaces", shown raw (QA).
-        ("r.csv", "query_id,doc_id,score\nq1,A\u2028,1\n", 2, r"document ID 'A\\u2028' contains the character U\+2028"),
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A\\u0085", "score": 1}\n', 1, r"document ID 'A\\x85' contains the character U\+0085"),
-        ("r.csv", "query_id,doc_id,score\nq1\x1c,A,1\n", 2, r"query ID 'q1\\x1c' contains the character U\+001C"),
+        (
+            "r.csv",
+            "query_id,doc_id,score\nq1,A\u2028,1\n",
+            2,
+            r"document ID 'A\\u2028' contains the character U\+2028",
+        ),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A\\u0085", "score": 1}\n',
+            1,
+            r"document ID 'A\\x85' contains the character U\+0085",
+        ),
+        (
+            "r.csv",
+            "query_id,doc_id,score\nq1\x1c,A,1\n",
+            2,
+            r"query ID 'q1\\x1c' contains the character U\+001C",
+        ),
         pytest.param(
             "r.csv",
             "query_id,doc_id,score\nq1,A,1\nq1," + "B" * (16 * 1024 * 1024 + 1) + ",2\n",
@@ -288,7 +392,9 @@ def test_bad_runs_are_refused_naming_file_line_and_value(
 
 
 def test_a_run_without_score_or_rank_column_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(EvaluationError, match=r"lacks score\|rank; expected columns query_id,doc_id,score\|rank"):
+    with pytest.raises(
+        EvaluationError, match=r"lacks score\|rank; expected columns query_id,doc_id,score\|rank"
+    ):
         read_run(write(tmp_path, "r.csv", "query_id,doc_id\nq1,A\n"))
     # Every missing column is named at once, so one correction fixes the header.
     with pytest.raises(EvaluationError, match=r"lacks query_id, doc_id, score\|rank;"):
@@ -407,7 +513,11 @@ def test_a_no_break_space_inside_a_trec_id_is_written_and_read_back(tmp_path: Pa
     write_qrels(out, pool, format="trec")
     assert read_qrels(out).fingerprint == pool.fingerprint
     with pytest.raises(EvaluationError, match="cannot be written to a TREC file"):
-        write_qrels(tmp_path / "no.txt", read_qrels(io.StringIO("query_id,doc_id,grade\nq1,a b,1\n"), format="csv"), format="trec")
+        write_qrels(
+            tmp_path / "no.txt",
+            read_qrels(io.StringIO("query_id,doc_id,grade\nq1,a b,1\n"), format="csv"),
+            format="trec",
+        )
 
 
 @pytest.mark.parametrize(
@@ -416,17 +526,57 @@ def test_a_no_break_space_inside_a_trec_id_is_written_and_read_back(tmp_path: Pa
         # A byte-order mark in mid-file: two files joined with cat.
         ("q.txt", "q1 0 A 3\n\ufeffq2 0 B 2\n", 2, r"query ID '\\ufeffq2' contains the character U\+FEFF"),
         ("q.txt", "q1 0 A\x01B 3\n", 1, r"document ID 'A\\x01B' contains the character U\+0001"),
-        ("r.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 B\x7f 2 1.0 t\n", 2, r"document ID 'B\\x7f' contains the character U\+007F"),
-        ("q.csv", 'query_id,doc_id,grade\nq1,"B\nX",3\n', 2, r"document ID 'B\\nX' contains the character U\+000A"),
-        ("r.csv", 'query_id,doc_id,rank\n"q\t1",A,1\n', 2, r"query ID 'q\\t1' contains the character U\+0009"),
-        ("r.jsonl", '{"query_id": "q1", "doc_id": "A\\u0001B", "score": 1}\n', 1, r"contains the character U\+0001"),
+        (
+            "r.txt",
+            "q1 Q0 A 1 2.0 t\nq1 Q0 B\x7f 2 1.0 t\n",
+            2,
+            r"document ID 'B\\x7f' contains the character U\+007F",
+        ),
+        (
+            "q.csv",
+            'query_id,doc_id,grade\nq1,"B\nX",3\n',
+            2,
+            r"document ID 'B\\nX' contains the character U\+000A",
+        ),
+        (
+            "r.csv",
+            'query_id,doc_id,rank\n"q\t1",A,1\n',
+            2,
+            r"query ID 'q\\t1' contains the character U\+0009",
+        ),
+        (
+            "r.jsonl",
+            '{"query_id": "q1", "doc_id": "A\\u0001B", "score": 1}\n',
+            1,
+            r"contains the character U\+0001",
+        ),
         # Line breaks to Unicode, which the app's imports took in (QA): C1 controls and separators.
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A\\u0085B", "grade": 1}\n', 1, r"contains the character U\+0085"),
-        ("r.csv", 'query_id,doc_id,rank\nq1,A\u2028B,1\n', 2, r"document ID 'A\\u2028B' contains the character U\+2028"),
+        (
+            "q.jsonl",
+            '{"query_id": "q1", "doc_id": "A\\u0085B", "grade": 1}\n',
+            1,
+            r"contains the character U\+0085",
+        ),
+        (
+            "r.csv",
+            "query_id,doc_id,rank\nq1,A\u2028B,1\n",
+            2,
+            r"document ID 'A\\u2028B' contains the character U\+2028",
+        ),
         # Invisible characters: an ID that looks like another one (QA).
-        ("r.txt", "q1 Q0 d1 1 2.0 t\nq1 Q0 d1\u200b 2 1.0 t\n", 2, r"document ID 'd1\\u200b' contains the character U\+200B; IDs cannot hold control characters, tabs, line breaks, invisible characters"),
+        (
+            "r.txt",
+            "q1 Q0 d1 1 2.0 t\nq1 Q0 d1\u200b 2 1.0 t\n",
+            2,
+            r"document ID 'd1\\u200b' contains the character U\+200B; IDs cannot hold control characters, tabs, line breaks, invisible characters",
+        ),
         ("q.txt", "q1 0 A 3\nq\u202e2 0 B 2\n", 2, r"query ID 'q\\u202e2' contains the character U\+202E"),
-        ("q.jsonl", '{"query_id": "q1", "doc_id": "A\\u00adB", "grade": 1}\n', 1, r"contains the character U\+00AD"),
+        (
+            "q.jsonl",
+            '{"query_id": "q1", "doc_id": "A\\u00adB", "grade": 1}\n',
+            1,
+            r"contains the character U\+00AD",
+        ),
     ],
 )
 def test_ids_with_control_characters_or_a_bom_are_refused(

@@ -79,7 +79,19 @@ def test_every_answer_of_the_table_is_the_dicts_and_with_them_every_grade_is(
 
 
 def test_equal_words_mean_equal_ids() -> None:
-    ids = ["a", "a ", "ab", "abcdefgh", "abcdefgh\u00e9", "é", "e\u0301", "\ud800", "\ud800\udc00", "😀", "x" * 64]
+    ids = [
+        "a",
+        "a ",
+        "ab",
+        "abcdefgh",
+        "abcdefgh\u00e9",
+        "é",
+        "e\u0301",
+        "\ud800",
+        "\ud800\udc00",
+        "😀",
+        "x" * 64,
+    ]
     words = encode_ids(ids)
     assert words is not None
     rows = [tuple(row) for row in words.tolist()]
@@ -99,7 +111,9 @@ def test_an_id_holding_nul_leaves_the_whole_list_to_the_dicts() -> None:
     assert result.dcg[0] == score_query(["b\x00c", "b", "a"], pool["q"], Settings(k=3)).dcg
     # A pool with NUL gets no table; a run without NUL is looked up in its dicts.
     assert pool._id_table is None
-    assert evaluate_run(pool, Run.from_rankings({"q": ["b", "a"]}), Settings(k=2)).dcg[0] == 2 + 1 / np.log2(3)
+    assert evaluate_run(pool, Run.from_rankings({"q": ["b", "a"]}), Settings(k=2)).dcg[0] == 2 + 1 / np.log2(
+        3
+    )
 
 
 def test_ids_longer_than_the_width_are_looked_up_by_string() -> None:
@@ -115,8 +129,13 @@ def test_ids_longer_than_the_width_are_looked_up_by_string() -> None:
     assert result.unjudged[0] == 2
 
 
-@pytest.mark.parametrize(("pool_ids", "run_ids"), [(["ab", "cd"], ["abcdefghijkl", "ab"]), (["abcdefghijkl", "ab"], ["ab", "abcdefghijkl", "abcdefghijk"])])
-def test_a_run_and_a_pool_of_different_widths_agree_with_the_dicts(pool_ids: list[str], run_ids: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("pool_ids", "run_ids"),
+    [(["ab", "cd"], ["abcdefghijkl", "ab"]), (["abcdefghijkl", "ab"], ["ab", "abcdefghijkl", "abcdefghijk"])],
+)
+def test_a_run_and_a_pool_of_different_widths_agree_with_the_dicts(
+    pool_ids: list[str], run_ids: list[str]
+) -> None:
     pool = Pool({"q": {doc: i + 1 for i, doc in enumerate(pool_ids)}})
     result = evaluate_run(pool, Run.from_rankings({"q": run_ids}), Settings(k=3, unjudged="zero"))
     assert result.dcg[0] == score_query(run_ids, pool["q"], Settings(k=3, unjudged="zero")).dcg
@@ -133,8 +152,12 @@ def test_a_constant_hash_crowds_every_id_into_one_slot_and_the_grades_stay_exact
     pool = Pool(grades)
     for q in grades:
         ranking = [*reversed(docs), "unjudged"]
-        result = evaluate_run(pool, Run.from_rankings({q: ranking}), Settings(k=21, unjudged="zero", missing_queries="zero"))
-        assert result.dcg[pool._index[q]] == score_query(ranking, pool[q], Settings(k=21, unjudged="zero")).dcg
+        result = evaluate_run(
+            pool, Run.from_rankings({q: ranking}), Settings(k=21, unjudged="zero", missing_queries="zero")
+        )
+        assert (
+            result.dcg[pool._index[q]] == score_query(ranking, pool[q], Settings(k=21, unjudged="zero")).dcg
+        )
     rows = np.arange(len(docs))
     words = encode_ids(docs)
     assert words is not None
@@ -146,14 +169,19 @@ def test_a_constant_hash_crowds_every_id_into_one_slot_and_the_grades_stay_exact
 
 def test_the_engine_on_the_benchmarks_shape_equals_the_dicts_and_seldom_asks_them() -> None:
     rng = np.random.default_rng(7)
-    grades = {f"q{q}": {f"d{q}-{i}": int(g) for i, g in enumerate(rng.integers(0, 4, 50))} for q in range(200)}
+    grades = {
+        f"q{q}": {f"d{q}-{i}": int(g) for i, g in enumerate(rng.integers(0, 4, 50))} for q in range(200)
+    }
     rankings = {
         q: [f"d{q}-{i}" for i in rng.permutation(50)[:30]] + [f"u{q}-{i}" for i in range(5)] for q in grades
     }
     pool, run = Pool(grades), Run.from_rankings(rankings)
     result = evaluate_run(pool, run, Settings(k=10, unjudged="zero"))
     for q in grades:
-        assert result.dcg[pool._index[q]] == score_query(rankings[q], grades[q], Settings(k=10, unjudged="zero")).dcg
+        assert (
+            result.dcg[pool._index[q]]
+            == score_query(rankings[q], grades[q], Settings(k=10, unjudged="zero")).dcg
+        )
     table, words = pool._id_table, run._id_words
     assert table is not None and words is not None
     queries = np.repeat(np.arange(len(grades)), 35)
@@ -172,7 +200,11 @@ def test_queries_with_no_id_in_the_table_still_answer() -> None:
     short = [f"s{i}" for i in range(300)]
     grades = {"empty": {}, "long": {d: 2 for d in long}, "short": {d: i % 4 for i, d in enumerate(short)}}
     pool = Pool(grades)
-    for query, ranking in (("empty", ["s1", long[0]]), ("long", [*long, "s1"]), ("short", ["s5", long[1], "s299"])):
+    for query, ranking in (
+        ("empty", ["s1", long[0]]),
+        ("long", [*long, "s1"]),
+        ("short", ["s5", long[1], "s299"]),
+    ):
         settings_ = Settings(k=3, unjudged="zero")
         result = evaluate_run(pool, Run.from_rankings({query: ranking}), settings_)
         assert result.dcg[pool._index[query]] == score_query(ranking, grades[query], settings_).dcg

@@ -118,7 +118,10 @@ def test_library_calls_with_the_wrong_kind_of_argument_are_evaluation_errors() -
         (lambda: score_query(["A"], None), "the pool's grades must be a mapping"),  # type: ignore[arg-type]
         (lambda: score_query(None, {"A": 3}), "a ranking must be a sequence of document IDs"),  # type: ignore[arg-type]
         # A string is a sequence of characters: "BA" must not become the ranking ['B', 'A'].
-        (lambda: score_query("BA", {"A": 3, "B": 1}), "a ranking must be a sequence of document IDs, got str"),
+        (
+            lambda: score_query("BA", {"A": 3, "B": 1}),
+            "a ranking must be a sequence of document IDs, got str",
+        ),
         (lambda: parse_grade_map({4: 3}), "a grade map is text"),  # type: ignore[arg-type]
     ):
         with pytest.raises(EvaluationError, match=message):

@@ -21,9 +21,21 @@ HUGE = "9" * 5000
 @pytest.mark.parametrize(
     ("fmt", "text", "message"),
     [
-        ("trec", f"q1 0 A 1\nq1 0 B {HUGE}\n", f"line 2: query 'q1', document 'B': grade has more than {MAX_DIGITS} digits; grades are integers 0..3"),
-        ("csv", f"query_id,doc_id,grade\nq1,A,1\nq1,B,-{HUGE}\n", f"line 3: query 'q1', document 'B': grade has more than {MAX_DIGITS} digits"),
-        ("jsonl", f'{{"query_id": "q1", "doc_id": "A", "grade": {HUGE}}}\n', f"line 1: a number on this line has more than {MAX_DIGITS} digits"),
+        (
+            "trec",
+            f"q1 0 A 1\nq1 0 B {HUGE}\n",
+            f"line 2: query 'q1', document 'B': grade has more than {MAX_DIGITS} digits; grades are integers 0..3",
+        ),
+        (
+            "csv",
+            f"query_id,doc_id,grade\nq1,A,1\nq1,B,-{HUGE}\n",
+            f"line 3: query 'q1', document 'B': grade has more than {MAX_DIGITS} digits",
+        ),
+        (
+            "jsonl",
+            f'{{"query_id": "q1", "doc_id": "A", "grade": {HUGE}}}\n',
+            f"line 1: a number on this line has more than {MAX_DIGITS} digits",
+        ),
     ],
 )
 def test_a_grade_too_long_to_convert_is_refused_on_its_line(fmt: str, text: str, message: str) -> None:
@@ -36,8 +48,16 @@ def test_a_grade_too_long_to_convert_is_refused_on_its_line(fmt: str, text: str,
     ("fmt", "text", "message"),
     [
         ("trec", f"q1 Q0 A {HUGE} 1.5 sys\n", None),  # trec_eval ignores the rank column: accepted
-        ("csv", f"query_id,doc_id,rank\nq1,A,{HUGE}\n", f"line 2: query 'q1', document 'A': rank has more than {MAX_DIGITS} digits"),
-        ("jsonl", f'{{"query_id": "q1", "doc_id": "A", "rank": {HUGE}}}\n', f"line 1: a number on this line has more than {MAX_DIGITS} digits"),
+        (
+            "csv",
+            f"query_id,doc_id,rank\nq1,A,{HUGE}\n",
+            f"line 2: query 'q1', document 'A': rank has more than {MAX_DIGITS} digits",
+        ),
+        (
+            "jsonl",
+            f'{{"query_id": "q1", "doc_id": "A", "rank": {HUGE}}}\n',
+            f"line 1: a number on this line has more than {MAX_DIGITS} digits",
+        ),
     ],
 )
 def test_a_rank_too_long_to_convert_is_refused_on_its_line(fmt: str, text: str, message: str | None) -> None:
@@ -97,5 +117,7 @@ def test_json_lines_no_reader_may_take_are_refused_on_their_line(line: str, prob
 
 
 def test_a_surrogate_pair_escape_is_one_ordinary_character() -> None:
-    pool = read_qrels(io.StringIO('{"query_id": "q1", "doc_id": "\\ud83d\\ude00", "grade": 2}\n'), format="jsonl")
+    pool = read_qrels(
+        io.StringIO('{"query_id": "q1", "doc_id": "\\ud83d\\ude00", "grade": 2}\n'), format="jsonl"
+    )
     assert dict(pool["q1"]) == {"😀": 2}

@@ -89,7 +89,11 @@ class Page:
         return self._reader.texts.get(element_id, "")
 
     def controls(self, tag: str, **attrs: str) -> list[Control]:
-        return [c for c in self._reader.controls if c.tag == tag and all(c.attrs.get(k) == v for k, v in attrs.items())]
+        return [
+            c
+            for c in self._reader.controls
+            if c.tag == tag and all(c.attrs.get(k) == v for k, v in attrs.items())
+        ]
 
     def name(self, control: Control) -> str:
         if "aria-label" in control.attrs:

@@ -11,7 +11,9 @@ def make_document(project: Project, external_id: str, body: str = "", title: str
     if existing is not None:
         return existing
     document, _ = Document.upsert(
-        project=project, external_id=external_id, title=title or f"Title {external_id}",
+        project=project,
+        external_id=external_id,
+        title=title or f"Title {external_id}",
         body=body or f"The body of document {external_id}.",
     )
     return document
@@ -19,9 +21,12 @@ def make_document(project: Project, external_id: str, body: str = "", title: str
 
 def make_query(project: Project, external_id: str = "q1", text: str = "", need: str = "") -> Query:
     query, _ = Query.objects.get_or_create(
-        project=project, external_id=external_id,
-        defaults={"text": text or f"How do I change my phone number? ({external_id})",
-                  "information_need": need or "entry point, phone field, deadline"},
+        project=project,
+        external_id=external_id,
+        defaults={
+            "text": text or f"How do I change my phone number? ({external_id})",
+            "information_need": need or "entry point, phone field, deadline",
+        },
     )
     return query
 
@@ -34,14 +39,22 @@ def make_set(project: Project, name: str = "Set", required: int = 2, is_open: bo
 
 
 def make_pairs(
-    project: Project, docs: str | list[str] = "ABCDE", *, query: str = "q1", set_name: str = "Set", required: int = 2,
-    source: str = CandidateSource.MANUAL, source_detail: str = "",
+    project: Project,
+    docs: str | list[str] = "ABCDE",
+    *,
+    query: str = "q1",
+    set_name: str = "Set",
+    required: int = 2,
+    source: str = CandidateSource.MANUAL,
+    source_detail: str = "",
 ) -> list[Candidate]:
     grading_set = make_set(project, set_name, required)
     q = make_query(project, query)
     return [
         Candidate.objects.get_or_create(
-            grading_set=grading_set, query=q, document=make_document(project, d),
+            grading_set=grading_set,
+            query=q,
+            document=make_document(project, d),
             defaults={"source": source, "source_detail": source_detail},
         )[0]
         for d in docs

@@ -34,8 +34,13 @@ def setup_pairs(cast: Cast) -> list[Candidate]:
 
 def reachable_get_urls(cast: Cast, candidate: Candidate) -> list[str]:
     """Every GET page of the grading area, with this candidate's objects as arguments."""
-    kwargs = {"slug": cast.alpha.slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id,
-              "document_id": candidate.document_id, "candidate_id": candidate.pk}
+    kwargs = {
+        "slug": cast.alpha.slug,
+        "set_id": candidate.grading_set_id,
+        "query_id": candidate.query_id,
+        "document_id": candidate.document_id,
+        "candidate_id": candidate.pk,
+    }
     urls = []
     for pattern in urls_grading.urlpatterns:
         names = set(pattern.pattern.converters) | {"slug"}
@@ -60,22 +65,29 @@ def test_no_page_or_fragment_an_editor_reaches_shows_another_editors_grade_reaso
             continue
         assert response.status_code in (200, 403), (path, response.status_code)
         assert_blind(response.content.decode(), path)
-    page = client.get(reverse("grade_page", kwargs={
-        "slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id
-    })).content.decode()
+    page = client.get(
+        reverse(
+            "grade_page", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}
+        )
+    ).content.decode()
     # Ed's 3 on A and 0 on B are nowhere on Eve's page: no pre-pressed button, no stored grade.
     assert 'aria-pressed="true"' not in page
     assert re.findall(r'data-grade="([^"]*)"', page) == ["", "", ""]
     assert "Your grade" not in page
     # The fragments Eve gets back when she saves or undoes carry nothing of Ed's either.
     saved = client.post(
-        reverse("grade_save", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "candidate_id": a.pk}),
-        {"grade": "1", "document_version": "1"}, headers={"HX-Request": "true"},
+        reverse(
+            "grade_save", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "candidate_id": a.pk}
+        ),
+        {"grade": "1", "document_version": "1"},
+        headers={"HX-Request": "true"},
     ).content.decode()
     assert_blind(saved, "grade_save fragment")
     assert re.findall(r'data-grade="([^"]*)"', saved) == ["1"]
     undone = client.post(
-        reverse("grade_undo", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}),
+        reverse(
+            "grade_undo", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}
+        ),
         headers={"HX-Request": "true"},
     ).content.decode()
     assert_blind(undone, "grade_undo fragment")
@@ -84,33 +96,51 @@ def test_no_page_or_fragment_an_editor_reaches_shows_another_editors_grade_reaso
 def test_progress_shows_totals_never_counts_per_grade_value(cast: Cast, client: Client) -> None:
     a, *_ = setup_pairs(cast)
     client.force_login(cast.editor2)
-    page = client.get(reverse("grade_page", kwargs={
-        "slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id
-    })).content.decode()
+    page = client.get(
+        reverse(
+            "grade_page", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}
+        )
+    ).content.decode()
     bars = re.search(r'<div id="progress".*?</div>\s*</header>', page, re.S).group(0)
     assert re.findall(r'value="(\d+)"', bars) == ["0", "0", "0"]  # no pair has all 3 grades; Eve has none
     assert "grade 3" not in bars.lower() and "grade 0" not in bars.lower()
 
 
-def test_an_owner_sees_provenance_on_the_set_page_but_not_on_the_grading_page(cast: Cast, client: Client) -> None:
+def test_an_owner_sees_provenance_on_the_set_page_but_not_on_the_grading_page(
+    cast: Cast, client: Client
+) -> None:
     a, *_ = setup_pairs(cast)
     client.force_login(cast.owner)
-    set_page = client.get(reverse("grading_set_detail", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id}))
+    set_page = client.get(
+        reverse("grading_set_detail", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id})
+    )
     assert f"{RUN_MARK} #1 (k=3)" in set_page.content.decode()
-    grade_page = client.get(reverse("grade_page", kwargs={
-        "slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id
-    }))
+    grade_page = client.get(
+        reverse(
+            "grade_page", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}
+        )
+    )
     assert_blind(grade_page.content.decode(), "owner's grading page")
     client.force_login(cast.editor)
-    assert RUN_MARK not in client.get(
-        reverse("grading_set_detail", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id})
-    ).content.decode()
+    assert (
+        RUN_MARK
+        not in client.get(
+            reverse("grading_set_detail", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id})
+        ).content.decode()
+    )
 
 
 def order_on_page(client: Client, cast: Cast, candidate: Candidate) -> list[str]:
-    html = client.get(reverse("grade_page", kwargs={
-        "slug": cast.alpha.slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id
-    })).content.decode()
+    html = client.get(
+        reverse(
+            "grade_page",
+            kwargs={
+                "slug": cast.alpha.slug,
+                "set_id": candidate.grading_set_id,
+                "query_id": candidate.query_id,
+            },
+        )
+    ).content.decode()
     return re.findall(r'data-candidate="(\d+)"', html)
 
 
@@ -140,8 +170,16 @@ def test_candidate_ids_do_not_follow_a_runs_ranking(cast: Cast) -> None:
         Document.upsert(project=cast.alpha, external_id=doc, title="", body=doc)
     run = "".join(f"q1 Q0 {doc} {rank} {100 - rank} sys\n" for rank, doc in enumerate(ranked, start=1))
     grading_set = make_set(cast.alpha, "Pooled")
-    candidates_add(grading_set=grading_set, pairs=pool_top_k([("sys", read_run(run.encode(), "trec", "sys"))], 40),
-                   by=cast.owner, depth=40)
-    by_id = list(Candidate.objects.filter(grading_set=grading_set).order_by("pk").values_list("document__external_id", flat=True))
+    candidates_add(
+        grading_set=grading_set,
+        pairs=pool_top_k([("sys", read_run(run.encode(), "trec", "sys"))], 40),
+        by=cast.owner,
+        depth=40,
+    )
+    by_id = list(
+        Candidate.objects.filter(grading_set=grading_set)
+        .order_by("pk")
+        .values_list("document__external_id", flat=True)
+    )
     assert sorted(by_id) == ranked
     assert by_id != ranked  # 1 in 40! that a shuffle leaves them in rank order

@@ -21,7 +21,8 @@ def test_two_editors_grading_the_same_pair_at_once_both_keep_their_grades(cast: 
         )
         assert not [r for r in results if isinstance(r, Exception)], results
         assert dict(Grade.objects.filter(candidate=candidate).values_list("editor__username", "grade")) == {
-            "ed": 2, "eve": 3
+            "ed": 2,
+            "eve": 3,
         }
         # Exactly one settlement: the second save saw the first and opened the dispute.
         assert Dispute.objects.filter(candidate=candidate).count() == 1
@@ -30,9 +31,12 @@ def test_two_editors_grading_the_same_pair_at_once_both_keep_their_grades(cast: 
 
 def test_a_grade_submitted_twice_at_once_is_stored_once(cast: Cast) -> None:
     (candidate,) = make_pairs(cast.alpha, "A", required=2)
-    results = at_once(*[
-        (lambda: grade_submit(candidate=candidate, editor=cast.editor, value=1, reason="same")) for _ in range(4)
-    ])
+    results = at_once(
+        *[
+            (lambda: grade_submit(candidate=candidate, editor=cast.editor, value=1, reason="same"))
+            for _ in range(4)
+        ]
+    )
     assert not [r for r in results if isinstance(r, Exception)], results
     assert Grade.objects.filter(candidate=candidate).count() == 1
     assert GradeHistory.objects.filter(candidate=candidate).count() == 1

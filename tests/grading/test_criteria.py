@@ -53,7 +53,9 @@ def test_criteria_of_another_project_are_untouched(cast: Cast) -> None:
     assert CriteriaVersion.objects.current_for(cast.beta).number == 1
 
 
-def test_the_default_criteria_are_written_in_both_languages_whoever_opens_the_project_first(cast: Cast) -> None:
+def test_the_default_criteria_are_written_in_both_languages_whoever_opens_the_project_first(
+    cast: Cast,
+) -> None:
     """Version 1 was stored in the language of the first request: English criteria for the Chinese
     editors, or the other way round (QA report)."""
     from django.utils import translation
@@ -65,7 +67,10 @@ def test_the_default_criteria_are_written_in_both_languages_whoever_opens_the_pr
     with translation.override("zh-hans"):
         other = CriteriaVersion.objects.current_for(cast.beta)
     for version in (first, other):
-        assert version.level_2 == "有实质帮助，但缺少一个重要条件。 Substantive help, but an important condition is missing."
+        assert (
+            version.level_2
+            == "有实质帮助，但缺少一个重要条件。 Substantive help, but an important condition is missing."
+        )
         assert version.level_0.startswith("对这个问题没有帮助。")
 
 
@@ -76,10 +81,21 @@ def test_an_edit_started_on_an_older_version_is_refused_not_published_over_the_n
 
     from annotator.services.grading import CriteriaOutdated
 
-    criteria_publish(project=cast.alpha, levels=LEVELS, change=CriteriaChange.MEANING, note="", by=cast.owner, based_on=1)
+    criteria_publish(
+        project=cast.alpha, levels=LEVELS, change=CriteriaChange.MEANING, note="", by=cast.owner, based_on=1
+    )
     typo_fix = {**LEVELS, 0: "nothing at all"}
-    with pytest.raises(CriteriaOutdated, match="Criteria version 2 was published after this page showed version 1"):
-        criteria_publish(project=cast.alpha, levels=typo_fix, change=CriteriaChange.WORDING, note="", by=cast.owner, based_on=1)
+    with pytest.raises(
+        CriteriaOutdated, match="Criteria version 2 was published after this page showed version 1"
+    ):
+        criteria_publish(
+            project=cast.alpha,
+            levels=typo_fix,
+            change=CriteriaChange.WORDING,
+            note="",
+            by=cast.owner,
+            based_on=1,
+        )
     assert CriteriaVersion.objects.filter(project=cast.alpha).count() == 2
     version, _flagged = criteria_publish(
         project=cast.alpha, levels=typo_fix, change=CriteriaChange.WORDING, note="", by=cast.owner, based_on=2
@@ -87,7 +103,9 @@ def test_an_edit_started_on_an_older_version_is_refused_not_published_over_the_n
     assert version.number == 3
 
 
-def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_undoes_nothing(cast: Cast) -> None:
+def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_undoes_nothing(
+    cast: Cast,
+) -> None:
     """QA: after the refusal the form quietly stood on version 2 with version 1's text in the other
     levels, and the second click published over version 2, undoing it."""
     import html as html_module
@@ -102,13 +120,28 @@ def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_
     v1 = CriteriaVersion.objects.current_for(cast.alpha)
     typed_on_v1 = {f"level_{n}": text for n, text in v1.levels()}
     # Tab 1 changes levels 3 and 0; tab 2, still on version 1, changes levels 2 and 0.
-    tab1 = {**typed_on_v1, "level_3": "Tab 1's level 3.", "level_0": "Tab 1's level 0.", "change": "meaning", "based_on": "1"}
+    tab1 = {
+        **typed_on_v1,
+        "level_3": "Tab 1's level 3.",
+        "level_0": "Tab 1's level 0.",
+        "change": "meaning",
+        "based_on": "1",
+    }
     assert client.post(publish, tab1).status_code == 302
-    tab2 = {**typed_on_v1, "level_2": "Tab 2's level 2.", "level_0": "Tab 2's level 0.", "change": "wording", "based_on": "1"}
+    tab2 = {
+        **typed_on_v1,
+        "level_2": "Tab 2's level 2.",
+        "level_0": "Tab 2's level 0.",
+        "change": "wording",
+        "based_on": "1",
+    }
     response = client.post(publish, tab2)
     html = response.content.decode()
     assert response.status_code == 200 and CriteriaVersion.objects.filter(project=cast.alpha).count() == 2
-    assert "Criteria version 2 was published after this page showed version 1. Its changes are now in the form" in html
+    assert (
+        "Criteria version 2 was published after this page showed version 1. Its changes are now in the form"
+        in html
+    )
     assert re.search(r'name="based_on" value="2"', html)
     # Level 3: only tab 1 changed it, so the form carries its text; level 2: only tab 2's.
     assert "Tab 1&#x27;s level 3." in html and "Tab 2&#x27;s level 2." in html
@@ -117,13 +150,24 @@ def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_
     # Through htmx the page's "Current" card and history come along (QA: they still said version 1).
     fragment = client.post(publish, tab2, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in fragment and 'id="criteria-form"' in fragment
-    assert re.search(r'id="criteria-current"[^>]*hx-swap-oob="true"', fragment) and "Current: version 2" in fragment
-    assert re.search(r'id="criteria-history"[^>]*hx-swap-oob="true"', fragment) and "Tab 1&#x27;s level 0." in fragment
+    assert (
+        re.search(r'id="criteria-current"[^>]*hx-swap-oob="true"', fragment)
+        and "Current: version 2" in fragment
+    )
+    assert (
+        re.search(r'id="criteria-history"[^>]*hx-swap-oob="true"', fragment)
+        and "Tab 1&#x27;s level 0." in fragment
+    )
     # Publishing the form as it now stands keeps both edits.
     merged = {**tab2, "level_3": "Tab 1's level 3.", "based_on": "2"}
     assert client.post(publish, merged).status_code == 302
     v3 = CriteriaVersion.objects.current_for(cast.alpha)
-    assert (v3.number, v3.level_3, v3.level_2, v3.level_0) == (3, "Tab 1's level 3.", "Tab 2's level 2.", "Tab 2's level 0.")
+    assert (v3.number, v3.level_3, v3.level_2, v3.level_0) == (
+        3,
+        "Tab 1's level 3.",
+        "Tab 2's level 2.",
+        "Tab 2's level 0.",
+    )
     # A made-up version number merges onto the newest as it is, without a 500, and says so (QA:
     # "version 3 was published after this page showed version 99").
     response = client.post(publish, {**merged, "level_1": "Another.", "based_on": "99"})

@@ -13,15 +13,27 @@ from tests.grading.factories import make_pairs
 
 def test_a_grade_records_the_document_version_and_current_criteria_and_history(cast: Cast) -> None:
     (candidate,) = make_pairs(cast.alpha, "A")
-    criteria_publish(project=cast.alpha, levels={3: "a", 2: "b", 1: "c", 0: "d"}, change=CriteriaChange.WORDING,
-                     note="", by=cast.owner)
-    grade = grade_submit(candidate=candidate, editor=cast.editor, value=3, reason="  has all three conditions ")
+    criteria_publish(
+        project=cast.alpha,
+        levels={3: "a", 2: "b", 1: "c", 0: "d"},
+        change=CriteriaChange.WORDING,
+        note="",
+        by=cast.owner,
+    )
+    grade = grade_submit(
+        candidate=candidate, editor=cast.editor, value=3, reason="  has all three conditions "
+    )
     assert (grade.grade, grade.reason) == (3, "has all three conditions")
     assert grade.criteria_version == CriteriaVersion.objects.current_for(cast.alpha)
     assert grade.criteria_version.number == 2
     assert grade.document_version == candidate.document.current_version
     [entry] = GradeHistory.objects.filter(grade=grade)
-    assert (entry.kind, entry.old_grade, entry.new_grade, entry.changed_by) == ("created", None, 3, cast.editor)
+    assert (entry.kind, entry.old_grade, entry.new_grade, entry.changed_by) == (
+        "created",
+        None,
+        3,
+        cast.editor,
+    )
 
 
 def test_a_double_submitted_grade_stores_one_grade_and_one_history_entry(cast: Cast) -> None:
@@ -38,7 +50,9 @@ def test_changing_a_grade_updates_it_and_appends_history(cast: Cast) -> None:
     grade_submit(candidate=candidate, editor=cast.editor, value=2, reason="first")
     grade = grade_submit(candidate=candidate, editor=cast.editor, value=1, reason="second")
     assert Grade.objects.get().grade == 1
-    kinds = list(GradeHistory.objects.filter(grade=grade).values_list("kind", "old_grade", "new_grade", "old_reason"))
+    kinds = list(
+        GradeHistory.objects.filter(grade=grade).values_list("kind", "old_grade", "new_grade", "old_reason")
+    )
     assert kinds == [("created", None, 2, ""), ("changed", 2, 1, "first")]
 
 
@@ -152,7 +166,9 @@ def test_saving_a_grade_releases_the_editors_reservation(cast: Cast) -> None:
     from django.utils import timezone
 
     (candidate,) = make_pairs(cast.alpha, "A")
-    Reservation.objects.create(candidate=candidate, editor=cast.editor, expires_at=timezone.now() + timedelta(minutes=5))
+    Reservation.objects.create(
+        candidate=candidate, editor=cast.editor, expires_at=timezone.now() + timedelta(minutes=5)
+    )
     grade_submit(candidate=candidate, editor=cast.editor, value=0)
     assert not Reservation.objects.exists()
 
@@ -173,7 +189,9 @@ def test_editing_only_the_reason_is_logged_as_a_reason_edit_not_as_a_change_of_g
     grade_submit(candidate=candidate, editor=cast.editor, value=2)
     grade_submit(candidate=candidate, editor=cast.editor, value=2, reason="no deadline")
     grade_submit(candidate=candidate, editor=cast.editor, value=3, reason="no deadline")
-    history = list(GradeHistory.objects.values_list("kind", "old_grade", "new_grade", "old_reason", "new_reason"))
+    history = list(
+        GradeHistory.objects.values_list("kind", "old_grade", "new_grade", "old_reason", "new_reason")
+    )
     assert history == [
         ("created", None, 2, "", ""),
         ("reason_edited", 2, 2, "", "no deadline"),

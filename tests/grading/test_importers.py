@@ -43,21 +43,32 @@ def test_documents_csv_with_quoted_multiline_bodies_are_read_with_every_field() 
     data = 'doc_id,title,body,url,unit\nA,Change phone,"Line one\nline two, with comma",https://example.com/a,page\nB,,Body B,,\n'
     a, b = read_documents(data.encode(), "csv")
     assert (a.external_id, a.title, a.body, a.url, a.unit, a.line) == (
-        "A", "Change phone", "Line one\nline two, with comma", "https://example.com/a", "page", 2
+        "A",
+        "Change phone",
+        "Line one\nline two, with comma",
+        "https://example.com/a",
+        "page",
+        2,
     )
     # B starts on physical line 4: A's body spans lines 2-3.
     assert (b.external_id, b.unit, b.line) == ("B", "document", 4)
 
 
 def test_documents_jsonl_accepts_integer_ids_and_a_bom() -> None:
-    lines = [json.dumps({"doc_id": 17, "body": "正文", "title": "标题"}, ensure_ascii=False), "", json.dumps({"doc_id": "x", "body": "b"})]
+    lines = [
+        json.dumps({"doc_id": 17, "body": "正文", "title": "标题"}, ensure_ascii=False),
+        "",
+        json.dumps({"doc_id": "x", "body": "b"}),
+    ]
     records = read_documents(("\ufeff" + "\n".join(lines)).encode(), "jsonl")
     assert [(r.external_id, r.body, r.line) for r in records] == [("17", "正文", 1), ("x", "b", 3)]
 
 
 def test_a_missing_body_names_its_line_field_and_value() -> None:
     messages = problems(lambda: read_documents(b"doc_id,body\nA,text\nB,   \n", "csv"))
-    assert messages == ['Line 3, field “body”, value “   ”: is empty: editors grade the body, so every document needs one.']
+    assert messages == [
+        "Line 3, field “body”, value “   ”: is empty: editors grade the body, so every document needs one."
+    ]
 
 
 def test_a_duplicate_id_names_both_lines() -> None:
@@ -78,14 +89,26 @@ def test_a_duplicate_id_names_both_lines() -> None:
         (b"X1,body,t\nX2,body2,t\n", "field “header”, value “X1”: unknown column"),
         (b"X1,body,t\nX2,body2,t\n", "value “X1, body, t”: the required column “doc_id” is missing"),
         (b"Doc_ID,Body,Body\nA,x,y\n", "field “header”, value “Body”: this column appears twice"),
-        (b"doc_id,body,url\nA,x,javascript:alert(1)\n", "field “url”, value “javascript:alert(1)”: is not an http(s) URL"),
+        (
+            b"doc_id,body,url\nA,x,javascript:alert(1)\n",
+            "field “url”, value “javascript:alert(1)”: is not an http(s) URL",
+        ),
         # QA: a host without a domain was refused as if the scheme were wrong.
-        (b"doc_id,body,url\nA,x,https://x/d1\n", "value “https://x/d1”: is not an http(s) URL with a host name (a domain like https://help.example.com/a/1, localhost or an IP address)"),
-        (b"doc_id,body,unit\nA,x,paragraph\n", "field “unit”, value “paragraph”: must be one of: document, page, chunk"),
+        (
+            b"doc_id,body,url\nA,x,https://x/d1\n",
+            "value “https://x/d1”: is not an http(s) URL with a host name (a domain like https://help.example.com/a/1, localhost or an IP address)",
+        ),
+        (
+            b"doc_id,body,unit\nA,x,paragraph\n",
+            "field “unit”, value “paragraph”: must be one of: document, page, chunk",
+        ),
         (b"", "Line 1: the file is empty"),
         (b"doc_id,body\n\n", "Line 1: the file has a header but no rows"),
         # Unclosed, the quote would swallow the following rows into this body and report success.
-        (b'doc_id,body\nA1,"unterminated\nB1,b2\nC1,c3\n', "Line 2: a quote opened on this line is never closed"),
+        (
+            b'doc_id,body\nA1,"unterminated\nB1,b2\nC1,c3\n',
+            "Line 2: a quote opened on this line is never closed",
+        ),
         (b'doc_id,body\nA1,"quoted"junk\n', "Line 2: this line cannot be read as CSV"),
         # PostgreSQL cannot store NUL in text: refused on every database alike, naming where it is.
         (b"doc_id,body\nn1,a\x00b\n", "Line 2: the file contains a NUL character (character 5 of the line)"),
@@ -116,11 +139,17 @@ def test_a_field_over_the_csv_limit_is_refused_in_the_readers_language_with_the_
         ('{"doc_id": "A", "body": "x"', "Line 1: not valid JSON (the problem is at column 28)"),
         ('["A", "x"]', "each line must be one JSON object"),
         ('{"doc_id": "A", "body": "x", "colour": "red"}', "field “colour”, value “red”: unknown key"),
-        ('{"doc_id": true, "body": "x"}', "field “doc_id”, value “true”: must be text or a number, not true or false."),
-        ('{"doc_id": ["A"], "body": "x"}', "value “[\"A\"]”: must be text or a number, not a list [...]."),
+        (
+            '{"doc_id": true, "body": "x"}',
+            "field “doc_id”, value “true”: must be text or a number, not true or false.",
+        ),
+        ('{"doc_id": ["A"], "body": "x"}', 'value “["A"]”: must be text or a number, not a list [...].'),
         ('{"doc_id": {"id": "A"}, "body": "x"}', "must be text or a number, not an object {...}."),
         ('{"body": "x"}', "field “doc_id”, value “”: the required key is missing"),
-        ('{"doc_id": "A", "body": "x", "doc_id": "B"}', 'Line 1, field “doc_id”, value “"A", "B"”: this key appears twice'),
+        (
+            '{"doc_id": "A", "body": "x", "doc_id": "B"}',
+            'Line 1, field “doc_id”, value “"A", "B"”: this key appears twice',
+        ),
         # A number would be stored as Python writes it back (1e2 as "100.0"), not as typed (QA).
         ('{"doc_id": "A", "body": 1e2}', "field “body”, value “1e2”: must be text in quotes, not a number."),
         ('{"doc_id": "A", "body": "x", "title": 7}', "field “title”, value “7”: must be text in quotes"),
@@ -135,7 +164,21 @@ def test_jsonl_problems_are_named_precisely(line: str, expected: str) -> None:
     "char",
     # Invisible ones too (QA: "d1" + U+200B looked like d1 everywhere): zero-width space and joiner,
     # soft hyphen, right-to-left override, isolates, word joiner.
-    ["\x01", "\x7f", "\x85", "\u2028", "\u2029", "\ufeff", "\t", "\u200b", "\u200d", "\xad", "\u202e", "\u2066", "\u2060"],
+    [
+        "\x01",
+        "\x7f",
+        "\x85",
+        "\u2028",
+        "\u2029",
+        "\ufeff",
+        "\t",
+        "\u200b",
+        "\u200d",
+        "\xad",
+        "\u202e",
+        "\u2066",
+        "\u2060",
+    ],
 )
 def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
     """QA: a document ID with NEL, U+2028 or a BOM imported, froze, and then the version's own
@@ -154,7 +197,9 @@ def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
         assert message.startswith(f"Line 1, field “{field}”, value “C"), message
         assert f"contains the character {code}; IDs cannot hold control characters" in message
     # At the end of an ID too, where str.strip() would call it a space (QA).
-    (message,) = problems(lambda: read_queries(f'{{"query_id": {json.dumps("Q" + char)}, "text": "t"}}\n'.encode(), "jsonl"))
+    (message,) = problems(
+        lambda: read_queries(f'{{"query_id": {json.dumps("Q" + char)}, "text": "t"}}\n'.encode(), "jsonl")
+    )
     assert f"contains the character {code}" in message, message
 
 
@@ -162,7 +207,9 @@ def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
 def test_a_trec_candidates_file_is_split_where_trec_eval_splits(char: str) -> None:
     """QA: str.split() cut "d<NEL>x" into document "d" and a shifted line (score 2 from the rank
     column), pooled without a word; the comparison reader splits at C's whitespace only."""
-    (message,) = problems(lambda: read_run(f"q1 Q0 A 1 3 t\nq1 Q0 d{char}x 2 2.5 t\n".encode(), "trec", "f.run"))
+    (message,) = problems(
+        lambda: read_run(f"q1 Q0 A 1 3 t\nq1 Q0 d{char}x 2 2.5 t\n".encode(), "trec", "f.run")
+    )
     assert message.startswith("Line 2, field “docno”"), message
     assert f"contains the character U+{ord(char):04X}" in message
     # A no-break or ideographic space is part of the ID, as trec_eval and the comparison reader read it.
@@ -193,11 +240,16 @@ def test_every_bad_line_is_reported_up_to_a_limit_then_counted() -> None:
 
 
 def test_queries_are_read_with_their_information_need() -> None:
-    records = read_queries("query_id,text,information_need\nq1,怎么改电话？,入口、字段、截止时间\n".encode(), "csv")
+    records = read_queries(
+        "query_id,text,information_need\nq1,怎么改电话？,入口、字段、截止时间\n".encode(), "csv"
+    )
     assert [(r.external_id, r.text, r.information_need, r.line) for r in records] == [
         ("q1", "怎么改电话？", "入口、字段、截止时间", 2)
     ]
-    assert any("field “text”" in m for m in problems(lambda: read_queries(b'{"query_id": "q2", "text": ""}', "jsonl")))
+    assert any(
+        "field “text”" in m
+        for m in problems(lambda: read_queries(b'{"query_id": "q2", "text": ""}', "jsonl"))
+    )
 
 
 def test_a_query_text_or_information_need_longer_than_the_limit_is_refused_with_its_length() -> None:
@@ -206,9 +258,13 @@ def test_a_query_text_or_information_need_longer_than_the_limit_is_refused_with_
 
     fine = "x" * QUERY_TEXT_MAX_LENGTH
     assert read_queries(json.dumps({"query_id": "q1", "text": fine}).encode(), "jsonl")[0].text == fine
-    long = json.dumps({"query_id": "q1", "text": fine + "y", "information_need": "n" * (QUERY_TEXT_MAX_LENGTH + 2)})
+    long = json.dumps(
+        {"query_id": "q1", "text": fine + "y", "information_need": "n" * (QUERY_TEXT_MAX_LENGTH + 2)}
+    )
     messages = problems(lambda: read_queries(long.encode(), "jsonl"))
-    assert any("field “text”" in m and "is longer than 10000 characters (it has 10001)" in m for m in messages), messages
+    assert any(
+        "field “text”" in m and "is longer than 10000 characters (it has 10001)" in m for m in messages
+    ), messages
     assert any("field “information_need”" in m and "(it has 10002)" in m for m in messages), messages
 
 
@@ -217,7 +273,10 @@ def test_a_jsonl_id_is_text_or_a_whole_number_not_a_float() -> None:
     assert [r.external_id for r in read_documents(b'{"doc_id": 7, "body": "b"}', "jsonl")] == ["7"]
     messages = problems(lambda: read_documents(b'{"doc_id": 1e2, "body": "b"}', "jsonl"))
     # Quoted as the file writes it (QA: "not 100.0" for 1e2).
-    assert any("Line 1, field \u201cdoc_id\u201d" in m and "an ID must be text or a whole number, not 1e2" in m for m in messages), messages
+    assert any(
+        "Line 1, field \u201cdoc_id\u201d" in m and "an ID must be text or a whole number, not 1e2" in m
+        for m in messages
+    ), messages
 
 
 def test_a_long_provenance_names_what_fits_and_counts_the_rest() -> None:
@@ -229,12 +288,18 @@ def test_a_long_provenance_names_what_fits_and_counts_the_rest() -> None:
     assert len(text) <= PROVENANCE_MAX_LENGTH and text.endswith(" (k=10)")
     named, rest = text.removesuffix(" (k=10)").rsplit(", … +", 1)
     assert len(named.split(", ")) + int(rest) == 30
-    assert PooledPair("q1", "A", hits=[("bm25", 3), ("dense", 1)]).provenance(10) == "bm25 #3, dense #1 (k=10)"
+    assert (
+        PooledPair("q1", "A", hits=[("bm25", 3), ("dense", 1)]).provenance(10) == "bm25 #3, dense #1 (k=10)"
+    )
 
 
 def test_format_comes_from_the_name_unless_declared() -> None:
     assert [detect_format(n) for n in ("a.csv", "b.JSONL", "c.ndjson", "run.trec", "results")] == [
-        "csv", "jsonl", "jsonl", "trec", "trec"
+        "csv",
+        "jsonl",
+        "jsonl",
+        "trec",
+        "trec",
     ]
     assert detect_format("a.csv", "jsonl") == "jsonl"
 
@@ -251,7 +316,10 @@ def test_a_trec_run_is_named_by_its_tag_and_ordered_by_score() -> None:
     rows = read_run(TREC_RUN, "trec", default_name="file.trec")
     assert {r.run for r in rows} == {"bm25"}
     pairs = pool_top_k([("file.trec", rows)], depth=1)
-    assert [(p.query_id, p.doc_id, p.hits) for p in pairs] == [("q1", "D", [("bm25", 1)]), ("q2", "X", [("bm25", 1)])]
+    assert [(p.query_id, p.doc_id, p.hits) for p in pairs] == [
+        ("q1", "D", [("bm25", 1)]),
+        ("q2", "X", [("bm25", 1)]),
+    ]
 
 
 def test_pooling_takes_the_union_of_each_runs_top_k_with_every_position() -> None:
@@ -271,9 +339,14 @@ def test_pooling_takes_the_union_of_each_runs_top_k_with_every_position() -> Non
 
 
 def test_without_a_depth_every_listed_pair_is_pooled_in_file_order() -> None:
-    rows = read_run('{"query_id": "q1", "doc_id": "A"}\n{"query_id": "q1", "doc_id": "B"}\n', "jsonl", default_name="pairs")
+    rows = read_run(
+        '{"query_id": "q1", "doc_id": "A"}\n{"query_id": "q1", "doc_id": "B"}\n',
+        "jsonl",
+        default_name="pairs",
+    )
     assert [(p.doc_id, p.hits) for p in pool_top_k([("pairs.jsonl", rows)], None)] == [
-        ("A", [("pairs", 1)]), ("B", [("pairs", 2)])
+        ("A", [("pairs", 1)]),
+        ("B", [("pairs", 2)]),
     ]
 
 
@@ -303,17 +376,45 @@ def test_a_run_written_by_the_evaluation_formats_pools_in_the_engines_order(fmt:
     ("fmt", "data", "expected"),
     [
         ("trec", "q1 Q0 A 1 0.5\n", "Line 1: a TREC run line has 6 fields"),
-        ("trec", "q1 Q0 A 1 high bm25\n", "Line 1, field “score”, value “high”: must be a finite number written with the digits 0-9"),
+        (
+            "trec",
+            "q1 Q0 A 1 high bm25\n",
+            "Line 1, field “score”, value “high”: must be a finite number written with the digits 0-9",
+        ),
         ("trec", "q1 Q0 A 1 nan bm25\n", "must be a finite number"),
-        ("trec", "q1 Q0 A 1 1_000 bm25\n", "value “1_000”: must be a finite number written with the digits 0-9"),
+        (
+            "trec",
+            "q1 Q0 A 1 1_000 bm25\n",
+            "value “1_000”: must be a finite number written with the digits 0-9",
+        ),
         ("trec", "q1 Q0 A 1 1e-400 bm25\n", "value “1e-400”: is too close to 0 to be told apart from it"),
-        ("jsonl", '{"query_id": "q1", "doc_id": "A", "score": -1e-400}\n', "value “-1e-400”: is too close to 0"),
-        ("trec", "q1 Q0 A 1 0.5 r\nq1 Q0 A 2 0.4 r\n", "Line 2, field “doc_id”, value “A”: this document is already listed"),
+        (
+            "jsonl",
+            '{"query_id": "q1", "doc_id": "A", "score": -1e-400}\n',
+            "value “-1e-400”: is too close to 0",
+        ),
+        (
+            "trec",
+            "q1 Q0 A 1 0.5 r\nq1 Q0 A 2 0.4 r\n",
+            "Line 2, field “doc_id”, value “A”: this document is already listed",
+        ),
         ("csv", "query_id,doc_id,rank\nq1,A,1\nq1,B,1\n", "Line 3, field “rank”, value “1”: rank used twice"),
-        ("csv", "query_id,doc_id,rank\nq1,A,first\n", "Line 2, field “rank”, value “first”: must be a whole number"),
+        (
+            "csv",
+            "query_id,doc_id,rank\nq1,A,first\n",
+            "Line 2, field “rank”, value “first”: must be a whole number",
+        ),
         ("csv", "query_id,doc_id,score,rank\nq1,A,0.5,\nq1,B,,2\n", "Line 3, field “score”"),
-        ("csv", "query_id,doc_id,system\nq1,A,x\nq1,B,y\n", "field “system”, value “x, y”: one file holds one run"),
-        ("csv", "query_id,doc_id,rank\nq1,A,0\n", "Line 2, field “rank”, value “0”: must be 1 or more (rank 1 is the top"),
+        (
+            "csv",
+            "query_id,doc_id,system\nq1,A,x\nq1,B,y\n",
+            "field “system”, value “x, y”: one file holds one run",
+        ),
+        (
+            "csv",
+            "query_id,doc_id,rank\nq1,A,0\n",
+            "Line 2, field “rank”, value “0”: must be 1 or more (rank 1 is the top",
+        ),
         ("csv", "query_id,doc_id,run\nq1,A,x\n", "field “header”, value “run”: unknown column"),
     ],
 )

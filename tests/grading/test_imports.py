@@ -32,7 +32,10 @@ def import_csv(cast: Cast, text: str) -> ImportSummary:
 def test_a_first_import_creates_every_document_at_version_1(cast: Cast) -> None:
     summary = import_csv(cast, "doc_id,title,body\nA,Title A,Body A\nB,Title B,Body B\n")
     assert (summary.created, summary.updated, summary.unchanged) == (2, 0, 0)
-    assert sorted(Document.objects.filter(project=cast.alpha).values_list("external_id", "version")) == [("A", 1), ("B", 1)]
+    assert sorted(Document.objects.filter(project=cast.alpha).values_list("external_id", "version")) == [
+        ("A", 1),
+        ("B", 1),
+    ]
     assert DocumentVersion.objects.filter(document__project=cast.alpha).count() == 2
 
 
@@ -41,11 +44,16 @@ def test_a_reimport_versions_changed_documents_flags_their_grades_and_leaves_the
     a, b = make_pairs(cast.alpha, "AB")
     grade_submit(candidate=a, editor=cast.editor, value=3)
     grade_submit(candidate=b, editor=cast.editor, value=1)
-    summary = import_csv(cast, "doc_id,title,body\nA,Title A,Body A now with a deadline\nB,Title B,Body B\nC,,New\n")
+    summary = import_csv(
+        cast, "doc_id,title,body\nA,Title A,Body A now with a deadline\nB,Title B,Body B\nC,,New\n"
+    )
     assert (summary.created, summary.updated, summary.unchanged, summary.stale_grades) == (1, 1, 1, 1)
     doc_a = Document.objects.get(project=cast.alpha, external_id="A")
     assert doc_a.version == 2 and doc_a.body == "Body A now with a deadline"
-    assert list(doc_a.versions.values_list("version", "body")) == [(1, "Body A"), (2, "Body A now with a deadline")]
+    assert list(doc_a.versions.values_list("version", "body")) == [
+        (1, "Body A"),
+        (2, "Body A now with a deadline"),
+    ]
     grade_a, grade_b = Grade.objects.get(candidate=a), Grade.objects.get(candidate=b)
     assert (grade_a.stale, grade_a.stale_reason, grade_a.document_version.version) == (True, "document", 1)
     assert grade_b.stale is False
@@ -69,19 +77,29 @@ def test_changed_documents_are_stored_in_batches_not_one_save_each(cast: Cast) -
         docs = Document.objects.filter(project=cast.alpha, external_id__in=ids)
         assert {(d.version, d.title, d.body) for d in docs} == {(2, f"T {d}", f"new {d}") for d in ids}
         assert all(d.updated_at > before for d in docs)
-        assert DocumentVersion.objects.filter(document__in=docs, version=2, body__startswith="new ").count() == n
+        assert (
+            DocumentVersion.objects.filter(document__in=docs, version=2, body__startswith="new ").count() == n
+        )
     assert counts[0] == counts[1]
 
 
 def test_a_column_the_file_leaves_out_keeps_the_stored_value(cast: Cast) -> None:
     """QA: a body-only re-import wiped every title (and URL, unit), made new versions and flagged
     their grades. An empty cell or a JSON null still clears a field the file does give."""
-    import_csv(cast, "doc_id,title,body,url,unit\nA,Title A,Body A,https://x.test/a,page\nB,Title B,Body B,,page\n")
+    import_csv(
+        cast, "doc_id,title,body,url,unit\nA,Title A,Body A,https://x.test/a,page\nB,Title B,Body B,,page\n"
+    )
     assert import_csv(cast, "doc_id,body\nA,Body A\n").unchanged == 1
     summary = import_csv(cast, "doc_id,body\nA,Body A v2\n")
     assert (summary.updated, summary.unchanged) == (1, 0)
     a = Document.objects.get(project=cast.alpha, external_id="A")
-    assert (a.version, a.title, a.body, a.url, a.unit) == (2, "Title A", "Body A v2", "https://x.test/a", "page")
+    assert (a.version, a.title, a.body, a.url, a.unit) == (
+        2,
+        "Title A",
+        "Body A v2",
+        "https://x.test/a",
+        "page",
+    )
     assert a.versions.get(version=2).title == "Title A"
     jsonl = '{"doc_id": "B", "body": "Body B", "title": null}\n'
     documents_import(project=cast.alpha, records=read_documents(jsonl.encode(), "jsonl"))
@@ -96,11 +114,16 @@ def test_a_column_the_file_leaves_out_keeps_the_stored_value(cast: Cast) -> None
 def test_a_query_file_without_the_information_need_keeps_the_stored_one(cast: Cast) -> None:
     from annotator.importers import read_queries
 
-    queries_import(project=cast.alpha, records=read_queries(b"query_id,text,information_need\nq1,How?,Steps\n", "csv"))
+    queries_import(
+        project=cast.alpha, records=read_queries(b"query_id,text,information_need\nq1,How?,Steps\n", "csv")
+    )
     summary = queries_import(project=cast.alpha, records=read_queries(b"query_id,text\nq1,How?\n", "csv"))
     assert summary.unchanged == 1
     assert Query.objects.get(project=cast.alpha, external_id="q1").information_need == "Steps"
-    queries_import(project=cast.alpha, records=read_queries(b'{"query_id": "q1", "text": "How?", "information_need": ""}\n', "jsonl"))
+    queries_import(
+        project=cast.alpha,
+        records=read_queries(b'{"query_id": "q1", "text": "How?", "information_need": ""}\n', "jsonl"),
+    )
     assert Query.objects.get(project=cast.alpha, external_id="q1").information_need == ""
 
 
@@ -121,12 +144,16 @@ def test_an_import_with_one_bad_line_imports_nothing_and_names_the_line(cast: Ca
     assert info.value.messages() == [
         "Line 4, field “body”, value “”: is empty: editors grade the body, so every document needs one."
     ]
-    assert list(Document.objects.filter(project=cast.alpha).values_list("external_id", "body")) == [("A", "old text")]
+    assert list(Document.objects.filter(project=cast.alpha).values_list("external_id", "body")) == [
+        ("A", "old text")
+    ]
 
 
 def test_the_store_step_is_all_or_nothing_too(cast: Cast) -> None:
     """A failure while storing (here: a forced error on the last batch) rolls back every batch."""
-    records = read_documents(("doc_id,body\n" + "".join(f"d{i},text {i}\n" for i in range(1500))).encode(), "csv")
+    records = read_documents(
+        ("doc_id,body\n" + "".join(f"d{i},text {i}\n" for i in range(1500))).encode(), "csv"
+    )
     calls = []
 
     def fail_at_the_end(done: int, total: int) -> None:
@@ -152,23 +179,34 @@ def test_queries_import_and_a_changed_query_flags_its_grades(cast: Cast) -> None
     assert Grade.objects.get().stale_reason == "query"
 
 
-def test_pooled_candidates_record_each_run_and_position_and_unknown_ids_name_their_file_and_line(cast: Cast) -> None:
+def test_pooled_candidates_record_each_run_and_position_and_unknown_ids_name_their_file_and_line(
+    cast: Cast,
+) -> None:
     import_csv(cast, "doc_id,body\nA,a\nB,b\nC,c\n")
     grading_set = make_set(cast.alpha, "Pooled")
     Query.objects.create(project=cast.alpha, external_id="q1", text="?")
     run1 = read_run("q1 Q0 A 1 3 bm25\nq1 Q0 B 2 2 bm25\nq1 Q0 C 3 1 bm25\n", "trec", "bm25.trec")
     run2 = read_run("query_id,doc_id,rank\nq1,C,1\nq1,A,2\n", "csv", "dense.csv")
     summary = candidates_add(
-        grading_set=grading_set, pairs=pool_top_k([("bm25.trec", run1), ("dense.csv", run2)], 1), by=cast.owner, depth=1
+        grading_set=grading_set,
+        pairs=pool_top_k([("bm25.trec", run1), ("dense.csv", run2)], 1),
+        by=cast.owner,
+        depth=1,
     )
     assert (summary.added, summary.already, summary.runs) == (2, 0, ["bm25", "dense.csv"])
-    details = dict(Candidate.objects.filter(grading_set=grading_set).values_list("document__external_id", "source_detail"))
+    details = dict(
+        Candidate.objects.filter(grading_set=grading_set).values_list(
+            "document__external_id", "source_detail"
+        )
+    )
     assert details == {"A": "bm25 #1 (k=1)", "C": "dense.csv #1 (k=1)"}
     assert set(Candidate.objects.values_list("source", flat=True)) == {CandidateSource.POOLED}
 
     bad = read_run("q1 Q0 A 1 3 bm25\nq7 Q0 Z 2 2 bm25\n", "trec", "x.trec")
     with pytest.raises(ImportFileError) as info:
-        candidates_add(grading_set=grading_set, pairs=pool_top_k([("x.trec", bad)], 5), by=cast.owner, depth=5)
+        candidates_add(
+            grading_set=grading_set, pairs=pool_top_k([("x.trec", bad)], 5), by=cast.owner, depth=5
+        )
     assert info.value.messages() == [
         "x.trec: Line 2, field “query_id”, value “q7”: no query with this ID in the project: import the queries first.",
         "x.trec: Line 2, field “doc_id”, value “Z”: no document with this ID in the project: import the documents first.",
@@ -186,7 +224,9 @@ def test_the_import_commands_print_progress_and_a_summary(cast: Cast, tmp_path: 
     out, err = io.StringIO(), io.StringIO()
     call_command("import_documents", "alpha", str(docs), stdout=out, stderr=err)
     call_command("import_queries", "alpha", str(queries), stdout=out, stderr=err)
-    call_command("import_candidates", "alpha", "Pool", str(run), "--depth", "10", "--create", stdout=out, stderr=err)
+    call_command(
+        "import_candidates", "alpha", "Pool", str(run), "--depth", "10", "--create", stdout=out, stderr=err
+    )
     assert "created 2500, updated 0, unchanged 0" in out.getvalue()
     assert "documents: 2500 / 2500 (100%" in err.getvalue()
     assert "Pool: added 10 candidates, 0 already there (1 query; runs: bm25)" in out.getvalue()
@@ -212,7 +252,9 @@ def test_the_commands_say_only_what_happened(cast: Cast, tmp_path: Path) -> None
     run.write_text("q1 Q0 A 1 10 bm25\n")  # no query q1 in the project: refused
     err = io.StringIO()
     with pytest.raises(CommandError, match="no query with this ID"):
-        call_command("import_candidates", "alpha", "New set", str(run), "--create", stdout=io.StringIO(), stderr=err)
+        call_command(
+            "import_candidates", "alpha", "New set", str(run), "--create", stdout=io.StringIO(), stderr=err
+        )
     assert "Created grading set" not in err.getvalue()
     assert not GradingSet.objects.filter(name="New set").exists()
 
@@ -236,8 +278,12 @@ def test_the_import_command_says_a_zip_is_one_whatever_its_name(cast: Cast, tmp_
         archive = tmp_path / name
         with zipfile.ZipFile(archive, "w") as z:
             z.writestr("docs.csv", "doc_id,body\nA,b\n")
-        with pytest.raises(CommandError, match="the file is a zip archive; upload the text file inside it instead"):
-            call_command("import_documents", "alpha", str(archive), stdout=io.StringIO(), stderr=io.StringIO())
+        with pytest.raises(
+            CommandError, match="the file is a zip archive; upload the text file inside it instead"
+        ):
+            call_command(
+                "import_documents", "alpha", str(archive), stdout=io.StringIO(), stderr=io.StringIO()
+            )
     other = tmp_path / "docs.txt"
     other.write_text("doc_id,body\nA,b\n")
     with pytest.raises(CommandError, match=r"does not end in \.csv, \.jsonl or \.ndjson"):
@@ -250,7 +296,15 @@ def test_a_refused_candidate_import_creates_no_set(cast: Cast, tmp_path: Path) -
     run = tmp_path / "run.trec"
     run.write_text("q1 Q0 NOPE 1 1.0 bm25\n")
     with pytest.raises(CommandError, match="NOPE") as refused:
-        call_command("import_candidates", "alpha", "New set", str(run), "--create", stdout=io.StringIO(), stderr=io.StringIO())
+        call_command(
+            "import_candidates",
+            "alpha",
+            "New set",
+            str(run),
+            "--create",
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
     assert refused.value.returncode == 2
     assert not GradingSet.objects.filter(name="New set").exists()
 
@@ -265,7 +319,9 @@ def test_the_import_page_gives_every_field_its_own_id(cast: Cast, client: Client
         assert f'for="id_{kind}_format"' in html and f'id="id_{kind}_format"' in html
 
 
-def test_a_closed_set_takes_no_new_pairs_from_any_path_and_loses_none(cast: Cast, client: Client, tmp_path: Path) -> None:
+def test_a_closed_set_takes_no_new_pairs_from_any_path_and_loses_none(
+    cast: Cast, client: Client, tmp_path: Path
+) -> None:
     """A frozen, closed set accepted new candidates from the import form and by hand, pairs nobody
     could ever grade (QA report)."""
     from django.core.files.uploadedfile import SimpleUploadedFile
@@ -295,19 +351,27 @@ def test_a_closed_set_takes_no_new_pairs_from_any_path_and_loses_none(cast: Cast
     assert f'<option value="{closed.pk}"' not in page
 
     response = client.post(
-        reverse("candidate_add", kwargs={"slug": "alpha", "set_id": closed.pk}), {"query_id": "q1", "doc_ids": "B"},
+        reverse("candidate_add", kwargs={"slug": "alpha", "set_id": closed.pk}),
+        {"query_id": "q1", "doc_ids": "B"},
         follow=True,
     )
     assert "is closed: its pairs can no longer be added or removed" in response.content.decode()
-    detail = client.get(reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": closed.pk})).content.decode()
+    detail = client.get(
+        reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": closed.pk})
+    ).content.decode()
     assert "This set is closed: its pairs can no longer be added or removed." in detail
     assert reverse("candidate_add", kwargs={"slug": "alpha", "set_id": closed.pk}) not in detail
-    assert reverse("candidate_remove", kwargs={"slug": "alpha", "set_id": closed.pk, "candidate_id": kept.pk}) not in detail
+    assert (
+        reverse("candidate_remove", kwargs={"slug": "alpha", "set_id": closed.pk, "candidate_id": kept.pk})
+        not in detail
+    )
     assert list(Candidate.objects.filter(grading_set=closed)) == [kept]
 
     run = tmp_path / "run.trec"
     run.write_text("q1 Q0 B 1 3.0 bm25\n")
     with pytest.raises(CommandError, match="is closed") as refused:
-        call_command("import_candidates", "alpha", closed.name, str(run), stdout=io.StringIO(), stderr=io.StringIO())
+        call_command(
+            "import_candidates", "alpha", closed.name, str(run), stdout=io.StringIO(), stderr=io.StringIO()
+        )
     assert refused.value.returncode == 2
     assert list(Candidate.objects.filter(grading_set=closed)) == [kept]

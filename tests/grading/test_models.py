@@ -15,7 +15,9 @@ from tests.grading.factories import make_pairs
 
 def raw_grade(candidate: Candidate, editor: AbstractBaseUser, value: int) -> Grade:
     return Grade.objects.create(
-        candidate=candidate, editor=editor, grade=value,
+        candidate=candidate,
+        editor=editor,
+        grade=value,
         criteria_version=CriteriaVersion.objects.current_for(candidate.grading_set.project),
         document_version=candidate.document.current_version,
     )
@@ -71,5 +73,6 @@ def test_marking_stale_keeps_every_reason_once(cast: Cast) -> None:
     grade = grades.get()
     assert grade.stale and grade.stale_reason == "document,criteria"
     assert grade.stale_reasons() == [
-        "The document changed since you graded it.", "The criteria changed meaningfully since you graded it."
+        "The document changed since you graded it.",
+        "The criteria changed meaningfully since you graded it.",
     ]

@@ -41,7 +41,9 @@ def page_url(cast: Cast, candidate: Candidate, query: str = "") -> str:
 
 def shown(html: str) -> list[tuple[int, int]]:
     """(position, candidate ID) of every row on the page, in page order."""
-    rows = re.findall(r'<article id="cand-(\d+)".*?<span class="position" aria-hidden="true">(\d+)</span>', html, re.S)
+    rows = re.findall(
+        r'<article id="cand-(\d+)".*?<span class="position" aria-hidden="true">(\d+)</span>', html, re.S
+    )
     return [(int(position), int(pk)) for pk, position in rows]
 
 
@@ -85,7 +87,9 @@ def test_any_page_value_gets_a_page(
     assert f"Page {expected} of 3" in html
 
 
-def test_a_link_to_one_pair_opens_the_page_that_holds_it(cast: Cast, client: Client, pairs: list[Candidate]) -> None:
+def test_a_link_to_one_pair_opens_the_page_that_holds_it(
+    cast: Cast, client: Client, pairs: list[Candidate]
+) -> None:
     target = pairs[2 * GRADE_PAGE_SIZE + 5]
     html = get(client, cast, page_url(cast, target, f"?cand={target.pk}"))
     assert "Page 3 of 3" in html and (2 * GRADE_PAGE_SIZE + 6, target.pk) in shown(html)
@@ -99,7 +103,14 @@ def test_a_plain_visit_opens_the_first_page_with_something_left_to_grade(
     cast: Cast, client: Client, pairs: list[Candidate]
 ) -> None:
     for candidate in pairs[: GRADE_PAGE_SIZE + 3]:
-        grade_submit(candidate=candidate, editor=cast.editor, value=2, reason="", document_version=1, criteria_version=1)
+        grade_submit(
+            candidate=candidate,
+            editor=cast.editor,
+            value=2,
+            reason="",
+            document_version=1,
+            criteria_version=1,
+        )
     html = get(client, cast, page_url(cast, pairs[0]))
     assert "Page 2 of 3" in html
     # The first open pair is on that page, and the page before it has none left for Ed.
@@ -109,9 +120,18 @@ def test_a_plain_visit_opens_the_first_page_with_something_left_to_grade(
     assert "Page 1 of 3" in client.get(page_url(cast, pairs[0])).content.decode()
 
 
-def test_a_grade_to_re_check_counts_as_something_left(cast: Cast, client: Client, pairs: list[Candidate]) -> None:
+def test_a_grade_to_re_check_counts_as_something_left(
+    cast: Cast, client: Client, pairs: list[Candidate]
+) -> None:
     for candidate in pairs:
-        grade_submit(candidate=candidate, editor=cast.editor, value=2, reason="", document_version=1, criteria_version=1)
+        grade_submit(
+            candidate=candidate,
+            editor=cast.editor,
+            value=2,
+            reason="",
+            document_version=1,
+            criteria_version=1,
+        )
     assert "Page 1 of 3" in get(client, cast, page_url(cast, pairs[0]))  # nothing left: the first page
     stale = pairs[GRADE_PAGE_SIZE + 1]
     Grade.objects.filter(candidate=stale, editor=cast.editor).update(stale=True, stale_reason="document")
@@ -123,7 +143,8 @@ def test_a_saved_row_keeps_its_number_and_a_save_without_javascript_returns_to_i
 ) -> None:
     target = pairs[GRADE_PAGE_SIZE + 7]
     save = reverse(
-        "grade_save", kwargs={"slug": cast.alpha.slug, "set_id": target.grading_set_id, "candidate_id": target.pk}
+        "grade_save",
+        kwargs={"slug": cast.alpha.slug, "set_id": target.grading_set_id, "candidate_id": target.pk},
     )
     client.force_login(cast.editor)
     row = client.post(save, {"grade": "1", "document_version": "1"}, headers=HTMX).content.decode()
@@ -146,13 +167,27 @@ def test_the_link_after_a_finished_page_skips_pages_with_nothing_left(
 ) -> None:
     """QA: "the next page has more" sent the editor to a page they had finished."""
     for candidate in pairs[GRADE_PAGE_SIZE : 2 * GRADE_PAGE_SIZE]:  # all of page 2
-        grade_submit(candidate=candidate, editor=cast.editor, value=1, reason="", document_version=1, criteria_version=1)
+        grade_submit(
+            candidate=candidate,
+            editor=cast.editor,
+            value=1,
+            reason="",
+            document_version=1,
+            criteria_version=1,
+        )
     html = get(client, cast, page_url(cast, pairs[0], "?page=1"))
     assert 'id="next-work-page" href="' in html and "?page=3" in html.split('id="next-work-page"')[1][:200]
     assert "Page 3 of this query has more for you" in html
     # Nothing left after page 2 once page 3 is done too: no such link, and no such sentence.
     for candidate in pairs[2 * GRADE_PAGE_SIZE :]:
-        grade_submit(candidate=candidate, editor=cast.editor, value=1, reason="", document_version=1, criteria_version=1)
+        grade_submit(
+            candidate=candidate,
+            editor=cast.editor,
+            value=1,
+            reason="",
+            document_version=1,
+            criteria_version=1,
+        )
     html = get(client, cast, page_url(cast, pairs[0], "?page=1"))
     assert 'id="next-work-page"' not in html and "has more for you" not in html
 
@@ -161,9 +196,12 @@ def test_undo_swaps_the_row_on_its_page_and_opens_the_page_of_a_row_elsewhere(
     cast: Cast, client: Client, pairs: list[Candidate]
 ) -> None:
     target = pairs[2 * GRADE_PAGE_SIZE + 1]  # on page 3
-    grade_submit(candidate=target, editor=cast.editor, value=3, reason="", document_version=1, criteria_version=1)
+    grade_submit(
+        candidate=target, editor=cast.editor, value=3, reason="", document_version=1, criteria_version=1
+    )
     undo = reverse(
-        "grade_undo", kwargs={"slug": cast.alpha.slug, "set_id": target.grading_set_id, "query_id": target.query_id}
+        "grade_undo",
+        kwargs={"slug": cast.alpha.slug, "set_id": target.grading_set_id, "query_id": target.query_id},
     )
     client.force_login(cast.editor)
     here = client.post(undo, {"page": "3"}, headers=HTMX)
@@ -171,7 +209,9 @@ def test_undo_swaps_the_row_on_its_page_and_opens_the_page_of_a_row_elsewhere(
     assert here["HX-Retarget"] == f"#cand-{target.pk}"
     assert not Grade.objects.filter(candidate=target).exists()
 
-    grade_submit(candidate=target, editor=cast.editor, value=3, reason="", document_version=1, criteria_version=1)
+    grade_submit(
+        candidate=target, editor=cast.editor, value=3, reason="", document_version=1, criteria_version=1
+    )
     elsewhere = client.post(undo, {"page": "1"}, headers=HTMX)
     assert elsewhere["HX-Redirect"].endswith(f"?cand={target.pk}#cand-{target.pk}")
     assert not Grade.objects.filter(candidate=target).exists()

@@ -36,13 +36,17 @@ def as_user(client: Client, user: AbstractBaseUser) -> Client:
 
 
 def grade_url(cast: Cast, candidate: Candidate) -> str:
-    return reverse("grade_save", kwargs={"slug": cast.alpha.slug, "set_id": candidate.grading_set_id,
-                                         "candidate_id": candidate.pk})
+    return reverse(
+        "grade_save",
+        kwargs={"slug": cast.alpha.slug, "set_id": candidate.grading_set_id, "candidate_id": candidate.pk},
+    )
 
 
 def page_url(cast: Cast, candidate: Candidate) -> str:
-    return reverse("grade_page", kwargs={"slug": cast.alpha.slug, "set_id": candidate.grading_set_id,
-                                         "query_id": candidate.query_id})
+    return reverse(
+        "grade_page",
+        kwargs={"slug": cast.alpha.slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id},
+    )
 
 
 def reimport_q1(cast: Cast, text: str = NEW_TEXT, need: str = "the e-mail field") -> Query:
@@ -65,8 +69,13 @@ def test_the_fingerprint_is_short_hex_and_changes_with_the_text_or_the_informati
     assert Query(text=query.text + "!", information_need=query.information_need).fingerprint != seen
     assert Query(text=query.text, information_need=query.information_need + "!").fingerprint != seen
     # Text moved from one field to the other is another query.
-    assert Query(text="a\nb", information_need="").fingerprint != Query(text="a", information_need="b").fingerprint
-    assert Query(text="ab", information_need="").fingerprint != Query(text="a", information_need="b").fingerprint
+    assert (
+        Query(text="a\nb", information_need="").fingerprint
+        != Query(text="a", information_need="b").fingerprint
+    )
+    assert (
+        Query(text="ab", information_need="").fingerprint != Query(text="a", information_need="b").fingerprint
+    )
 
 
 # --- grade_submit ------------------------------------------------------------------------------
@@ -77,7 +86,9 @@ def test_a_grade_on_an_older_query_text_is_refused_and_nothing_is_saved(cast: Ca
     seen = a.query.fingerprint
     reimport_q1(cast)
     with pytest.raises(QueryChanged) as refused:
-        grade_submit(candidate=a, editor=cast.editor, value=2, reason="r", document_version=1, query_seen=seen)
+        grade_submit(
+            candidate=a, editor=cast.editor, value=2, reason="r", document_version=1, query_seen=seen
+        )
     assert isinstance(refused.value, GradingError)  # the views' catch-all still answers it
     assert str(refused.value) == (
         "This query changed while you were reading it. The new text is shown now: read it and grade again."
@@ -115,7 +126,9 @@ def test_a_grade_without_a_fingerprint_is_taken_as_before(cast: Cast) -> None:
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks; SQLite serialises writers")
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="needs PostgreSQL row locks; SQLite serialises writers"
+)
 @pytest.mark.django_db(transaction=True)
 def test_a_save_racing_a_reimport_of_its_query_is_never_kept_unflagged(cast: Cast) -> None:
     """The import has changed q1 and flagged its grades, and not yet committed, when the save
@@ -156,9 +169,17 @@ def test_a_save_racing_a_reimport_of_its_query_is_never_kept_unflagged(cast: Cas
 # --- the form ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", [
-    "not-a-fingerprint", "0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF", "0123456789abcdeg", "' OR 1=1",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "not-a-fingerprint",
+        "0123456789abcde",
+        "0123456789abcdef0",
+        "0123456789ABCDEF",
+        "0123456789abcdeg",
+        "' OR 1=1",
+    ],
+)
 def test_the_form_refuses_a_fingerprint_of_the_wrong_shape(value: str) -> None:
     form = GradeForm({"grade": "2", "document_version": "1", "query_seen": value})
     assert not form.is_valid()
@@ -167,10 +188,17 @@ def test_the_form_refuses_a_fingerprint_of_the_wrong_shape(value: str) -> None:
     ]
 
 
-@pytest.mark.parametrize(("value", "cleaned"), [
-    (None, None), ("", None), ("0123456789abcdef", "0123456789abcdef"),
-])
-def test_the_form_takes_no_fingerprint_or_one_of_the_right_shape(value: str | None, cleaned: str | None) -> None:
+@pytest.mark.parametrize(
+    ("value", "cleaned"),
+    [
+        (None, None),
+        ("", None),
+        ("0123456789abcdef", "0123456789abcdef"),
+    ],
+)
+def test_the_form_takes_no_fingerprint_or_one_of_the_right_shape(
+    value: str | None, cleaned: str | None
+) -> None:
     data = {"grade": "2", "document_version": "1"} | ({} if value is None else {"query_seen": value})
     form = GradeForm(data)
     assert form.is_valid(), form.errors
@@ -198,21 +226,30 @@ def test_a_save_from_a_page_showing_an_older_query_text_is_refused_and_the_page_
     as_user(client, cast.editor)
     page = html_module.unescape(client.get(page_url(cast, a)).content.decode())
     assert OLD_TEXT in page
-    sent = {"grade": "2", "reason": "typed on the old text", "document_version": "1",
-            "query_seen": a.query.fingerprint}
+    sent = {
+        "grade": "2",
+        "reason": "typed on the old text",
+        "document_version": "1",
+        "query_seen": a.query.fingerprint,
+    }
     query = reimport_q1(cast)
 
     # htmx: 200 (htmx swaps only 2xx) with the failed row, the heading and every form's fingerprint.
     response = client.post(grade_url(cast, a), sent, headers=HTMX)
     assert response.status_code == 200
     html = html_module.unescape(response.content.decode())
-    assert "This query changed while you were reading it. The new text is shown now: read it and grade again." in html
+    assert (
+        "This query changed while you were reading it. The new text is shown now: read it and grade again."
+        in html
+    )
     assert 'data-state="failed"' in html
     assert 'id="query-heading" hx-swap-oob="true"' in html
     heading = html.split('id="query-heading" hx-swap-oob="true"')[1].split("</div>")[0]
     assert NEW_TEXT in heading and "the e-mail field" in heading and OLD_TEXT not in heading
-    assert (f'name="query_seen" value="{query.fingerprint}" class="query-seen" '
-            f'hx-swap-oob="outerHTML:.query-seen"') in html
+    assert (
+        f'name="query_seen" value="{query.fingerprint}" class="query-seen" '
+        f'hx-swap-oob="outerHTML:.query-seen"'
+    ) in html
     assert ">typed on the old text</textarea>" in html  # the reason the editor typed is kept
     assert not Grade.objects.exists()
 
@@ -247,7 +284,9 @@ def test_a_query_changed_while_the_save_was_on_its_way_is_shown_as_it_is_now(
         return grade_submit(**kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(views, "grade_submit", reimport_then_submit)
-    html = html_module.unescape(as_user(client, cast.editor).post(grade_url(cast, a), sent, headers=HTMX).content.decode())
+    html = html_module.unescape(
+        as_user(client, cast.editor).post(grade_url(cast, a), sent, headers=HTMX).content.decode()
+    )
     assert "This query changed while you were reading it." in html
     assert NEW_TEXT in html and OLD_TEXT not in html
     monkeypatch.setattr(views, "grade_submit", grade_submit)
@@ -276,10 +315,15 @@ def test_an_undo_on_a_page_showing_an_older_query_text_brings_the_heading_up_to_
     grade_submit(candidate=a, editor=cast.editor, value=1, query_seen=seen)
     grade_submit(candidate=b, editor=cast.editor, value=2, query_seen=seen)
     query = reimport_q1(cast)
-    undo = reverse("grade_undo", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id})
+    undo = reverse(
+        "grade_undo", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}
+    )
     response = as_user(client, cast.editor).post(undo, {"page": "1", "query_seen": seen}, headers=HTMX)
     html = html_module.unescape(response.content.decode())
-    assert "Undone: B is ungraded again. This query changed while you were reading it. The new text is shown now." in html
+    assert (
+        "Undone: B is ungraded again. This query changed while you were reading it. The new text is shown now."
+        in html
+    )
     assert 'id="query-heading" hx-swap-oob="true"' in html and NEW_TEXT in html
     assert f'value="{query.fingerprint}" class="query-seen" hx-swap-oob="outerHTML:.query-seen"' in html
     # Sent from an up-to-date page, the undo says nothing of the query.
@@ -290,14 +334,22 @@ def test_an_undo_on_a_page_showing_an_older_query_text_brings_the_heading_up_to_
     assert "This query changed" not in html and 'id="query-heading"' not in html
 
 
-def test_an_undo_with_a_fingerprint_this_page_never_sends_says_nothing_of_the_query(cast: Cast, client: Client) -> None:
+def test_an_undo_with_a_fingerprint_this_page_never_sends_says_nothing_of_the_query(
+    cast: Cast, client: Client
+) -> None:
     """QA: a crafted `query_seen=zz` was told the query changed; it is not a fingerprint at all."""
     (a,) = make_pairs(cast.alpha, "A")
     grade_submit(candidate=a, editor=cast.editor, value=1)
-    undo = reverse("grade_undo", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id})
+    undo = reverse(
+        "grade_undo", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}
+    )
     for value in ("zz", "x" * 3000):
         grade_submit(candidate=a, editor=cast.editor, value=2)
-        html = html_module.unescape(as_user(client, cast.editor).post(undo, {"page": "1", "query_seen": value}, headers=HTMX).content.decode())
+        html = html_module.unescape(
+            as_user(client, cast.editor)
+            .post(undo, {"page": "1", "query_seen": value}, headers=HTMX)
+            .content.decode()
+        )
         assert "Undone: A is back to grade 1." in html and "This query changed" not in html
 
 
@@ -305,5 +357,9 @@ def test_the_recheck_list_names_query_changes_among_its_causes(cast: Cast, clien
     (a,) = make_pairs(cast.alpha, "A")
     grade_submit(candidate=a, editor=cast.editor, value=1)
     reimport_q1(cast)
-    html = as_user(client, cast.editor).get(reverse("stale_list", kwargs={"slug": cast.alpha.slug})).content.decode()
+    html = (
+        as_user(client, cast.editor)
+        .get(reverse("stale_list", kwargs={"slug": cast.alpha.slug}))
+        .content.decode()
+    )
     assert "A document, a query or the criteria changed after you graded." in html

@@ -98,7 +98,10 @@ def test_the_queue_counts_without_joining_queries_and_documents(cast: Cast) -> N
 
     make_pairs(cast.alpha, "AB")
     queue = queue_candidates(project=cast.alpha, editor=cast.editor)
-    for sql in (str(queue.values("grading_set").annotate(n=Count("pk")).query), str(queue.values("pk").query)):
+    for sql in (
+        str(queue.values("grading_set").annotate(n=Count("pk")).query),
+        str(queue.values("pk").query),
+    ):
         assert '"annotator_query"' not in sql and '"annotator_document"' not in sql
     assert queue.count() == 2
 

@@ -12,7 +12,11 @@ from tests.conftest import Cast
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("0", "greater than or equal to 1"), ("-2", "greater than or equal to 1"), ("99", "less than or equal to 10")],
+    [
+        ("0", "greater than or equal to 1"),
+        ("-2", "greater than or equal to 1"),
+        ("99", "less than or equal to 10"),
+    ],
 )
 def test_grades_required_per_pair_out_of_bounds_is_refused_with_a_readable_message(
     cast: Cast, client: Client, value: str, message: str

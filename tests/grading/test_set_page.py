@@ -28,17 +28,23 @@ def _set(cast: Cast):  # type: ignore[no-untyped-def]
         query = make_query(cast.alpha, query_id)
         for doc in docs:
             Candidate.objects.create(
-                grading_set=grading_set, query=query, document=make_document(cast.alpha, f"{query_id}-{doc}"),
+                grading_set=grading_set,
+                query=query,
+                document=make_document(cast.alpha, f"{query_id}-{doc}"),
                 source=CandidateSource.MANUAL,
             )
     return grading_set
 
 
 @pytest.mark.parametrize("per_page", [1, 2, 3, 4, 7, 20])
-def test_every_page_of_the_pair_list_equals_the_same_page_of_the_whole_sorted_list(cast: Cast, per_page: int) -> None:
+def test_every_page_of_the_pair_list_equals_the_same_page_of_the_whole_sorted_list(
+    cast: Cast, per_page: int
+) -> None:
     grading_set = _set(cast)
     pairs = Candidate.objects.filter(grading_set=grading_set)
-    expected = list(pairs.order_by("query__external_id", "document__external_id").values_list("pk", flat=True))
+    expected = list(
+        pairs.order_by("query__external_id", "document__external_id").values_list("pk", flat=True)
+    )
     assert len(expected) == 10
     paginator = Paginator(PairsInOrder(grading_set, pairs), per_page)
     assert paginator.count == 10
@@ -66,5 +72,7 @@ def test_a_deep_page_of_the_pair_list_reads_only_the_pairs_of_the_queries_it_cov
     with CaptureQueriesContext(connection) as queries:
         page = Paginator(PairsInOrder(grading_set, pairs), 2).page(4)  # pairs 7-8: q-d's last two
     assert [pair.document.external_id for pair in page] == ["q-d-c", "q-d-d"]
-    listing = [q["sql"] for q in queries.captured_queries if "ORDER BY" in q["sql"] and "document" in q["sql"]]
+    listing = [
+        q["sql"] for q in queries.captured_queries if "ORDER BY" in q["sql"] and "document" in q["sql"]
+    ]
     assert len(listing) == 1 and " IN (" in listing[0]  # restricted to the covered query, not every pair

@@ -20,7 +20,9 @@ def test_undoing_a_first_grade_removes_it_but_keeps_its_history(cast: Cast) -> N
     result = undo(cast, a)
     assert result.grade is None and result.candidate == a
     assert not Grade.objects.exists()
-    history = list(GradeHistory.objects.filter(candidate=a).values_list("kind", "old_grade", "new_grade", "editor"))
+    history = list(
+        GradeHistory.objects.filter(candidate=a).values_list("kind", "old_grade", "new_grade", "editor")
+    )
     assert history == [("created", None, 2, cast.editor.pk), ("undone", 2, None, cast.editor.pk)]
 
 
@@ -29,11 +31,11 @@ def test_undo_steps_back_through_changes_like_a_stack(cast: Cast) -> None:
     grade_submit(candidate=a, editor=cast.editor, value=1, reason="one")
     grade_submit(candidate=b, editor=cast.editor, value=3)
     grade_submit(candidate=a, editor=cast.editor, value=2, reason="two")
-    assert undo(cast, a).grade.grade == 1                      # a: 2 -> back to 1
+    assert undo(cast, a).grade.grade == 1  # a: 2 -> back to 1
     assert Grade.objects.get(candidate=a).reason == "one"
-    assert undo(cast, a).candidate == b                        # then b's first grade goes
+    assert undo(cast, a).candidate == b  # then b's first grade goes
     assert not Grade.objects.filter(candidate=b).exists()
-    assert undo(cast, a).grade is None                         # then a's first grade
+    assert undo(cast, a).grade is None  # then a's first grade
     with pytest.raises(GradingError, match="nothing of yours to undo"):
         undo(cast, a)
 
@@ -76,7 +78,10 @@ def test_undoing_a_recheck_puts_the_grade_back_on_the_text_and_criteria_it_was_g
     assert rechecked.document_version.version == 2
     grade = undo(cast, a).grade
     assert grade is not None and (grade.grade, grade.stale) == (2, True)
-    assert (grade.document_version_id, grade.criteria_version_id) == (first.document_version_id, first.criteria_version_id)
+    assert (grade.document_version_id, grade.criteria_version_id) == (
+        first.document_version_id,
+        first.criteria_version_id,
+    )
     assert grade.document_version.version == 1
 
 

@@ -62,7 +62,9 @@ def grade_url(cast: Cast, candidate: Candidate) -> str:
     return url("grade_save", cast, set_id=candidate.grading_set_id, candidate_id=candidate.pk)
 
 
-def test_an_editor_saves_a_grade_with_htmx_and_gets_back_only_the_row_and_progress(cast: Cast, client: Client) -> None:
+def test_an_editor_saves_a_grade_with_htmx_and_gets_back_only_the_row_and_progress(
+    cast: Cast, client: Client
+) -> None:
     (a,) = make_pairs(cast.alpha, "A")
     response = as_user(client, cast.editor).post(
         grade_url(cast, a), {"grade": "2", "reason": "no deadline", "document_version": "1"}, headers=HTMX
@@ -93,7 +95,9 @@ def test_a_save_while_sqlite_stays_locked_is_a_503_saying_nothing_was_saved(
     for headers in ({}, HTMX):
         response = client.post(grade_url(cast, a), {"grade": "2", "document_version": "1"}, headers=headers)
         assert response.status_code == 503 and response["Retry-After"] == "30"
-        assert "The database is busy writing something large" in html_module.unescape(response.content.decode())
+        assert "The database is busy writing something large" in html_module.unescape(
+            response.content.decode()
+        )
     assert not Grade.objects.exists()
 
     def broken(**kwargs: object) -> None:
@@ -104,7 +108,9 @@ def test_a_save_while_sqlite_stays_locked_is_a_503_saying_nothing_was_saved(
         client.post(grade_url(cast, a), {"grade": "2", "document_version": "1"})
 
 
-def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refused(cast: Cast, client: Client) -> None:
+def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refused(
+    cast: Cast, client: Client
+) -> None:
     """QA: a page loaded under criteria v1 saved its grade under v2 (published meanwhile, meaning
     changed), recorded as if the editor had read v2. Refused now, and the reply brings the panel
     and every row's form up to date; a wording-only change still saves."""
@@ -112,9 +118,11 @@ def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refu
     from annotator.services.grading import criteria_publish
 
     a, b = make_pairs(cast.alpha, "AB")
-    page = as_user(client, cast.editor).get(
-        url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)
-    ).content.decode()
+    page = (
+        as_user(client, cast.editor)
+        .get(url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id))
+        .content.decode()
+    )
     assert page.count('name="criteria_version" value="1" class="criteria-version"') == 2
     levels = {3: "all conditions", 2: "one condition missing", 1: "background", 0: "none"}
     criteria_publish(project=cast.alpha, levels=levels, change=CriteriaChange.MEANING, note="", by=cast.owner)
@@ -131,12 +139,26 @@ def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refu
     assert plain.status_code == 409 and "one condition missing" in plain.content.decode()
     # Sent with the version now shown, it saves; a later wording-only change does not refuse.
     client.post(grade_url(cast, a), {**sent, "criteria_version": "2"}, headers=HTMX)
-    criteria_publish(project=cast.alpha, levels={**levels, 0: "no help"}, change=CriteriaChange.WORDING, note="", by=cast.owner)
+    criteria_publish(
+        project=cast.alpha,
+        levels={**levels, 0: "no help"},
+        change=CriteriaChange.WORDING,
+        note="",
+        by=cast.owner,
+    )
     html = client.post(grade_url(cast, b), {**sent, "criteria_version": "2"}, headers=HTMX).content.decode()
     # Saved, and the panel and every form catch up with the new wording (QA: it kept the old).
-    assert "Saved grade 2 for B." in html and 'id="criteria-text" hx-swap-oob="true"' in html and "no help" in html
+    assert (
+        "Saved grade 2 for B." in html
+        and 'id="criteria-text" hx-swap-oob="true"' in html
+        and "no help" in html
+    )
     assert 'value="3" class="criteria-version" hx-swap-oob="outerHTML:.criteria-version"' in html
-    assert list(Grade.objects.order_by("candidate__document__external_id").values_list("criteria_version__number", flat=True)) == [2, 3]
+    assert list(
+        Grade.objects.order_by("candidate__document__external_id").values_list(
+            "criteria_version__number", flat=True
+        )
+    ) == [2, 3]
     # A version never published is bad input.
     assert client.post(grade_url(cast, b), {**sent, "criteria_version": "9"}).status_code == 400
 
@@ -155,22 +177,35 @@ def test_the_announcement_says_when_the_grade_completed_the_pair(cast: Cast, cli
     announcement."""
     settles, disputes = make_pairs(cast.alpha, "AB", required=2)
     for pair, second in ((settles, "3"), (disputes, "0")):
-        as_user(client, cast.editor2).post(grade_url(cast, pair), {"grade": "3", "document_version": "1"}, headers=HTMX)
-        html = as_user(client, cast.editor).post(
-            grade_url(cast, pair), {"grade": second, "document_version": "1"}, headers=HTMX
-        ).content.decode()
+        as_user(client, cast.editor2).post(
+            grade_url(cast, pair), {"grade": "3", "document_version": "1"}, headers=HTMX
+        )
+        html = (
+            as_user(client, cast.editor)
+            .post(grade_url(cast, pair), {"grade": second, "document_version": "1"}, headers=HTMX)
+            .content.decode()
+        )
         announcer = html[html.index('id="announcer"') :]
         announcer = announcer[: announcer.index("</div>")]
-        expected = "Settled: this pair has its final grade" if pair == settles else "In dispute: your grade is locked"
+        expected = (
+            "Settled: this pair has its final grade"
+            if pair == settles
+            else "In dispute: your grade is locked"
+        )
         assert f"Saved grade {second} for {pair.document.external_id}." in announcer and expected in announcer
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({}, "Choose a grade from 0 to 3."),
-    ({"grade": "4"}, "“4” is not a grade: choose 0, 1, 2 or 3."),
-    ({"grade": "two"}, "“two” is not a grade"),
-])
-def test_an_invalid_grade_is_explained_in_the_row_with_status_200(cast: Cast, client: Client, data: dict, message: str) -> None:
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({}, "Choose a grade from 0 to 3."),
+        ({"grade": "4"}, "“4” is not a grade: choose 0, 1, 2 or 3."),
+        ({"grade": "two"}, "“two” is not a grade"),
+    ],
+)
+def test_an_invalid_grade_is_explained_in_the_row_with_status_200(
+    cast: Cast, client: Client, data: dict, message: str
+) -> None:
     (a,) = make_pairs(cast.alpha, "A")
     response = as_user(client, cast.editor).post(grade_url(cast, a), data, headers=HTMX)
     assert response.status_code == 200  # htmx 2 does not swap 4xx: the error must arrive as 200
@@ -242,7 +277,9 @@ def test_undoing_a_reason_alone_says_so(cast: Cast, client: Client) -> None:
     text = html_module.unescape(client.post(undo, headers=HTMX).content.decode())
     assert "Undone: the reason you wrote for A is removed; the grade stays 1." in text
     grade_submit(candidate=a, editor=cast.editor, value=3)
-    assert "Undone: A is back to grade 1." in html_module.unescape(client.post(undo, headers=HTMX).content.decode())
+    assert "Undone: A is back to grade 1." in html_module.unescape(
+        client.post(undo, headers=HTMX).content.decode()
+    )
 
 
 def test_undo_with_nothing_to_undo_says_so_without_swapping(cast: Cast, client: Client) -> None:
@@ -259,7 +296,9 @@ def test_undo_with_nothing_to_undo_says_so_without_swapping(cast: Cast, client: 
 # --- the queue ---------------------------------------------------------------------------------
 
 
-def test_next_redirects_to_the_grading_page_or_back_to_the_queue_when_done(cast: Cast, client: Client) -> None:
+def test_next_redirects_to_the_grading_page_or_back_to_the_queue_when_done(
+    cast: Cast, client: Client
+) -> None:
     (a,) = make_pairs(cast.alpha, "A")
     as_user(client, cast.editor)
     response = client.post(url("grading_next", cast))
@@ -273,7 +312,9 @@ def test_next_redirects_to_the_grading_page_or_back_to_the_queue_when_done(cast:
 
 def test_next_never_opens_a_set_of_another_project(cast: Cast, client: Client) -> None:
     (z,) = make_pairs(cast.beta, "Z")
-    response = as_user(client, cast.editor).post(url("grading_next", cast), {"set_id": z.grading_set_id}, follow=True)
+    response = as_user(client, cast.editor).post(
+        url("grading_next", cast), {"set_id": z.grading_set_id}, follow=True
+    )
     assert f"No grading set “{z.grading_set_id}” in this project." in response.content.decode()
 
 
@@ -315,8 +356,10 @@ def test_an_owner_adds_candidates_by_hand_and_unknown_ids_are_listed(cast: Cast,
     assert "a space is part of an ID" not in response.content.decode()
     # Spaces do not separate IDs (an ID may hold one): the refusal says how to list them (QA).
     response = client.post(add, {"query_id": "q1", "doc_ids": "A B"}, headers=HTMX)
-    assert "No document with these IDs in this project: A B. Separate IDs with commas or line breaks: a space is " \
+    assert (
+        "No document with these IDs in this project: A B. Separate IDs with commas or line breaks: a space is "
         "part of an ID." in response.content.decode()
+    )
     # Full-width commas and the enumeration comma separate too, as in pasted runs (QA).
     Document.upsert(project=cast.alpha, external_id="C", title="", body="c")
     Document.upsert(project=cast.alpha, external_id="D", title="", body="d")
@@ -329,7 +372,10 @@ def test_an_owner_adds_candidates_by_hand_and_unknown_ids_are_listed(cast: Cast,
     assert "No query with ID “q1\\u200b” in this project." in text
     response = client.post(add, {"query_id": "q1", "doc_ids": "A\nB"})
     assert response.status_code == 302
-    assert set(Candidate.objects.values_list("document__external_id", "source")) == {("A", "manual"), ("B", "manual")}
+    assert set(Candidate.objects.values_list("document__external_id", "source")) == {
+        ("A", "manual"),
+        ("B", "manual"),
+    }
     assert Candidate.objects.get(document__external_id="B").added_by == cast.owner
 
 
@@ -340,11 +386,16 @@ def test_an_owner_removes_an_ungraded_candidate_but_never_a_graded_one(cast: Cas
     for candidate in (a, b):
         client.post(url("candidate_remove", cast, set_id=candidate.grading_set_id, candidate_id=candidate.pk))
     assert list(Candidate.objects.values_list("document__external_id", flat=True)) == ["A"]
-    assert as_user(client, cast.editor).post(
-        url("candidate_remove", cast, set_id=a.grading_set_id, candidate_id=a.pk)
-    ).status_code == 403
+    assert (
+        as_user(client, cast.editor)
+        .post(url("candidate_remove", cast, set_id=a.grading_set_id, candidate_id=a.pk))
+        .status_code
+        == 403
+    )
     # A second tab removing B again: 404 that says so and links back (QA: Django's bare 404).
-    again = as_user(client, cast.owner).post(url("candidate_remove", cast, set_id=b.grading_set_id, candidate_id=b.pk))
+    again = as_user(client, cast.owner).post(
+        url("candidate_remove", cast, set_id=b.grading_set_id, candidate_id=b.pk)
+    )
     assert again.status_code == 404
     assert "This pair is no longer in the set: removed already." in again.content.decode()
     assert url("grading_set_detail", cast, set_id=b.grading_set_id) in again.content.decode()
@@ -354,8 +405,16 @@ def test_an_owner_removes_an_ungraded_candidate_but_never_a_graded_one(cast: Cas
 
 
 def criteria_data(**overrides: str) -> dict[str, str]:
-    return {"level_3": "All three conditions.", "level_2": "One missing.", "level_1": "Background.",
-            "level_0": "Nothing.", "change": "meaning", "note": "stricter", "based_on": "1", **overrides}
+    return {
+        "level_3": "All three conditions.",
+        "level_2": "One missing.",
+        "level_1": "Background.",
+        "level_0": "Nothing.",
+        "change": "meaning",
+        "note": "stricter",
+        "based_on": "1",
+        **overrides,
+    }
 
 
 def test_a_publish_that_does_not_say_its_base_version_is_refused(cast: Cast, client: Client) -> None:
@@ -372,7 +431,9 @@ def test_a_publish_that_does_not_say_its_base_version_is_refused(cast: Cast, cli
 def test_an_owner_publishes_criteria_and_others_only_read_them(cast: Cast, client: Client) -> None:
     (a,) = make_pairs(cast.alpha, "A")
     grade_submit(candidate=a, editor=cast.editor, value=2)
-    assert as_user(client, cast.reviewer).post(url("criteria_publish", cast), criteria_data()).status_code == 403
+    assert (
+        as_user(client, cast.reviewer).post(url("criteria_publish", cast), criteria_data()).status_code == 403
+    )
     page = client.get(url("criteria", cast)).content.decode()
     assert "Answers the question directly" in page and "Publish a new version" not in page
     response = as_user(client, cast.owner).post(url("criteria_publish", cast), criteria_data(), follow=True)
@@ -383,7 +444,9 @@ def test_an_owner_publishes_criteria_and_others_only_read_them(cast: Cast, clien
     assert Grade.objects.get().stale
 
 
-def test_criteria_publishing_refuses_an_unchanged_text_or_a_missing_kind_in_the_fragment(cast: Cast, client: Client) -> None:
+def test_criteria_publishing_refuses_an_unchanged_text_or_a_missing_kind_in_the_fragment(
+    cast: Cast, client: Client
+) -> None:
     current = CriteriaVersion.objects.current_for(cast.alpha)
     unchanged = {f"level_{n}": text for n, text in current.levels()} | {"change": "wording", "note": ""}
     as_user(client, cast.owner)
@@ -406,26 +469,40 @@ def upload(name: str, text: str) -> SimpleUploadedFile:
 
 def test_an_owner_imports_documents_and_sees_the_summary_in_the_fragment(cast: Cast, client: Client) -> None:
     as_user(client, cast.owner)
-    response = client.post(url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nA,a\nB,b\n")}, headers=HTMX)
+    response = client.post(
+        url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nA,a\nB,b\n")}, headers=HTMX
+    )
     html = response.content.decode()
     assert response.status_code == 200 and 'id="import-documents"' in html and "<html" not in html
     assert "Created 2, updated 0, unchanged 0." in html
-    response = client.post(url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nA,a2\nB,b\n")})
+    response = client.post(
+        url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nA,a2\nB,b\n")}
+    )
     assert response.status_code == 302
     assert "created 0, updated 1, unchanged 1" in client.get(response["Location"]).content.decode()
 
 
-def test_an_import_with_ids_a_trec_file_cannot_hold_is_stored_with_a_warning(cast: Cast, client: Client) -> None:
+def test_an_import_with_ids_a_trec_file_cannot_hold_is_stored_with_a_warning(
+    cast: Cast, client: Client
+) -> None:
     """QA: "QA 10" imported without a word, then no TREC run could name it and the qrels export
     was refused."""
     as_user(client, cast.owner)
     data = "doc_id,body\nA,a\nQA 10,b\nQA 11,c\n"
-    html = client.post(url("import_documents", cast), {"file": upload("d.csv", data)}, headers=HTMX).content.decode()
+    html = client.post(
+        url("import_documents", cast), {"file": upload("d.csv", data)}, headers=HTMX
+    ).content.decode()
     assert "Created 3, updated 0, unchanged 0." in html
     assert "2 IDs hold a space (the first: “QA 10”, line 3): TREC runs and qrels cannot name them" in html
-    response = client.post(url("import_queries", cast), {"file": upload("q.csv", "query_id,text\nq 1,t\n")}, follow=True)
-    assert "1 ID holds a space (“q 1”, line 2): TREC runs and qrels cannot name it" in response.content.decode()
-    html = client.post(url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nB,b\n")}, headers=HTMX).content.decode()
+    response = client.post(
+        url("import_queries", cast), {"file": upload("q.csv", "query_id,text\nq 1,t\n")}, follow=True
+    )
+    assert (
+        "1 ID holds a space (“q 1”, line 2): TREC runs and qrels cannot name it" in response.content.decode()
+    )
+    html = client.post(
+        url("import_documents", cast), {"file": upload("d.csv", "doc_id,body\nB,b\n")}, headers=HTMX
+    ).content.decode()
     assert "hold a space" not in html and "holds a space" not in html
     err = io.StringIO()
     with NamedTemporaryFile("w", suffix=".csv") as file:
@@ -435,7 +512,9 @@ def test_an_import_with_ids_a_trec_file_cannot_hold_is_stored_with_a_warning(cas
     assert "Warning: 1 ID holds a space (“QA 12”, line 3)" in err.getvalue()
 
 
-def test_check_only_runs_the_import_stores_nothing_and_says_what_it_would_flag(cast: Cast, client: Client) -> None:
+def test_check_only_runs_the_import_stores_nothing_and_says_what_it_would_flag(
+    cast: Cast, client: Client
+) -> None:
     """QA: a re-import flagged grades for re-checking with no way to see that first in the browser."""
     from annotator.models import DocumentVersion
 
@@ -444,19 +523,30 @@ def test_check_only_runs_the_import_stores_nothing_and_says_what_it_would_flag(c
     as_user(client, cast.owner)
     changed = "doc_id,body\nA,changed\nB,new\n"
     before = (Document.objects.count(), DocumentVersion.objects.count())
-    html = client.post(url("import_documents", cast), {"file": upload("d.csv", changed), "check_only": "1"},
-                       headers=HTMX).content.decode()
+    html = client.post(
+        url("import_documents", cast), {"file": upload("d.csv", changed), "check_only": "1"}, headers=HTMX
+    ).content.decode()
     assert "Checked only: nothing was stored." in html
-    assert "would create 1, update 1 and leave 0 unchanged; grades in open sets that would need re-checking: 1." in html
+    assert (
+        "would create 1, update 1 and leave 0 unchanged; grades in open sets that would need re-checking: 1."
+        in html
+    )
     assert (Document.objects.count(), DocumentVersion.objects.count()) == before
     assert not Grade.objects.filter(stale=True).exists()
     # Without JavaScript: the same, as the message after the redirect.
-    response = client.post(url("import_documents", cast), {"file": upload("d.csv", changed), "check_only": "1"}, follow=True)
+    response = client.post(
+        url("import_documents", cast), {"file": upload("d.csv", changed), "check_only": "1"}, follow=True
+    )
     assert "Documents, checked only: nothing was stored." in response.content.decode()
     assert (Document.objects.count(), DocumentVersion.objects.count()) == before
     # Then the import itself does what the check said.
-    html = client.post(url("import_documents", cast), {"file": upload("d.csv", changed)}, headers=HTMX).content.decode()
-    assert "Created 1, updated 1, unchanged 0." in html and "Grades in open sets that now need re-checking: 1." in html
+    html = client.post(
+        url("import_documents", cast), {"file": upload("d.csv", changed)}, headers=HTMX
+    ).content.decode()
+    assert (
+        "Created 1, updated 1, unchanged 0." in html
+        and "Grades in open sets that now need re-checking: 1." in html
+    )
     assert Grade.objects.filter(stale=True).count() == 1
 
 
@@ -475,7 +565,10 @@ def test_a_bad_upload_lists_every_problem_and_imports_nothing(cast: Cast, client
     # A zip is said to be one (QA: it was refused for its name only).
     zipped = SimpleUploadedFile("pool-export.zip", b"PK\x03\x04" + b"\x00" * 40)
     response = client.post(url("import_documents", cast), {"file": zipped})
-    assert "Line 1: the file is a zip archive; upload the text file inside it instead." in response.content.decode()
+    assert (
+        "Line 1: the file is a zip archive; upload the text file inside it instead."
+        in response.content.decode()
+    )
     response = client.post(url("import_documents", cast), {})
     assert response.status_code == 200 and "Choose a file to upload." in response.content.decode()
 
@@ -490,7 +583,8 @@ def test_only_owners_import(cast: Cast, client: Client) -> None:
 def test_an_owner_imports_queries(cast: Cast, client: Client) -> None:
     as_user(client, cast.owner)
     response = client.post(
-        url("import_queries", cast), {"file": upload("q.csv", "query_id,text,information_need\nq1,怎么改电话？,入口\n")},
+        url("import_queries", cast),
+        {"file": upload("q.csv", "query_id,text,information_need\nq1,怎么改电话？,入口\n")},
         headers=HTMX,
     )
     assert "Created 1, updated 0, unchanged 0." in response.content.decode()
@@ -501,25 +595,46 @@ def test_an_owner_pools_candidates_from_two_runs_to_a_depth(cast: Cast, client: 
     (a,) = make_pairs(cast.alpha, "A")
     for doc in "BCD":
         Document.upsert(project=cast.alpha, external_id=doc, title="", body=doc)
-    runs = [upload("bm25.trec", "q1 Q0 B 1 9 bm25\nq1 Q0 C 2 8 bm25\nq1 Q0 D 3 7 bm25\n"),
-            upload("dense.csv", "query_id,doc_id,rank\nq1,D,1\nq1,B,2\n")]
+    runs = [
+        upload("bm25.trec", "q1 Q0 B 1 9 bm25\nq1 Q0 C 2 8 bm25\nq1 Q0 D 3 7 bm25\n"),
+        upload("dense.csv", "query_id,doc_id,rank\nq1,D,1\nq1,B,2\n"),
+    ]
     as_user(client, cast.owner)
     response = client.post(
-        url("import_candidates", cast), {"grading_set": a.grading_set_id, "files": runs, "depth": "1"}, headers=HTMX
+        url("import_candidates", cast),
+        {"grading_set": a.grading_set_id, "files": runs, "depth": "1"},
+        headers=HTMX,
     )
     assert "Candidates: added 2, already in the set 0." in response.content.decode()
-    assert dict(Candidate.objects.filter(source="pooled").values_list("document__external_id", "source_detail")) == {
-        "B": "bm25 #1 (k=1)", "D": "dense.csv #1 (k=1)"
-    }
-    bad = client.post(url("import_candidates", cast), {
-        "grading_set": a.grading_set_id, "files": [upload("x.trec", "q1 Q0 B 1 high bm25\n")], "depth": "1",
-    }, headers=HTMX)
-    assert "x.trec: Line 1, field “score”, value “high”: must be a finite number written with the digits 0-9" in bad.content.decode()
+    assert dict(
+        Candidate.objects.filter(source="pooled").values_list("document__external_id", "source_detail")
+    ) == {"B": "bm25 #1 (k=1)", "D": "dense.csv #1 (k=1)"}
+    bad = client.post(
+        url("import_candidates", cast),
+        {
+            "grading_set": a.grading_set_id,
+            "files": [upload("x.trec", "q1 Q0 B 1 high bm25\n")],
+            "depth": "1",
+        },
+        headers=HTMX,
+    )
+    assert (
+        "x.trec: Line 1, field “score”, value “high”: must be a finite number written with the digits 0-9"
+        in bad.content.decode()
+    )
     (z,) = make_pairs(cast.beta, "Z")
-    other = client.post(url("import_candidates", cast), {
-        "grading_set": z.grading_set_id, "files": [upload("x.trec", "q1 Q0 B 1 1 bm25\n")],
-    }, headers=HTMX)
-    assert "Choose one of this project&#x27;s open grading sets (closed sets take no new pairs)." in other.content.decode()
+    other = client.post(
+        url("import_candidates", cast),
+        {
+            "grading_set": z.grading_set_id,
+            "files": [upload("x.trec", "q1 Q0 B 1 1 bm25\n")],
+        },
+        headers=HTMX,
+    )
+    assert (
+        "Choose one of this project&#x27;s open grading sets (closed sets take no new pairs)."
+        in other.content.decode()
+    )
 
 
 # --- pages -------------------------------------------------------------------------------------
@@ -527,19 +642,30 @@ def test_an_owner_pools_candidates_from_two_runs_to_a_depth(cast: Cast, client: 
 
 def test_document_list_searches_and_paginates(cast: Cast, client: Client) -> None:
     for i in range(60):
-        Document.upsert(project=cast.alpha, external_id=f"doc-{i:02d}", title=f"Title {i}", body="phone" if i % 2 else "x")
+        Document.upsert(
+            project=cast.alpha, external_id=f"doc-{i:02d}", title=f"Title {i}", body="phone" if i % 2 else "x"
+        )
     as_user(client, cast.editor)
     first = client.get(url("document_list", cast)).content.decode()
-    assert "Documents found: 60" in first and "Page 1 of 2" in first and "doc-49" in first and "doc-50" not in first
+    assert (
+        "Documents found: 60" in first
+        and "Page 1 of 2" in first
+        and "doc-49" in first
+        and "doc-50" not in first
+    )
     found = client.get(url("document_list", cast), {"q": "phone"}, headers=HTMX).content.decode()
     assert "Documents found: 30" in found and "<html" not in found and 'id="document-table"' in found
-    assert "No document matches “zzz”." in client.get(url("document_list", cast), {"q": "zzz"}).content.decode()
+    assert (
+        "No document matches “zzz”." in client.get(url("document_list", cast), {"q": "zzz"}).content.decode()
+    )
     # A search longer than the box allows is cut to it, not dropped (which listed all 60; QA report).
     long = client.get(url("document_list", cast), {"q": "phone" + " " * 200 + "ignored"}).content.decode()
     assert "Documents found: 30" in long and 'maxlength="200"' in long
 
 
-def test_document_list_and_grading_page_cost_the_same_queries_for_many_rows(cast: Cast, client: Client) -> None:
+def test_document_list_and_grading_page_cost_the_same_queries_for_many_rows(
+    cast: Cast, client: Client
+) -> None:
     as_user(client, cast.editor)
     small = make_pairs(cast.alpha, "AB", set_name="Small")
     big = make_pairs(cast.alpha, [f"D{i}" for i in range(40)], set_name="Big", query="q2")
@@ -570,15 +696,23 @@ def test_a_script_in_an_imported_body_is_shown_as_text_never_run(cast: Cast, cli
     from annotator.services.grading import documents_import
 
     body = 'Hello <script>alert("x")</script> <img src=x onerror=alert(1)>\n\nSecond paragraph'
-    documents_import(project=cast.alpha, records=read_documents(
-        json.dumps({"doc_id": "evil", "title": "<b>bold</b>", "body": body, "url": "https://example.com/"}), "jsonl"
-    ))
+    documents_import(
+        project=cast.alpha,
+        records=read_documents(
+            json.dumps(
+                {"doc_id": "evil", "title": "<b>bold</b>", "body": body, "url": "https://example.com/"}
+            ),
+            "jsonl",
+        ),
+    )
     document = Document.objects.get(external_id="evil")
     make_pairs(cast.alpha, ["evil"])
     candidate = Candidate.objects.get(document=document)
     as_user(client, cast.editor)
-    for path in (url("document_detail", cast, document_id=document.pk),
-                 url("grade_page", cast, set_id=candidate.grading_set_id, query_id=candidate.query_id)):
+    for path in (
+        url("document_detail", cast, document_id=document.pk),
+        url("grade_page", cast, set_id=candidate.grading_set_id, query_id=candidate.query_id),
+    ):
         html = client.get(path).content.decode()
         assert "<script>alert" not in html and "<img src=x" not in html and "<b>bold</b>" not in html
         assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
@@ -596,7 +730,9 @@ def test_older_document_versions_stay_readable(cast: Cast, client: Client) -> No
     assert client.get(page, {"version": "7"}).status_code == 404
 
 
-def test_the_stale_list_shows_my_grades_to_recheck_and_regrading_clears_them(cast: Cast, client: Client) -> None:
+def test_the_stale_list_shows_my_grades_to_recheck_and_regrading_clears_them(
+    cast: Cast, client: Client
+) -> None:
     from annotator.importers import read_documents
     from annotator.services.grading import documents_import
 
@@ -620,12 +756,16 @@ def test_the_stale_list_counts_what_the_editor_can_re_check_apart_from_what_a_re
     from annotator.services.grading import documents_import
 
     a, b, c = make_pairs(cast.alpha, "ABC", required=2)
-    grade_submit(candidate=a, editor=cast.editor, value=2)  # waits for a second grade: the editor's to re-check
+    grade_submit(
+        candidate=a, editor=cast.editor, value=2
+    )  # waits for a second grade: the editor's to re-check
     for editor in (cast.editor, cast.editor2):
         grade_submit(candidate=b, editor=editor, value=1)  # settled
     grade_submit(candidate=c, editor=cast.editor, value=0)
     grade_submit(candidate=c, editor=cast.editor2, value=3)  # a dispute
-    documents_import(project=cast.alpha, records=read_documents("doc_id,title,body\nA,T,a2\nB,T,b2\nC,T,c2\n", "csv"))
+    documents_import(
+        project=cast.alpha, records=read_documents("doc_id,title,body\nA,T,a2\nB,T,b2\nC,T,c2\n", "csv")
+    )
     as_user(client, cast.editor)
     html = client.get(url("stale_list", cast)).content.decode()
     assert "For you to re-check: 1" in html
@@ -646,7 +786,11 @@ def test_the_set_page_counts_per_query_pairs_done_and_mine(cast: Cast, client: C
     grade_submit(candidate=a, editor=cast.editor, value=1)
     grade_submit(candidate=a, editor=cast.editor2, value=1)
     grade_submit(candidate=b, editor=cast.editor2, value=2)
-    html = as_user(client, cast.editor).get(url("grading_set_detail", cast, set_id=a.grading_set_id)).content.decode()
+    html = (
+        as_user(client, cast.editor)
+        .get(url("grading_set_detail", cast, set_id=a.grading_set_id))
+        .content.decode()
+    )
     rows = re.findall(r'<td class="num">(\d+)</td><td class="num">(\d+)</td><td class="num">(\d+)</td>', html)
     assert rows == [("2", "1", "1"), ("1", "0", "0")]  # q1: 2 pairs, 1 done, 1 mine; q2: 1, 0, 0
 
@@ -656,13 +800,17 @@ def test_the_grading_page_reads_in_chinese(cast: Cast, client: Client) -> None:
     as_user(client, cast.editor)
     client.post(reverse("set_language"), {"language": "zh-hans", "next": "/"})
     try:
-        html = client.get(url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)).content.decode()
+        html = client.get(
+            url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)
+        ).content.decode()
     finally:
         translation.activate("en")  # the middleware leaves the request's language active in this thread
     assert "根据正文评分，而不是标题。" in html and "尚未评分。" in html and "键盘快捷键" in html
 
 
-def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking(cast: Cast, client: Client) -> None:
+def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking(
+    cast: Cast, client: Client
+) -> None:
     from annotator.importers import read_documents
     from annotator.services.grading import documents_import
 
@@ -679,6 +827,7 @@ def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking
 
 
 # --- a rejected save keeps what the editor typed -----------------------------------------------
+
 
 def test_the_longest_grading_reason_fits_the_dispute_forms_it_is_carried_into() -> None:
     """A grading reason pre-fills the editor's dispute statement: one limit for every reason."""
@@ -703,7 +852,7 @@ def test_without_javascript_a_rejected_save_shows_the_page_again_with_the_typed_
     html = response.content.decode()
     assert "<html" in html and f'id="cand-{b.pk}"' in html  # the whole page, every row
     start = html.index(f'<article id="cand-{a.pk}"')
-    row = html[start:html.index("</article>", start)]
+    row = html[start : html.index("</article>", start)]
     assert 'data-state="failed"' in row
     assert len(TOO_LONG) > REASON_MAX_LENGTH
     assert f"Ensure this value has at most {REASON_MAX_LENGTH} characters" in row
@@ -713,7 +862,9 @@ def test_without_javascript_a_rejected_save_shows_the_page_again_with_the_typed_
     # That page's URL is the save endpoint: reloading it (or switching language) GETs it, which
     # goes back to the grading page instead of a 405.
     again = client.get(grade_url(cast, a))
-    assert again.status_code == 302 and again["Location"].endswith(f"/queries/{a.query_id}/grade/?cand={a.pk}#cand-{a.pk}")
+    assert again.status_code == 302 and again["Location"].endswith(
+        f"/queries/{a.query_id}/grade/?cand={a.pk}#cand-{a.pk}"
+    )
 
 
 def test_with_htmx_a_rejected_save_keeps_the_typed_reason_in_the_row(cast: Cast, client: Client) -> None:
@@ -745,20 +896,25 @@ def test_without_javascript_a_save_refused_because_the_document_changed_keeps_th
 # --- the document version a grade was given for ------------------------------------------------
 
 
-@pytest.mark.parametrize(("version", "message"), [
-    (None, "The grade came without the version of the document it was given for."),
-    ("", "The grade came without the version of the document it was given for."),
-    ("v1", "The document version sent with the grade is not a whole number."),
-    ("99", "Version 99 of this document does not exist."),
-    ("0", "Version 0 of this document does not exist."),
-    ("99999999999999999999999", "Version 99999999999999999999999 of this document does not exist."),
-])
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        (None, "The grade came without the version of the document it was given for."),
+        ("", "The grade came without the version of the document it was given for."),
+        ("v1", "The document version sent with the grade is not a whole number."),
+        ("99", "Version 99 of this document does not exist."),
+        ("0", "Version 0 of this document does not exist."),
+        ("99999999999999999999999", "Version 99999999999999999999999 of this document does not exist."),
+    ],
+)
 def test_a_grade_without_a_real_document_version_is_refused_as_bad_input_and_settles_nothing(
     cast: Cast, client: Client, version: str | None, message: str
 ) -> None:
     (a,) = make_pairs(cast.alpha, "A", required=2)
     grade_submit(candidate=a, editor=cast.editor2, value=2)  # Ed's grade would complete the pair
-    data = {"grade": "2", "reason": "no deadline"} | ({} if version is None else {"document_version": version})
+    data = {"grade": "2", "reason": "no deadline"} | (
+        {} if version is None else {"document_version": version}
+    )
     as_user(client, cast.editor)
     response = client.post(grade_url(cast, a), data)
     html = response.content.decode()
@@ -773,7 +929,9 @@ def test_a_grade_without_a_real_document_version_is_refused_as_bad_input_and_set
     assert not FinalGrade.objects.exists() and not Dispute.objects.exists()
 
 
-def test_a_post_without_a_grade_is_an_ordinary_invalid_form_even_without_a_version(cast: Cast, client: Client) -> None:
+def test_a_post_without_a_grade_is_an_ordinary_invalid_form_even_without_a_version(
+    cast: Cast, client: Client
+) -> None:
     (a,) = make_pairs(cast.alpha, "A")
     response = as_user(client, cast.editor).post(grade_url(cast, a), {})
     assert response.status_code == 200  # nothing to refuse as tampered: there is no grade in it
@@ -785,7 +943,9 @@ def test_a_post_without_a_grade_is_an_ordinary_invalid_form_even_without_a_versi
 def test_an_older_document_version_is_still_refused_as_changed_since_read(cast: Cast, client: Client) -> None:
     (a,) = make_pairs(cast.alpha, "A")
     Document.upsert(project=cast.alpha, external_id="A", title="T", body="second text")
-    response = as_user(client, cast.editor).post(grade_url(cast, a), {"grade": "2", "document_version": "1"}, headers=HTMX)
+    response = as_user(client, cast.editor).post(
+        grade_url(cast, a), {"grade": "2", "document_version": "1"}, headers=HTMX
+    )
     assert "This document changed while you were reading it (you saw version 1, it is now version 2)" in (
         response.content.decode()
     )
@@ -801,7 +961,9 @@ def test_adding_a_reason_to_a_grade_is_told_as_a_reason_never_as_a_change_from_2
     (a,) = make_pairs(cast.alpha, "A")
     as_user(client, cast.editor)
     client.post(grade_url(cast, a), {"grade": "2", "document_version": "1"}, headers=HTMX)
-    client.post(grade_url(cast, a), {"grade": "2", "reason": "no deadline", "document_version": "1"}, headers=HTMX)
+    client.post(
+        grade_url(cast, a), {"grade": "2", "reason": "no deadline", "document_version": "1"}, headers=HTMX
+    )
     assert Grade.objects.get(candidate=a).reason == "no deadline"
     html = client.get(url("pair_timeline", cast, candidate_id=a.pk)).content.decode()
     assert "changed the grade" not in html
@@ -817,7 +979,9 @@ def test_every_grade_button_is_named_by_its_grade_and_described_by_its_criteria_
     (a,) = make_pairs(cast.alpha, "A")
     criteria = dict(CriteriaVersion.objects.current_for(cast.alpha).levels())
     as_user(client, cast.editor)
-    page = Page(client.get(url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)).content.decode())
+    page = Page(
+        client.get(url("grade_page", cast, set_id=a.grading_set_id, query_id=a.query_id)).content.decode()
+    )
     buttons = page.controls("button", name="grade")
     assert [b.attrs["value"] for b in buttons] == ["0", "1", "2", "3"]
     for button in buttons:
@@ -825,7 +989,11 @@ def test_every_grade_button_is_named_by_its_grade_and_described_by_its_criteria_
         assert page.name(button) == str(level)  # not "2 2": the key hint is for the eyes
         assert page.description(button) == squash(criteria[level])
     # The row sent back after a save points at the same criteria panel, which stays on the page.
-    row = Page(client.post(grade_url(cast, a), {"grade": "1", "document_version": "1"}, headers=HTMX).content.decode())
+    row = Page(
+        client.post(
+            grade_url(cast, a), {"grade": "1", "document_version": "1"}, headers=HTMX
+        ).content.decode()
+    )
     described = [b.attrs.get("aria-describedby") for b in row.controls("button", name="grade")]
     assert described == [b.attrs["aria-describedby"] for b in buttons]
 
@@ -840,14 +1008,19 @@ def test_a_reason_typed_while_the_pair_went_into_dispute_is_kept_for_the_editor_
     data = {"grade": "2", "reason": "It never mentions the deadline.", "document_version": "1"}
     response = client.post(grade_url(cast, a), data)
     assert response.status_code == 409
-    for html in (response.content.decode(), client.post(grade_url(cast, a), data, headers=HTMX).content.decode()):
+    for html in (
+        response.content.decode(),
+        client.post(grade_url(cast, a), data, headers=HTMX).content.decode(),
+    ):
         assert "This pair is in dispute: changes go through the dispute page." in html
         assert "The reason you typed (not saved):" in html
         assert "readonly>It never mentions the deadline.</textarea>" in html
     assert Grade.objects.get(candidate=a, editor=cast.editor).reason == ""
 
 
-def test_an_empty_set_offers_no_next_query_button_and_a_set_with_pairs_does(cast: Cast, client: Client) -> None:
+def test_an_empty_set_offers_no_next_query_button_and_a_set_with_pairs_does(
+    cast: Cast, client: Client
+) -> None:
     """The button on an empty set led to "nothing is waiting for you" (QA report)."""
     empty = make_set(cast.alpha, "Empty")
     as_user(client, cast.owner)
@@ -886,9 +1059,11 @@ def test_a_row_locked_by_a_dispute_links_to_it(cast: Cast, client: Client) -> No
     grade_submit(candidate=pair, editor=cast.editor, value=3)
     grade_submit(candidate=pair, editor=cast.editor2, value=1)
     dispute = Dispute.objects.get(candidate=pair)
-    html = as_user(client, cast.editor).get(
-        url("grade_page", cast, set_id=pair.grading_set_id, query_id=pair.query_id)
-    ).content.decode()
+    html = (
+        as_user(client, cast.editor)
+        .get(url("grade_page", cast, set_id=pair.grading_set_id, query_id=pair.query_id))
+        .content.decode()
+    )
     assert "In dispute: your grade is locked" in html
     assert reverse("dispute_detail", kwargs={"slug": "alpha", "dispute_id": dispute.pk}) in html
 

@@ -23,13 +23,18 @@ from annotator.services.disputes import pair_settle_if_complete
 
 def document(project: Project, external_id: str, body: str = "") -> Document:
     doc, _ = Document.upsert(
-        project=project, external_id=external_id, title=f"Document {external_id}", body=body or f"Body of {external_id}."
+        project=project,
+        external_id=external_id,
+        title=f"Document {external_id}",
+        body=body or f"Body of {external_id}.",
     )
     return doc
 
 
 def query(project: Project, external_id: str) -> Query:
-    return Query.objects.get_or_create(project=project, external_id=external_id, defaults={"text": f"Question {external_id}?"})[0]
+    return Query.objects.get_or_create(
+        project=project, external_id=external_id, defaults={"text": f"Question {external_id}?"}
+    )[0]
 
 
 def graded_set(
@@ -47,7 +52,11 @@ def graded_set(
     for (qid, did), pair in grades.items():
         doc = document(project, did)
         candidate = Candidate.objects.create(
-            grading_set=grading_set, query=query(project, qid), document=doc, source=source, source_detail=source_detail
+            grading_set=grading_set,
+            query=query(project, qid),
+            document=doc,
+            source=source,
+            source_detail=source_detail,
         )
         grade_pair(candidate, editors, pair, criteria)
     return grading_set
@@ -63,7 +72,10 @@ def grade_pair(
     for editor, value in zip(editors, pair, strict=True):
         if value is not None:
             Grade.objects.create(
-                candidate=candidate, editor=editor, grade=value, criteria_version=criteria,
+                candidate=candidate,
+                editor=editor,
+                grade=value,
+                criteria_version=criteria,
                 document_version=candidate.document.current_version,
             )
     pair_settle_if_complete(candidate=candidate)

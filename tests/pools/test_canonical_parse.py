@@ -16,7 +16,9 @@ ids = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, 
 
 
 @given(st.dictionaries(st.tuples(ids, ids), st.integers(min_value=0, max_value=3), max_size=60))
-def test_parsing_the_canonical_text_returns_the_serialised_judgments(judgments: dict[tuple[str, str], int]) -> None:
+def test_parsing_the_canonical_text_returns_the_serialised_judgments(
+    judgments: dict[tuple[str, str], int],
+) -> None:
     expected: dict[str, dict[str, int]] = {}
     for (query_id, doc_id), grade in judgments.items():
         expected.setdefault(query_id, {})[doc_id] = grade

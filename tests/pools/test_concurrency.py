@@ -20,7 +20,9 @@ pytestmark = postgres_only
 
 
 def test_two_reviewers_freezing_one_set_at_once_make_one_version(cast: Cast) -> None:
-    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3), ("q1", "B"): (1, 1)})
+    grading_set = factories.graded_set(
+        cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3), ("q1", "B"): (1, 1)}
+    )
 
     results = at_once(
         lambda: pool_freeze(grading_set=grading_set, by=cast.reviewer),
@@ -37,15 +39,21 @@ def test_two_versions_written_to_one_pool_at_once_take_consecutive_numbers(cast:
     pool = Pool.objects.create(project=cast.alpha, name="Busy")
 
     results = at_once(
-        lambda: pool_version_create(pool=pool, judgments=[("q", "a", 1, "")], source="imported", by=cast.owner),
-        lambda: pool_version_create(pool=pool, judgments=[("q", "b", 2, "")], source="imported", by=cast.owner),
+        lambda: pool_version_create(
+            pool=pool, judgments=[("q", "a", 1, "")], source="imported", by=cast.owner
+        ),
+        lambda: pool_version_create(
+            pool=pool, judgments=[("q", "b", 2, "")], source="imported", by=cast.owner
+        ),
     )
 
     assert all(isinstance(r, PoolVersion) for r in results), results
     assert sorted(pool.versions.values_list("number", flat=True)) == [1, 2]
 
 
-def test_a_pair_added_while_the_set_freezes_never_lands_in_the_closed_set(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pair_added_while_the_set_freezes_never_lands_in_the_closed_set(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The closed-set check did not lock the set: an import checked, a freeze closed the set, and
     the import then inserted an ungraded pair into it that no pool version holds (review)."""
     import time
@@ -84,7 +92,9 @@ def test_one_file_imported_twice_at_once_makes_one_version(cast: Cast) -> None:
     data = b"q1 0 A 3\nq1 0 B 1\n"
 
     def send() -> PoolVersion:
-        return pool_import(project=cast.alpha, by=cast.owner, data=data, file_name="j.qrels", fmt="qrels", pool=pool)
+        return pool_import(
+            project=cast.alpha, by=cast.owner, data=data, file_name="j.qrels", fmt="qrels", pool=pool
+        )
 
     results = at_once(send, send)
 
@@ -94,7 +104,9 @@ def test_one_file_imported_twice_at_once_makes_one_version(cast: Cast) -> None:
     assert "exactly those of Imported version 1" in str(refusal)
 
 
-def test_a_grade_saved_while_the_set_freezes_is_either_refused_or_frozen(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_grade_saved_while_the_set_freezes_is_either_refused_or_frozen(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """QA: a grade saved 1 ms after the freeze settled a pair the new version had left out as
     ungraded; the save had read the set as open without locking it."""
     import threading
@@ -124,7 +136,10 @@ def test_a_grade_saved_while_the_set_freezes_is_either_refused_or_frozen(cast: C
 
     results = at_once(
         grade,
-        lambda: (time.sleep(0.1), pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="late"))[1],
+        lambda: (
+            time.sleep(0.1),
+            pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="late"),
+        )[1],
     )
 
     version = PoolVersion.objects.get()

@@ -62,7 +62,10 @@ def test_freezing_a_settled_set_records_every_final_grade_and_its_provenance(cas
     assert version.exclusions == []
     assert set(version.judgments.values_list("source", flat=True)) == {FinalSource.UNANIMOUS}
     provenance = version.provenance
-    assert provenance["candidates"]["pooled"] == {"pairs": 4, "details": [{"detail": "run bm25.trec, depth 10", "pairs": 4}]}
+    assert provenance["candidates"]["pooled"] == {
+        "pairs": 4,
+        "details": [{"detail": "run bm25.trec, depth 10", "pairs": 4}],
+    }
     assert provenance["candidates"]["manual"]["added_by"] == {"olivia": 1}
     assert provenance["final_grades"] == {"unanimous": 5}
     # Each judgment remembers the document version that was graded.
@@ -105,12 +108,20 @@ def test_unsettled_pairs_can_be_left_out_only_with_a_reason_that_is_recorded(cas
     with pytest.raises(FreezeError, match="needs a reason"):
         pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="  ")
 
-    version = pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="B is ambiguous")
+    version = pool_freeze(
+        grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="B is ambiguous"
+    )
 
     assert version.judgments_by_query() == {"q1": {"A": 3, "C": 1, "D": 0, "E": 0}}
     assert version.exclusions == [
-        {"query_id": "q1", "doc_id": "B", "why": "open_dispute", "values": {"status": "awaiting_reasons"},
-         "detail": "open dispute (Waiting for every editor's reason)", "reason": "B is ambiguous"}
+        {
+            "query_id": "q1",
+            "doc_id": "B",
+            "why": "open_dispute",
+            "values": {"status": "awaiting_reasons"},
+            "detail": "open dispute (Waiting for every editor's reason)",
+            "reason": "B is ambiguous",
+        }
     ]
     assert version.provenance["excluded_pairs"] == 1
     # Where the frozen pairs came from adds up to the judgments: the left-out pair is not among them.
@@ -120,7 +131,13 @@ def test_unsettled_pairs_can_be_left_out_only_with_a_reason_that_is_recorded(cas
         detail = version.exclusion_rows[0]["detail"]
     assert detail != version.exclusions[0]["detail"] and "Waiting" not in detail
     # A version frozen before the values were kept shows the sentence it stored.
-    old = {"query_id": "q1", "doc_id": "B", "why": "no_final_grade", "detail": "no final grade (1 of 2 grades)", "reason": "r"}
+    old = {
+        "query_id": "q1",
+        "doc_id": "B",
+        "why": "no_final_grade",
+        "detail": "no final grade (1 of 2 grades)",
+        "reason": "r",
+    }
     with translation.override("zh-hans"):
         assert PoolVersion(exclusions=[old]).exclusion_rows == [old]
 
@@ -161,7 +178,9 @@ def test_a_set_with_no_final_grade_has_nothing_to_freeze(cast: Cast) -> None:
 
 
 def test_a_new_version_starts_from_a_frozen_one_and_freezes_as_the_next_number(cast: Cast) -> None:
-    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+    v1 = pool_freeze(
+        grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer
+    )
 
     next_set = grading_set_create_from_version(version=v1, by=cast.reviewer)
 
@@ -170,11 +189,17 @@ def test_a_new_version_starts_from_a_frozen_one_and_freezes_as_the_next_number(c
     copied = Candidate.objects.filter(grading_set=next_set)
     assert {c.source for c in copied} == {CandidateSource.COPIED}
     assert {(c.document.external_id, c.final_grade.grade, c.final_grade.source) for c in copied} == {
-        ("A", 3, "unanimous"), ("B", 2, "unanimous"), ("C", 1, "unanimous"), ("D", 0, "unanimous"), ("E", 0, "unanimous")
+        ("A", 3, "unanimous"),
+        ("B", 2, "unanimous"),
+        ("C", 1, "unanimous"),
+        ("D", 0, "unanimous"),
+        ("E", 0, "unanimous"),
     }
     # Extend it: one new document, graded; one copied grade revised by a reviewer.
     new_doc = factories.document(cast.alpha, "F")
-    added = Candidate.objects.create(grading_set=next_set, query=copied[0].query, document=new_doc, source=CandidateSource.MANUAL)
+    added = Candidate.objects.create(
+        grading_set=next_set, query=copied[0].query, document=new_doc, source=CandidateSource.MANUAL
+    )
     factories.grade_pair(added, editors(cast), (2, 2))
     FinalGrade.objects.filter(candidate__grading_set=next_set, candidate__document__external_id="D").update(
         grade=1, source=FinalSource.ADJUDICATED
@@ -187,15 +212,22 @@ def test_a_new_version_starts_from_a_frozen_one_and_freezes_as_the_next_number(c
     assert v2.provenance["based_on"] == {"pool": "Phone", "version": 1, "sha256": v1.sha256}
     # Unchanged copies keep their source and the document version graded for version 1.
     a = v2.judgments.get(doc_id="A")
-    assert a.source == "unanimous" and a.document_version_id == v1.judgments.get(doc_id="A").document_version_id
+    assert (
+        a.source == "unanimous" and a.document_version_id == v1.judgments.get(doc_id="A").document_version_id
+    )
     diff = v1.diff(v2)
-    assert [(r.kind, r.doc_id, r.old_grade, r.new_grade) for r in diff.rows] == [("changed", "D", 0, 1), ("added", "F", None, 2)]
+    assert [(r.kind, r.doc_id, r.old_grade, r.new_grade) for r in diff.rows] == [
+        ("changed", "D", 0, 1),
+        ("added", "F", None, 2),
+    ]
     assert v1.judgments_by_query() == {"q1": {"A": 3, "B": 2, "C": 1, "D": 0, "E": 0}}  # untouched
 
 
 def test_versions_form_a_line_only_the_newest_is_continued_by_one_set_at_a_time(cast: Cast) -> None:
     """Two sets started from version 1 froze as 2 and 3, and 3 silently dropped 2's changes (QA)."""
-    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+    v1 = pool_freeze(
+        grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer
+    )
     first = grading_set_create_from_version(version=v1, by=cast.reviewer)
     with pytest.raises(CopyError, match="“Phone v2” already continues Phone from version 1"):
         grading_set_create_from_version(version=v1, by=cast.reviewer, name="Second branch")
@@ -203,12 +235,19 @@ def test_versions_form_a_line_only_the_newest_is_continued_by_one_set_at_a_time(
     stale = GradingSet.objects.create(project=cast.alpha, name="Stale branch", pool=v1.pool, based_on=v1)
     v2 = pool_freeze(grading_set=first, by=cast.reviewer)
     FinalGrade.objects.bulk_create(
-        FinalGrade(candidate=Candidate.objects.create(grading_set=stale, query=c.query, document=c.document,
-                                                      source=CandidateSource.COPIED),
-                   grade=c.final_grade.grade, source=c.final_grade.source, criteria_version=c.final_grade.criteria_version)
+        FinalGrade(
+            candidate=Candidate.objects.create(
+                grading_set=stale, query=c.query, document=c.document, source=CandidateSource.COPIED
+            ),
+            grade=c.final_grade.grade,
+            source=c.final_grade.source,
+            criteria_version=c.final_grade.criteria_version,
+        )
         for c in Candidate.objects.filter(grading_set=first).select_related("final_grade")
     )
-    with pytest.raises(FreezeError, match="started from version 1 of Phone, but version 2 has been added since"):
+    with pytest.raises(
+        FreezeError, match="started from version 1 of Phone, but version 2 has been added since"
+    ):
         pool_freeze(grading_set=stale, by=cast.reviewer)
     assert list(v1.pool.versions.values_list("number", flat=True).order_by("number")) == [1, 2]
     # Only the newest version can be continued.
@@ -217,13 +256,17 @@ def test_versions_form_a_line_only_the_newest_is_continued_by_one_set_at_a_time(
     assert grading_set_create_from_version(version=v2, by=cast.reviewer).based_on == v2
 
 
-def test_a_new_version_keeps_who_settled_each_pair_and_the_timeline_says_it_was_copied(cast: Cast, client: Client) -> None:
+def test_a_new_version_keeps_who_settled_each_pair_and_the_timeline_says_it_was_copied(
+    cast: Cast, client: Client
+) -> None:
     """QA: the copy dropped the reviewer and the note ("settled it" with no subject) and stored
     "Copied from ... ." in the language of whoever clicked, shown as is in zh-Hans."""
     from annotator.models import Membership
     from annotator.services.disputes import pair_timeline
 
-    grading_set = factories.graded_set(cast.alpha, editors(cast), {**PHONE, ("q1", "B"): (2, 3)}, name="Phone")
+    grading_set = factories.graded_set(
+        cast.alpha, editors(cast), {**PHONE, ("q1", "B"): (2, 3)}, name="Phone"
+    )
     dispute = Dispute.objects.get(candidate__document__external_id="B")
     dispute.status = "in_review"
     dispute.save()
@@ -233,9 +276,15 @@ def test_a_new_version_keeps_who_settled_each_pair_and_the_timeline_says_it_was_
         next_set = grading_set_create_from_version(version=v1, by=cast.owner)
     copied = {
         f.candidate.document.external_id: f
-        for f in FinalGrade.objects.filter(candidate__grading_set=next_set).select_related("candidate__document")
+        for f in FinalGrade.objects.filter(candidate__grading_set=next_set).select_related(
+            "candidate__document"
+        )
     }
-    assert (copied["B"].decided_by, copied["B"].note, copied["B"].source) == (cast.reviewer, "deadline missing", "adjudicated")
+    assert (copied["B"].decided_by, copied["B"].note, copied["B"].source) == (
+        cast.reviewer,
+        "deadline missing",
+        "adjudicated",
+    )
     assert (copied["A"].decided_by, copied["A"].note, copied["A"].source) == (None, "", "unanimous")
     membership = Membership.objects.get(project=cast.alpha, user=cast.reviewer)
     for document, expected in (
@@ -243,11 +292,16 @@ def test_a_new_version_keeps_who_settled_each_pair_and_the_timeline_says_it_was_
         ("A", ("unanimous", "Phone v1", "")),
     ):
         candidate = copied[document].candidate
-        (decided,) = [e for e in pair_timeline(candidate=candidate, viewer=cast.reviewer, membership=membership).events
-                      if e.kind == "decided"]
+        (decided,) = [
+            e
+            for e in pair_timeline(candidate=candidate, viewer=cast.reviewer, membership=membership).events
+            if e.kind == "decided"
+        ]
         assert (decided.copied_source, decided.copied_from, decided.text) == expected
     client.force_login(cast.reviewer)
-    timeline = reverse("pair_timeline", kwargs={"slug": cast.alpha.slug, "candidate_id": copied["B"].candidate_id})
+    timeline = reverse(
+        "pair_timeline", kwargs={"slug": cast.alpha.slug, "candidate_id": copied["B"].candidate_id}
+    )
     page = client.get(timeline).content.decode()
     assert f"Final grade 2, copied from Phone v1, where {cast.reviewer.get_username()} settled it." in page
     assert "deadline missing" in page and "Copied from" not in page
@@ -258,10 +312,17 @@ def test_copying_an_imported_version_keeps_imported_as_the_source_of_unchanged_p
         factories.document(cast.alpha, d)
     factories.query(cast.alpha, "q1")
     pool = Pool.objects.create(project=cast.alpha, name="Imported")
-    v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, "imported"), ("q1", "B", 0, "imported")],
-                             source=PoolVersionSource.IMPORTED, by=cast.owner)
+    v1 = pool_version_create(
+        pool=pool,
+        judgments=[("q1", "A", 3, "imported"), ("q1", "B", 0, "imported")],
+        source=PoolVersionSource.IMPORTED,
+        by=cast.owner,
+    )
     next_set = grading_set_create_from_version(version=v1, by=cast.owner)
-    assert FinalGrade.objects.filter(candidate__grading_set=next_set, source=FinalSource.ADJUDICATED).count() == 2
+    assert (
+        FinalGrade.objects.filter(candidate__grading_set=next_set, source=FinalSource.ADJUDICATED).count()
+        == 2
+    )
 
     v2 = pool_freeze(grading_set=next_set, by=cast.owner)
 
@@ -279,19 +340,29 @@ def test_the_version_page_says_which_judgments_cannot_be_checked_for_an_evidence
     factories.document(cast.alpha, "A")
     factories.query(cast.alpha, "q1")
     pool = Pool.objects.create(project=cast.alpha, name="Imported")
-    v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, "imported")], source=PoolVersionSource.IMPORTED,
-                             by=cast.owner)
+    v1 = pool_version_create(
+        pool=pool, judgments=[("q1", "A", 3, "imported")], source=PoolVersionSource.IMPORTED, by=cast.owner
+    )
     client.force_login(cast.owner)
-    page = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": pool.pk, "version_id": v1.pk}))
+    page = client.get(
+        reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": pool.pk, "version_id": v1.pk})
+    )
     assert "1 judgment records no document version (imported from a file" in page.content.decode()
     frozen = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
-    page = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": frozen.pool_id, "version_id": frozen.pk}))
+    page = client.get(
+        reverse(
+            "pool_version_detail",
+            kwargs={"slug": "alpha", "pool_id": frozen.pool_id, "version_id": frozen.pk},
+        )
+    )
     assert "records no document version" not in page.content.decode()
 
 
 def test_a_version_whose_ids_are_not_in_the_project_cannot_be_copied(cast: Cast) -> None:
     pool = Pool.objects.create(project=cast.alpha, name="Foreign")
-    v1 = pool_version_create(pool=pool, judgments=[("301", "FT-1", 1, "imported")], source="imported", by=cast.owner)
+    v1 = pool_version_create(
+        pool=pool, judgments=[("301", "FT-1", 1, "imported")], source="imported", by=cast.owner
+    )
     with pytest.raises(CopyError, match="queries 301 and documents FT-1"):
         grading_set_create_from_version(version=v1, by=cast.owner)
     assert not GradingSet.objects.filter(project=cast.alpha).exists()
@@ -303,15 +374,23 @@ def test_editors_cannot_start_a_new_version(cast: Cast) -> None:
         grading_set_create_from_version(version=v1, by=cast.editor)
 
 
-def test_a_document_changed_after_freezing_shows_as_an_evidence_gap_without_touching_the_pool(cast: Cast) -> None:
-    version = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
+def test_a_document_changed_after_freezing_shows_as_an_evidence_gap_without_touching_the_pool(
+    cast: Cast,
+) -> None:
+    version = pool_freeze(
+        grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer
+    )
     before = (version.sha256, version.canonical)
     assert version.evidence_gap().count() == 0
 
-    Document.upsert(project=cast.alpha, external_id="C", title="Document C", body="Rewritten: now with the deadline.")
+    Document.upsert(
+        project=cast.alpha, external_id="C", title="Document C", body="Rewritten: now with the deadline."
+    )
 
     gap = list(version.evidence_gap())
-    assert [(j.doc_id, j.document_version.version, j.document_version.document.version) for j in gap] == [("C", 1, 2)]
+    assert [(j.doc_id, j.document_version.version, j.document_version.document.version) for j in gap] == [
+        ("C", 1, 2)
+    ]
     version.refresh_from_db()
     assert (version.sha256, version.canonical) == before
 
@@ -322,14 +401,20 @@ def test_a_copied_pair_can_be_removed_and_added_again_to_be_graded_anew(cast: Ca
     new content in a new version."""
     from annotator.services.grading import candidate_remove, candidates_add_by_hand, grade_submit
 
-    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+    v1 = pool_freeze(
+        grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer
+    )
     next_set = grading_set_create_from_version(version=v1, by=cast.reviewer)
-    copied = Candidate.objects.select_related("query", "document").get(grading_set=next_set, document__external_id="B")
+    copied = Candidate.objects.select_related("query", "document").get(
+        grading_set=next_set, document__external_id="B"
+    )
     candidate_remove(candidate=copied)
     assert not Candidate.objects.filter(pk=copied.pk).exists()
     assert not FinalGrade.objects.filter(candidate_id=copied.pk).exists()
     assert v1.judgments.get(doc_id="B").grade == 2  # the frozen version keeps its judgment
-    added = candidates_add_by_hand(grading_set=next_set, query=copied.query, documents=[copied.document], by=cast.owner)
+    added = candidates_add_by_hand(
+        grading_set=next_set, query=copied.query, documents=[copied.document], by=cast.owner
+    )
     assert added.added == 1
     fresh = Candidate.objects.get(grading_set=next_set, document__external_id="B")
     assert fresh.source == CandidateSource.MANUAL and not FinalGrade.objects.filter(candidate=fresh).exists()
@@ -385,15 +470,21 @@ def test_freezing_reads_the_pairs_in_a_fixed_number_of_queries_without_their_tex
 
 
 def _copy_of_phone(cast: Cast) -> tuple[PoolVersion, GradingSet]:
-    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+    v1 = pool_freeze(
+        grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer
+    )
     return v1, grading_set_create_from_version(version=v1, by=cast.reviewer)
 
 
 def _copied(next_set: GradingSet, doc: str) -> Candidate:
-    return Candidate.objects.select_related("query", "document").get(grading_set=next_set, document__external_id=doc)
+    return Candidate.objects.select_related("query", "document").get(
+        grading_set=next_set, document__external_id=doc
+    )
 
 
-def test_a_copied_pair_whose_document_changes_waits_for_a_reviewers_re_check(cast: Cast, client: Client) -> None:
+def test_a_copied_pair_whose_document_changes_waits_for_a_reviewers_re_check(
+    cast: Cast, client: Client
+) -> None:
     """A copied pair has no grade in its new set to carry the flag: its final grade carries it, the
     pair joins the reviewers' re-check list, and a re-check clears it (QA: nothing said a word)."""
     from annotator.importers import DocumentRecord
@@ -402,15 +493,24 @@ def test_a_copied_pair_whose_document_changes_waits_for_a_reviewers_re_check(cas
 
     _v1, next_set = _copy_of_phone(cast)
     assert not Candidate.objects.final_to_recheck().exists()
-    documents_import(project=cast.alpha, records=[DocumentRecord(line=1, external_id="C", body="Now with the deadline.")])
+    documents_import(
+        project=cast.alpha, records=[DocumentRecord(line=1, external_id="C", body="Now with the deadline.")]
+    )
     c = _copied(next_set, "C")
     assert FinalGrade.objects.get(candidate=c).stale_reason == "document"
     assert list(Candidate.objects.final_to_recheck()) == [c]
 
     client.force_login(cast.reviewer)
-    freeze_page = client.get(reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": next_set.pk})).content.decode()
-    assert "Pairs with a grade marked for re-checking (the document, the query or the criteria changed since): 1." in freeze_page
-    page = client.get(reverse("final_recheck", kwargs={"slug": "alpha", "candidate_id": c.pk})).content.decode()
+    freeze_page = client.get(
+        reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": next_set.pk})
+    ).content.decode()
+    assert (
+        "Pairs with a grade marked for re-checking (the document, the query or the criteria changed since): 1."
+        in freeze_page
+    )
+    page = client.get(
+        reverse("final_recheck", kwargs={"slug": "alpha", "candidate_id": c.pk})
+    ).content.decode()
     assert "Copied from Phone version 1: no editor graded this pair in this set." in page
     assert "Where the final grade came from" in page and "The editors&#x27; grades" not in page
     assert "decided on document version 1" in page and "The document as graded (version 1)" in page
@@ -425,11 +525,19 @@ def test_a_copied_pair_whose_document_changes_waits_for_a_reviewers_re_check(cas
 
 
 def test_a_document_changed_before_the_copy_is_marked_when_the_copy_is_made(cast: Cast) -> None:
-    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
-    Document.upsert(project=cast.alpha, external_id="C", title="Document C", body="Rewritten: now with the deadline.")
+    v1 = pool_freeze(
+        grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer
+    )
+    Document.upsert(
+        project=cast.alpha, external_id="C", title="Document C", body="Rewritten: now with the deadline."
+    )
     assert [j.doc_id for j in v1.evidence_gap()] == ["C"]
     next_set = grading_set_create_from_version(version=v1, by=cast.reviewer)
-    marked = dict(FinalGrade.objects.filter(candidate__grading_set=next_set).values_list("candidate__document__external_id", "stale_reason"))
+    marked = dict(
+        FinalGrade.objects.filter(candidate__grading_set=next_set).values_list(
+            "candidate__document__external_id", "stale_reason"
+        )
+    )
     assert marked == {"A": "", "B": "", "C": "document", "D": "", "E": ""}
 
 
@@ -442,22 +550,32 @@ def test_copies_decided_under_criteria_a_meaning_change_replaced_wait_for_a_re_c
     _v1, next_set = _copy_of_phone(cast)
     criteria_publish(project=cast.alpha, levels=levels, change="wording", note="typo", by=cast.owner)
     assert not Candidate.objects.final_to_recheck().exists()
-    _, flagged = criteria_publish(project=cast.alpha, levels={**levels, 3: "Complete, with the deadline."},
-                                  change="meaning", note="deadline", by=cast.owner)
+    _, flagged = criteria_publish(
+        project=cast.alpha,
+        levels={**levels, 3: "Complete, with the deadline."},
+        change="meaning",
+        note="deadline",
+        by=cast.owner,
+    )
     assert flagged == 5
-    assert set(FinalGrade.objects.filter(candidate__grading_set=next_set).values_list("stale_reason", flat=True)) == {"criteria"}
+    assert set(
+        FinalGrade.objects.filter(candidate__grading_set=next_set).values_list("stale_reason", flat=True)
+    ) == {"criteria"}
     assert Candidate.objects.final_to_recheck().count() == 5
-
 
 
 def test_a_copy_made_after_a_meaning_change_of_the_criteria_is_marked_at_once(cast: Cast) -> None:
     from annotator.services.grading import criteria_publish
 
-    v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer)
+    v1 = pool_freeze(
+        grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer
+    )
     levels = {3: "Complete, with the deadline.", 2: "Partial.", 1: "Related.", 0: "Unrelated."}
     criteria_publish(project=cast.alpha, levels=levels, change="meaning", note="deadline", by=cast.owner)
     copy = grading_set_create_from_version(version=v1, by=cast.reviewer)
-    assert set(FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)) == {"criteria"}
+    assert set(
+        FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)
+    ) == {"criteria"}
 
 
 # ---- Versions of large sets: the version page and the provenance stay bounded ------------------
@@ -498,7 +616,9 @@ def test_a_large_set_freezes_with_a_bounded_provenance_and_a_version_page_a_page
         assert sum(d["pairs"] for d in info["details"]) == info["pairs"]
 
     client.force_login(cast.reviewer)
-    url = reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})
+    url = reverse(
+        "pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk}
+    )
     page = client.get(url).content.decode()
     left_out = n - ready
     assert f"Pairs left out when freezing: {left_out}" in page
@@ -511,13 +631,19 @@ def test_a_large_set_freezes_with_a_bounded_provenance_and_a_version_page_a_page
     assert "Recorded provenance (JSON)" in page  # short enough to print here
 
 
-def test_a_long_recorded_provenance_is_left_to_the_manifest(cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_recorded_provenance_is_left_to_the_manifest(
+    cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from annotator.views import pools as pool_views
 
-    version = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
+    version = pool_freeze(
+        grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer
+    )
     monkeypatch.setattr(pool_views, "PROVENANCE_SHOWN_CHARS", 10)
     client.force_login(cast.reviewer)
-    url = reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})
+    url = reverse(
+        "pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk}
+    )
     page = client.get(url).content.decode()
     assert "Recorded provenance (JSON)" not in page
     assert "is too long to show here: it is whole in manifest.json" in page
@@ -540,18 +666,34 @@ def test_a_query_changed_after_freezing_shows_as_a_gap_and_its_copies_wait_for_a
     carried grades made on the old text without a flag, unlike a changed document."""
     from annotator.models import Query
 
-    version = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
+    version = pool_freeze(
+        grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer
+    )
     fingerprint = Query.objects.get(project=cast.alpha, external_id="q1").fingerprint
     assert set(version.judgments.values_list("query_fingerprint", flat=True)) == {fingerprint}
     assert version.query_gap() == []
     change_query(cast)
     assert version.query_gap() == ["q1"]
     client.force_login(cast.reviewer)
-    html = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})).content.decode()
-    assert "Evidence gap: 1 query changed (its text or information need) since its judgments were decided:" in html
+    html = client.get(
+        reverse(
+            "pool_version_detail",
+            kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk},
+        )
+    ).content.decode()
+    assert (
+        "Evidence gap: 1 query changed (its text or information need) since its judgments were decided:"
+        in html
+    )
     copy = grading_set_create_from_version(version=version, by=cast.reviewer)
-    assert sorted(Candidate.objects.filter(grading_set=copy).final_to_recheck().values_list("document__external_id", flat=True)) == list("ABCDE")
-    assert set(FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)) == {"query"}
+    assert sorted(
+        Candidate.objects.filter(grading_set=copy)
+        .final_to_recheck()
+        .values_list("document__external_id", flat=True)
+    ) == list("ABCDE")
+    assert set(
+        FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)
+    ) == {"query"}
 
 
 def test_a_pair_frozen_while_marked_for_its_query_records_an_earlier_text_and_its_copies_are_marked(
@@ -560,28 +702,52 @@ def test_a_pair_frozen_while_marked_for_its_query_records_an_earlier_text_and_it
     grading_set = factories.graded_set(cast.alpha, editors(cast), PHONE)
     change_query(cast)  # the settled pairs' grades are marked: a reviewer did not re-check them
     version = pool_freeze(grading_set=grading_set, by=cast.reviewer)
-    assert set(version.judgments.values_list("query_fingerprint", flat=True)) == {PoolJudgment.EARLIER_QUERY_TEXT}
+    assert set(version.judgments.values_list("query_fingerprint", flat=True)) == {
+        PoolJudgment.EARLIER_QUERY_TEXT
+    }
     assert version.provenance["stale_pairs"] == 5
     assert version.query_gap() == ["q1"]
     client.force_login(cast.reviewer)
-    html = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})).content.decode()
+    html = client.get(
+        reverse(
+            "pool_version_detail",
+            kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk},
+        )
+    ).content.decode()
     assert "5 pairs were frozen while marked for re-checking" in html
-    assert "Evidence gap: 1 query changed (its text or information need) since its judgments were decided: q1." in html
+    assert (
+        "Evidence gap: 1 query changed (its text or information need) since its judgments were decided: q1."
+        in html
+    )
     assert "record no fingerprint" not in html
     copy = grading_set_create_from_version(version=version, by=cast.reviewer)
-    assert set(FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)) == {"query"}
+    assert set(
+        FinalGrade.objects.filter(candidate__grading_set=copy).values_list("stale_reason", flat=True)
+    ) == {"query"}
 
 
 def test_an_imported_version_records_no_fingerprint_and_says_so(cast: Cast, client: Client) -> None:
     from annotator.services.pools import pool_import
 
     factories.graded_set(cast.alpha, editors(cast), PHONE)  # the project's queries and documents
-    version = pool_import(project=cast.alpha, by=cast.owner, data=b"q1 0 A 3\nq1 0 B 1\n", file_name="q.txt", fmt="qrels", pool_name="Imported")
+    version = pool_import(
+        project=cast.alpha,
+        by=cast.owner,
+        data=b"q1 0 A 3\nq1 0 B 1\n",
+        file_name="q.txt",
+        fmt="qrels",
+        pool_name="Imported",
+    )
     assert set(version.judgments.values_list("query_fingerprint", flat=True)) == {""}
     change_query(cast)
     assert version.query_gap() == []  # not known, so not claimed
     client.force_login(cast.reviewer)
-    html = client.get(reverse("pool_version_detail", kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk})).content.decode()
+    html = client.get(
+        reverse(
+            "pool_version_detail",
+            kwargs={"slug": "alpha", "pool_id": version.pool_id, "version_id": version.pk},
+        )
+    ).content.decode()
     assert "2 judgments record no fingerprint of their query's text" in html
 
 
@@ -604,5 +770,9 @@ def test_a_copy_keeps_its_versions_fingerprint_until_a_reviewer_re_checks_it(cas
     assert old != new and recorded == {"A": new, "B": old, "C": old, "D": old, "E": old}
     assert v2.provenance["stale_pairs"] == 4 and v2.query_gap() == ["q1"]
     v3 = grading_set_create_from_version(version=v2, by=cast.reviewer)
-    marked = dict(FinalGrade.objects.filter(candidate__grading_set=v3).values_list("candidate__document__external_id", "stale_reason"))
+    marked = dict(
+        FinalGrade.objects.filter(candidate__grading_set=v3).values_list(
+            "candidate__document__external_id", "stale_reason"
+        )
+    )
     assert marked == {"A": "", "B": "query", "C": "query", "D": "query", "E": "query"}

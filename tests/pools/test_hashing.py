@@ -30,12 +30,20 @@ def test_a_stored_version_hashes_to_the_independently_computed_digest(cast: Cast
     rows = ROWS if order == "as given" else ROWS[::-1]
     pool = Pool.objects.create(project=cast.alpha, name="Hash")
     created = pool_version_create(
-        pool=pool, judgments=[(*r, "unanimous") for r in rows], source=PoolVersionSource.FROZEN, by=cast.reviewer
+        pool=pool,
+        judgments=[(*r, "unanimous") for r in rows],
+        source=PoolVersionSource.FROZEN,
+        by=cast.reviewer,
     )
     stored = PoolVersion.objects.get(pk=created.pk)  # read back through this run's database
     assert stored.sha256 == hashlib.sha256(DOCUMENTED.encode("utf-8")).hexdigest() == SHA256SUM
     assert stored.canonical == DOCUMENTED
-    assert stored.judgments_by_query() == {"Q1": {"a b": 2}, "q10": {"doc-10": 0, "doc-2": 3}, "q2": {"doc-10": 1}, "查询": {"é": 2}}
+    assert stored.judgments_by_query() == {
+        "Q1": {"a b": 2},
+        "q10": {"doc-10": 0, "doc-2": 3},
+        "q2": {"doc-10": 1},
+        "查询": {"é": 2},
+    }
     assert stored.integrity_problems() == []
 
 

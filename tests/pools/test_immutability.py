@@ -16,13 +16,17 @@ from annotator.services.pools import pool_version_create
 from tests.conftest import Cast, make_user
 
 JUDGMENTS = [("q1", "A", 3, "unanimous"), ("q1", "B", 2, "adjudicated"), ("q2", "C", 0, "unanimous")]
-on_postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="the trigger exists on PostgreSQL only")
+on_postgresql = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the trigger exists on PostgreSQL only"
+)
 
 
 @pytest.fixture
 def version(cast: Cast) -> PoolVersion:
     pool = Pool.objects.create(project=cast.alpha, name="Frozen")
-    return pool_version_create(pool=pool, judgments=JUDGMENTS, source=PoolVersionSource.FROZEN, by=cast.reviewer)
+    return pool_version_create(
+        pool=pool, judgments=JUDGMENTS, source=PoolVersionSource.FROZEN, by=cast.reviewer
+    )
 
 
 def assert_unchanged(version: PoolVersion) -> None:
@@ -72,10 +76,20 @@ def test_deleting_a_version_or_a_judgment_instance_is_refused(version: PoolVersi
         lambda v: PoolJudgment.objects.bulk_update(list(v.judgments.all()), ["grade"]),
         lambda v: PoolVersion.objects.update_or_create(pk=v.pk, defaults={"sha256": "0" * 64}),
     ],
-    ids=["version-update", "version-delete", "judgment-update", "judgment-delete", "related-update",
-         "related-delete", "bulk-update", "update-or-create"],
+    ids=[
+        "version-update",
+        "version-delete",
+        "judgment-update",
+        "judgment-delete",
+        "related-update",
+        "related-delete",
+        "bulk-update",
+        "update-or-create",
+    ],
 )
-def test_queryset_updates_and_deletes_are_refused(version: PoolVersion, mutation: Callable[[PoolVersion], object]) -> None:
+def test_queryset_updates_and_deletes_are_refused(
+    version: PoolVersion, mutation: Callable[[PoolVersion], object]
+) -> None:
     with pytest.raises(PoolImmutableError), transaction.atomic():
         mutation(version)
     assert_unchanged(version)
@@ -85,7 +99,10 @@ def test_an_upserting_bulk_create_is_refused(version: PoolVersion) -> None:
     row = PoolJudgment(version=version, query_id="q1", doc_id="A", grade=0)
     with pytest.raises(PoolImmutableError):
         PoolJudgment.objects.bulk_create(
-            [row], update_conflicts=True, unique_fields=["version", "query_id", "doc_id"], update_fields=["grade"]
+            [row],
+            update_conflicts=True,
+            unique_fields=["version", "query_id", "doc_id"],
+            update_fields=["grade"],
         )
     assert_unchanged(version)
 
@@ -102,7 +119,12 @@ def test_a_version_cannot_be_created_with_a_hash_that_does_not_match_its_judgmen
     pool = Pool.objects.create(project=cast.alpha, name="Lies")
     with pytest.raises(PoolIntegrityError):
         PoolVersion.objects.create(
-            pool=pool, number=1, source="frozen", canonical="q1\tA\t3\n", sha256="0" * 64, frozen_by=cast.owner
+            pool=pool,
+            number=1,
+            source="frozen",
+            canonical="q1\tA\t3\n",
+            sha256="0" * 64,
+            frozen_by=cast.owner,
         )
     assert not PoolVersion.objects.filter(pool=pool).exists()
 
@@ -113,17 +135,29 @@ def test_the_admin_shows_frozen_versions_read_only(version: PoolVersion, client:
     change = reverse("admin:annotator_poolversion_change", args=[version.pk])
     assert client.get(change).status_code == 200  # viewable
     assert client.post(change, {"sha256": "0" * 64, "number": 9}).status_code == 403
-    assert client.post(reverse("admin:annotator_poolversion_delete", args=[version.pk]), {"post": "yes"}).status_code == 403
+    assert (
+        client.post(
+            reverse("admin:annotator_poolversion_delete", args=[version.pk]), {"post": "yes"}
+        ).status_code
+        == 403
+    )
     assert client.get(reverse("admin:annotator_poolversion_add")).status_code == 403
     judgment = version.judgments.first()
-    assert client.post(reverse("admin:annotator_pooljudgment_change", args=[judgment.pk]), {"grade": 0}).status_code == 403
+    assert (
+        client.post(
+            reverse("admin:annotator_pooljudgment_change", args=[judgment.pk]), {"grade": 0}
+        ).status_code
+        == 403
+    )
     # The changelist's bulk "delete selected" action is not offered either.
     changelist = client.get(reverse("admin:annotator_pooljudgment_changelist")).content.decode()
     assert "delete_selected" not in changelist
     assert_unchanged(version)
 
 
-def test_no_pools_page_changes_a_frozen_version_whatever_is_posted(version: PoolVersion, cast: Cast, client: Client) -> None:
+def test_no_pools_page_changes_a_frozen_version_whatever_is_posted(
+    version: PoolVersion, cast: Cast, client: Client
+) -> None:
     client.force_login(cast.owner)
     kwargs = {"slug": cast.alpha.slug, "pool_id": version.pool_id, "version_id": version.pk}
     names = ["pool_version_detail", "pool_version_export", "pool_version_manifest", "pool_version_continue"]
@@ -147,7 +181,9 @@ def test_no_pools_page_changes_a_frozen_version_whatever_is_posted(version: Pool
     ],
     ids=["update-judgment", "delete-judgment", "update-version", "delete-version"],
 )
-def test_raw_sql_updates_and_deletes_are_refused_by_the_postgresql_trigger(version: PoolVersion, sql: str) -> None:
+def test_raw_sql_updates_and_deletes_are_refused_by_the_postgresql_trigger(
+    version: PoolVersion, sql: str
+) -> None:
     refused = pytest.raises(IntegrityError, match="frozen pool versions and their judgments are immutable")
     with refused, transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql, [version.pk])
@@ -165,15 +201,22 @@ def tamper(sql: str, params: list[object]) -> None:
             cursor.execute("SET LOCAL session_replication_role = origin")
 
 
-def test_loading_a_version_whose_canonical_text_was_tampered_with_is_a_loud_error(version: PoolVersion) -> None:
-    tamper("UPDATE annotator_poolversion SET canonical = %s WHERE id = %s", ["q1\tA\t3\nq1\tB\t3\nq2\tC\t0\n", version.pk])
+def test_loading_a_version_whose_canonical_text_was_tampered_with_is_a_loud_error(
+    version: PoolVersion,
+) -> None:
+    tamper(
+        "UPDATE annotator_poolversion SET canonical = %s WHERE id = %s",
+        ["q1\tA\t3\nq1\tB\t3\nq2\tC\t0\n", version.pk],
+    )
     stored = PoolVersion.objects.get(pk=version.pk)
     with pytest.raises(PoolIntegrityError, match="do not match SHA-256"):
         stored.judgments_by_query()
     assert stored.integrity_problems()
 
 
-def test_a_tampered_judgment_row_is_reported_although_the_canonical_text_still_matches(version: PoolVersion) -> None:
+def test_a_tampered_judgment_row_is_reported_although_the_canonical_text_still_matches(
+    version: PoolVersion,
+) -> None:
     tamper("UPDATE annotator_pooljudgment SET grade = 0 WHERE version_id = %s AND doc_id = 'B'", [version.pk])
     stored = PoolVersion.objects.get(pk=version.pk)
     stored.verify()  # the hashed text is intact...
@@ -181,14 +224,18 @@ def test_a_tampered_judgment_row_is_reported_although_the_canonical_text_still_m
     assert problems == ["Stored row (q1, B) has grade 0, the hashed judgments say 2."]  # ...the row is not
 
 
-def test_the_database_writes_intact_rows_out_as_the_hashed_text(cast: Cast, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_database_writes_intact_rows_out_as_the_hashed_text(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The fast row check (a comparison of a million judgments spent ~5 of its 7 s fetching the
     rows into Python): the database's text must equal the canonical one byte for byte, in code-point
     order, where a locale's order differs ("B" < "a" < "é" < "文"), on SQLite and PostgreSQL alike."""
     from annotator.models import pools
 
     ids = ["a", "B", "é", "f", "Z", "文档", "a b", "a-1", "a_1", "a1", "A", "ß", "👍"]
-    judgments = [(q, d, (i + j) % 4, "") for i, q in enumerate(["q10", "q9", "Q1", "问题"]) for j, d in enumerate(ids)]
+    judgments = [
+        (q, d, (i + j) % 4, "") for i, q in enumerate(["q10", "q9", "Q1", "问题"]) for j, d in enumerate(ids)
+    ]
     version = pool_version_create(
         pool=Pool.objects.create(project=cast.alpha, name="Order"),
         judgments=judgments,
@@ -201,7 +248,10 @@ def test_the_database_writes_intact_rows_out_as_the_hashed_text(cast: Cast, monk
     monkeypatch.setattr(pools, "parse_canonical", lambda text: pytest.fail("the slow path ran"))
     assert stored.integrity_problems() == []
     monkeypatch.undo()
-    tamper("UPDATE annotator_pooljudgment SET grade = 3 - grade WHERE version_id = %s AND doc_id = %s", [version.pk, "é"])
+    tamper(
+        "UPDATE annotator_pooljudgment SET grade = 3 - grade WHERE version_id = %s AND doc_id = %s",
+        [version.pk, "é"],
+    )
     assert PoolVersion.objects.get(pk=version.pk)._rows_as_canonical() != stored.canonical
     problems = PoolVersion.objects.get(pk=version.pk).integrity_problems()
     assert len(problems) == 4 and all("(" in p and ", é) has grade" in p for p in problems)
@@ -212,7 +262,9 @@ def test_the_database_writes_intact_rows_out_as_the_hashed_text(cast: Cast, monk
     assert PoolVersion.objects.get(pk=empty.pk)._rows_as_canonical() == "" == empty.canonical
 
 
-def test_the_version_page_reports_tampering_loudly_and_refuses_exports(version: PoolVersion, cast: Cast, client: Client) -> None:
+def test_the_version_page_reports_tampering_loudly_and_refuses_exports(
+    version: PoolVersion, cast: Cast, client: Client
+) -> None:
     tamper("UPDATE annotator_pooljudgment SET grade = 0 WHERE version_id = %s AND doc_id = 'B'", [version.pk])
     client.force_login(cast.reviewer)
     kwargs = {"slug": cast.alpha.slug, "pool_id": version.pool_id, "version_id": version.pk}
@@ -236,7 +288,9 @@ def test_the_version_page_reports_tampering_loudly_and_refuses_exports(version: 
     from annotator.models import GradingSet
 
     sets = GradingSet.objects.count()
-    refused = client.post(reverse("pool_version_continue", kwargs=kwargs), {"name": "Next", "confirm": "on"}).content.decode()
+    refused = client.post(
+        reverse("pool_version_continue", kwargs=kwargs), {"name": "Next", "confirm": "on"}
+    ).content.decode()
     assert "Nothing was created: this version failed its integrity check. Stored row (q1, B)" in refused
     assert GradingSet.objects.count() == sets
     # Nor scored, as the page says (QA: a new comparison was computed and stored on it).
@@ -247,13 +301,18 @@ def test_the_version_page_reports_tampering_loudly_and_refuses_exports(version: 
 
     a = make_run(cast.alpha, "a", {"q1": "AB"}, by=cast.reviewer)
     b = make_run(cast.alpha, "b", {"q1": "BA"}, by=cast.reviewer)
-    with pytest.raises(ComparisonInputError, match="failed its integrity check and cannot be scored: Stored row"):
+    with pytest.raises(
+        ComparisonInputError, match="failed its integrity check and cannot be scored: Stored row"
+    ):
         comparison_create(
-            project=cast.alpha, pool_version=version, run_a=a, run_b=b,
-            settings=Settings(k=2, missing_queries="zero"), by=cast.reviewer,
+            project=cast.alpha,
+            pool_version=version,
+            run_a=a,
+            run_b=b,
+            settings=Settings(k=2, missing_queries="zero"),
+            by=cast.reviewer,
         )
     assert not Comparison.objects.exists()
-
 
 
 def test_loaddata_cannot_rewrite_a_frozen_judgment(version: PoolVersion, tmp_path: object) -> None:

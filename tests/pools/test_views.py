@@ -26,12 +26,22 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 @pytest.fixture
 def frozen(cast: Cast) -> PoolVersion:
-    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), PHONE, name="Phone number change")
+    grading_set = factories.graded_set(
+        cast.alpha, (cast.editor, cast.editor2), PHONE, name="Phone number change"
+    )
     return pool_freeze(grading_set=grading_set, by=cast.reviewer)
 
 
 def version_url(name: str, version: PoolVersion, **extra: Any) -> str:
-    return reverse(name, kwargs={"slug": version.pool.project.slug, "pool_id": version.pool_id, "version_id": version.pk, **extra})
+    return reverse(
+        name,
+        kwargs={
+            "slug": version.pool.project.slug,
+            "pool_id": version.pool_id,
+            "version_id": version.pk,
+            **extra,
+        },
+    )
 
 
 def login(client: Client, user: Any) -> Client:
@@ -62,7 +72,9 @@ def test_the_pool_list_shows_an_empty_state_and_the_sets_ready_to_freeze(cast: C
     assert "Import a judgments file" not in html  # owners only
 
 
-def test_the_pool_list_shows_status_version_counts_hash_and_who_froze(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+def test_the_pool_list_shows_status_version_counts_hash_and_who_froze(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
     html = login(client, cast.owner).get(reverse("pool_list", kwargs={"slug": "alpha"})).content.decode()
     assert "Phone number change" in html
     assert "Frozen · version 1" in html
@@ -94,7 +106,9 @@ def test_the_pool_list_costs_the_same_queries_for_few_and_many_pools(
         client.get(url)
 
 
-def test_the_version_page_shows_counts_distribution_provenance_and_exports(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+def test_the_version_page_shows_counts_distribution_provenance_and_exports(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
     response = login(client, cast.reviewer).get(version_url("pool_version_detail", frozen))
     html = response.content.decode()
     assert response.status_code == 200
@@ -107,15 +121,21 @@ def test_the_version_page_shows_counts_distribution_provenance_and_exports(cast:
     assert "Evidence gap" not in html
 
 
-def test_the_version_page_warns_about_documents_changed_since_grading(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+def test_the_version_page_warns_about_documents_changed_since_grading(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
     factories.Document.upsert(project=cast.alpha, external_id="A", title="Document A", body="A new body")
     html = login(client, cast.reviewer).get(version_url("pool_version_detail", frozen)).content.decode()
     assert "Evidence gap: documents that have a newer version than the one graded: 1." in html
 
 
 def test_the_version_page_lists_exclusions_with_their_reason(cast: Cast, client: Client) -> None:
-    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (1, 3)})
-    version = pool_freeze(grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="B is unclear")
+    grading_set = factories.graded_set(
+        cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (1, 3)}
+    )
+    version = pool_freeze(
+        grading_set=grading_set, by=cast.reviewer, exclude_unsettled=True, reason="B is unclear"
+    )
     html = login(client, cast.reviewer).get(version_url("pool_version_detail", version)).content.decode()
     assert "Pairs left out when freezing: 1" in html
     assert "B is unclear" in html
@@ -143,7 +163,9 @@ def test_the_manifest_is_json_with_the_hash(cast: Cast, client: Client, frozen: 
 
 
 @pytest.mark.parametrize("fmt", ["qrels", "csv", "jsonl"])
-def test_an_export_downloads_a_zip_with_data_and_manifest(cast: Cast, client: Client, frozen: PoolVersion, fmt: str) -> None:
+def test_an_export_downloads_a_zip_with_data_and_manifest(
+    cast: Cast, client: Client, frozen: PoolVersion, fmt: str
+) -> None:
     response = login(client, cast.reviewer).get(version_url("pool_version_export", frozen), {"format": fmt})
     assert response.status_code == 200
     assert response["Content-Type"] == "application/zip"
@@ -174,19 +196,29 @@ def archive_data(payload: bytes, name: str) -> bytes:
         return archive.read(name)
 
 
-def test_an_unknown_export_format_goes_back_with_a_clear_message(cast: Cast, client: Client, frozen: PoolVersion) -> None:
-    response = login(client, cast.reviewer).get(version_url("pool_version_export", frozen), {"format": "xlsx"}, follow=True)
+def test_an_unknown_export_format_goes_back_with_a_clear_message(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
+    response = login(client, cast.reviewer).get(
+        version_url("pool_version_export", frozen), {"format": "xlsx"}, follow=True
+    )
     assert "Unknown export format “xlsx”: choose one of qrels, csv, jsonl." in response.content.decode()
     # QA: an unknown part silently served the zip.
-    response = client.get(version_url("pool_version_export", frozen), {"format": "csv", "part": "zzz"}, follow=True)
+    response = client.get(
+        version_url("pool_version_export", frozen), {"format": "csv", "part": "zzz"}, follow=True
+    )
     assert response.headers["Content-Type"].startswith("text/html")
     assert "Unknown export part “zzz”" in response.content.decode()
 
 
 def test_a_format_that_cannot_hold_the_ids_goes_back_with_the_reason(cast: Cast, client: Client) -> None:
     pool = Pool.objects.create(project=cast.alpha, name="Spaced")
-    version = pool_version_create(pool=pool, judgments=[("q1", "doc one", 2, "")], source="frozen", by=cast.owner)
-    response = login(client, cast.reviewer).get(version_url("pool_version_export", version), {"format": "qrels"})
+    version = pool_version_create(
+        pool=pool, judgments=[("q1", "doc one", 2, "")], source="frozen", by=cast.owner
+    )
+    response = login(client, cast.reviewer).get(
+        version_url("pool_version_export", version), {"format": "qrels"}
+    )
     assert response.status_code == 409
     html = response.content.decode()
     assert "This version cannot be written as qrels:" in html and "contains whitespace" in html
@@ -205,13 +237,25 @@ def test_a_format_that_cannot_hold_the_ids_goes_back_with_the_reason(cast: Cast,
 
 def frozen_without_spaces(cast: Cast) -> PoolVersion:
     pool = Pool.objects.create(project=cast.alpha, name="Plain")
-    return pool_version_create(pool=pool, judgments=[("q1", "doc-one", 2, "")], source="frozen", by=cast.owner)
+    return pool_version_create(
+        pool=pool, judgments=[("q1", "doc-one", 2, "")], source="frozen", by=cast.owner
+    )
 
 
 def test_the_diff_page_lists_added_removed_and_changed_pairs(cast: Cast, client: Client) -> None:
     pool = Pool.objects.create(project=cast.alpha, name="Lineage")
-    v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, ""), ("q1", "B", 2, ""), ("q1", "C", 1, "")], source="frozen", by=cast.owner)
-    v2 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, ""), ("q1", "B", 1, ""), ("q1", "D", 0, "")], source="frozen", by=cast.owner)
+    v1 = pool_version_create(
+        pool=pool,
+        judgments=[("q1", "A", 3, ""), ("q1", "B", 2, ""), ("q1", "C", 1, "")],
+        source="frozen",
+        by=cast.owner,
+    )
+    v2 = pool_version_create(
+        pool=pool,
+        judgments=[("q1", "A", 3, ""), ("q1", "B", 1, ""), ("q1", "D", 0, "")],
+        source="frozen",
+        by=cast.owner,
+    )
     login(client, cast.reviewer)
     url = version_url("pool_version_diff", v1, other_id=v2.pk)
     html = client.get(url).content.decode()
@@ -222,11 +266,15 @@ def test_the_diff_page_lists_added_removed_and_changed_pairs(cast: Cast, client:
     assert "grade changed" in only_changed and "added" not in only_changed
 
 
-def test_the_version_pages_compare_links_run_from_the_older_version_to_the_newer(cast: Cast, client: Client) -> None:
+def test_the_version_pages_compare_links_run_from_the_older_version_to_the_newer(
+    cast: Cast, client: Client
+) -> None:
     """QA: on version 2's page, "compare with version 1" showed v2 -> v1, so v2's addition read "removed"."""
     pool = Pool.objects.create(project=cast.alpha, name="Lineage")
     v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, "")], source="frozen", by=cast.owner)
-    v2 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, ""), ("q1", "B", 1, "")], source="frozen", by=cast.owner)
+    v2 = pool_version_create(
+        pool=pool, judgments=[("q1", "A", 3, ""), ("q1", "B", 1, "")], source="frozen", by=cast.owner
+    )
     login(client, cast.reviewer)
     forward = version_url("pool_version_diff", v1, other_id=v2.pk)
     for page in (v1, v2):
@@ -241,20 +289,36 @@ def test_the_version_pages_compare_links_run_from_the_older_version_to_the_newer
 def test_a_diff_between_two_pools_names_each_pool_in_its_column(cast: Cast, client: Client) -> None:
     # Both versions are v1: "Grade in v1" twice could not be told apart.
     left = pool_version_create(
-        pool=Pool.objects.create(project=cast.alpha, name="Phones"), judgments=[("q1", "A", 3, "")], source="frozen", by=cast.owner
+        pool=Pool.objects.create(project=cast.alpha, name="Phones"),
+        judgments=[("q1", "A", 3, "")],
+        source="frozen",
+        by=cast.owner,
     )
     right = pool_version_create(
-        pool=Pool.objects.create(project=cast.alpha, name="Refunds"), judgments=[("q1", "A", 1, "")], source="frozen", by=cast.owner
+        pool=Pool.objects.create(project=cast.alpha, name="Refunds"),
+        judgments=[("q1", "A", 1, "")],
+        source="frozen",
+        by=cast.owner,
     )
-    html = login(client, cast.reviewer).get(version_url("pool_version_diff", left, other_id=right.pk)).content.decode()
+    html = (
+        login(client, cast.reviewer)
+        .get(version_url("pool_version_diff", left, other_id=right.pk))
+        .content.decode()
+    )
     assert "Grade in Phones v1" in html and "Grade in Refunds v1" in html and "Grade in v1" not in html
 
 
 def test_the_diff_page_paginates_long_lists(cast: Cast, client: Client) -> None:
     pool = Pool.objects.create(project=cast.alpha, name="Long")
     v1 = pool_version_create(pool=pool, judgments=[("q", "a", 1, "")], source="frozen", by=cast.owner)
-    v2 = pool_version_create(pool=pool, judgments=[("q", f"d{i:03}", 1, "") for i in range(120)], source="frozen", by=cast.owner)
-    html = login(client, cast.reviewer).get(version_url("pool_version_diff", v1, other_id=v2.pk), {"page": 3}).content.decode()
+    v2 = pool_version_create(
+        pool=pool, judgments=[("q", f"d{i:03}", 1, "") for i in range(120)], source="frozen", by=cast.owner
+    )
+    html = (
+        login(client, cast.reviewer)
+        .get(version_url("pool_version_diff", v1, other_id=v2.pk), {"page": 3})
+        .content.decode()
+    )
     assert "Page 3 of 3" in html and "d119" in html and "d000" not in html
 
 
@@ -278,12 +342,17 @@ def test_freezing_a_copy_unchanged_says_it_repeats_the_earlier_version(cast: Cas
     grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), PHONE)
     login(client, cast.reviewer).post(freeze_url(grading_set), {"confirm": "on"})
     first = PoolVersion.objects.get()
-    assert "holds exactly the same judgments" not in client.get(version_url("pool_version_detail", first)).content.decode()
+    assert (
+        "holds exactly the same judgments"
+        not in client.get(version_url("pool_version_detail", first)).content.decode()
+    )
     copy = grading_set_create_from_version(version=first, by=cast.reviewer, name="Again")
     response = client.post(freeze_url(copy), {"confirm": "on"}, follow=True)
     second = PoolVersion.objects.get(number=2)
     assert second.sha256 == first.sha256
-    assert "Version 2 holds exactly the same judgments as version 1 (same SHA-256)." in response.content.decode()
+    assert (
+        "Version 2 holds exactly the same judgments as version 1 (same SHA-256)." in response.content.decode()
+    )
 
 
 def test_freezing_through_htmx_redirects_the_whole_page(cast: Cast, client: Client) -> None:
@@ -294,14 +363,18 @@ def test_freezing_through_htmx_redirects_the_whole_page(cast: Cast, client: Clie
 
 
 def test_the_freeze_page_lists_what_blocks_freezing(cast: Cast, client: Client) -> None:
-    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)})
+    grading_set = factories.graded_set(
+        cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)}
+    )
     html = login(client, cast.reviewer).get(freeze_url(grading_set)).content.decode()
     assert "Pairs that block freezing: 1" in html
     assert "open dispute (Waiting for every editor&#x27;s reason)" in html
 
 
 def test_freezing_a_blocked_set_is_refused_with_the_list_as_a_fragment(cast: Cast, client: Client) -> None:
-    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)})
+    grading_set = factories.graded_set(
+        cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)}
+    )
     response = login(client, cast.reviewer).post(freeze_url(grading_set), {"confirm": "on"}, **HTMX)
     html = response.content.decode()
     assert response.status_code == 200
@@ -311,11 +384,15 @@ def test_freezing_a_blocked_set_is_refused_with_the_list_as_a_fragment(cast: Cas
 
 
 def test_leaving_pairs_out_needs_a_reason_on_the_form(cast: Cast, client: Client) -> None:
-    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)})
+    grading_set = factories.graded_set(
+        cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)}
+    )
     login(client, cast.reviewer)
     html = client.post(freeze_url(grading_set), {"confirm": "on", "exclude_unsettled": "on"}).content.decode()
     assert "Say why these pairs are left out" in html
-    response = client.post(freeze_url(grading_set), {"confirm": "on", "exclude_unsettled": "on", "reason": "unclear"})
+    response = client.post(
+        freeze_url(grading_set), {"confirm": "on", "exclude_unsettled": "on", "reason": "unclear"}
+    )
     assert response.status_code == 302
     assert PoolVersion.objects.get().exclusions[0]["reason"] == "unclear"
 
@@ -335,7 +412,9 @@ def test_editors_cannot_freeze_and_other_methods_are_refused(cast: Cast, client:
     assert not PoolVersion.objects.exists()
 
 
-def test_a_frozen_set_cannot_be_frozen_again_from_the_page(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+def test_a_frozen_set_cannot_be_frozen_again_from_the_page(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
     html = login(client, cast.reviewer).get(freeze_url(frozen.grading_set)).content.decode()
     assert "This set was frozen already as Phone number change version 1." in html
 
@@ -388,7 +467,9 @@ def test_the_freeze_page_refuses_before_sending_when_a_file_was_imported_as_the_
 # ---- a new version --------------------------------------------------------------------------------
 
 
-def test_a_reviewer_starts_a_new_version_from_a_frozen_one(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+def test_a_reviewer_starts_a_new_version_from_a_frozen_one(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
     url = version_url("pool_version_continue", frozen)
     login(client, cast.reviewer)
     assert "Start a new version of Phone number change from version 1" in client.get(url).content.decode()
@@ -396,7 +477,9 @@ def test_a_reviewer_starts_a_new_version_from_a_frozen_one(cast: Cast, client: C
     assert response.status_code == 302
     new_set = GradingSet.objects.get(name="Phone, round 2")
     assert new_set.based_on == frozen and new_set.candidates.count() == 5
-    assert response["Location"] == reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": new_set.pk})
+    assert response["Location"] == reverse(
+        "grading_set_detail", kwargs={"slug": "alpha", "set_id": new_set.pk}
+    )
     html = client.get(response["Location"]).content.decode()
     assert "Phone, round 2" in html and "holds the 5 pairs of version 1" in html
 
@@ -414,7 +497,10 @@ def test_only_the_newest_version_offers_a_new_version_and_a_second_start_is_refu
     old_page = client.get(version_url("pool_version_detail", frozen)).content.decode()
     assert continue_url not in old_page and "New versions start from the newest one" in old_page
     assert version_url("pool_version_detail", v2) in old_page
-    assert version_url("pool_version_continue", v2) in client.get(version_url("pool_version_detail", v2)).content.decode()
+    assert (
+        version_url("pool_version_continue", v2)
+        in client.get(version_url("pool_version_detail", v2)).content.decode()
+    )
 
 
 def test_the_new_sets_page_names_its_version_in_each_readers_language(
@@ -422,7 +508,11 @@ def test_the_new_sets_page_names_its_version_in_each_readers_language(
 ) -> None:
     """The "started from" line was stored as text in the language of whoever clicked (QA report)."""
     login(client, cast.reviewer)
-    client.post(version_url("pool_version_continue", frozen), {"confirm": "on", "name": "Round 2"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    client.post(
+        version_url("pool_version_continue", frozen),
+        {"confirm": "on", "name": "Round 2"},
+        HTTP_ACCEPT_LANGUAGE="zh-hans",
+    )
     new_set = GradingSet.objects.get(name="Round 2")
     assert new_set.description == ""
     address = reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": new_set.pk})
@@ -436,13 +526,19 @@ def test_starting_a_new_version_through_htmx(cast: Cast, client: Client, frozen:
     url = version_url("pool_version_continue", frozen)
     login(client, cast.owner)
     invalid = client.post(url, {}, **HTMX)
-    assert invalid.status_code == 200 and invalid.content.decode().lstrip().startswith('<section class="card" id="continue-form">')
+    assert invalid.status_code == 200 and invalid.content.decode().lstrip().startswith(
+        '<section class="card" id="continue-form">'
+    )
     done = client.post(url, {"confirm": "on"}, **HTMX)
     new_set = GradingSet.objects.get(name="Phone number change v2")
-    assert done["HX-Redirect"] == reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": new_set.pk})
+    assert done["HX-Redirect"] == reverse(
+        "grading_set_detail", kwargs={"slug": "alpha", "set_id": new_set.pk}
+    )
 
 
-def test_editors_cannot_start_a_new_version_and_delete_is_refused(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+def test_editors_cannot_start_a_new_version_and_delete_is_refused(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
     url = version_url("pool_version_continue", frozen)
     assert login(client, cast.editor).post(url, {"confirm": "on"}).status_code == 403
     assert login(client, cast.reviewer).delete(url).status_code == 405
@@ -461,25 +557,38 @@ IMPORT_URL = reverse("pool_import", kwargs={"slug": "alpha"})
 
 def test_an_owner_imports_a_qrels_file_as_a_new_pool(cast: Cast, client: Client) -> None:
     response = login(client, cast.owner).post(
-        IMPORT_URL, {"file": upload("run.qrels", "q1 0 A 3\nq1 0 B 0\n"), "format": "auto", "pool_name": "External"}
+        IMPORT_URL,
+        {"file": upload("run.qrels", "q1 0 A 3\nq1 0 B 0\n"), "format": "auto", "pool_name": "External"},
     )
     version = PoolVersion.objects.get()
     assert response.status_code == 302
     assert response["Location"] == version_url("pool_version_detail", version)
     assert (version.pool.name, version.source, version.file_name) == ("External", "imported", "run.qrels")
-    assert "Imported run.qrels as External version 1: 2 judgments" in client.get(response["Location"]).content.decode()
+    assert (
+        "Imported run.qrels as External version 1: 2 judgments"
+        in client.get(response["Location"]).content.decode()
+    )
 
 
-def test_importing_into_an_existing_pool_adds_the_next_version(cast: Cast, client: Client, frozen: PoolVersion) -> None:
+def test_importing_into_an_existing_pool_adds_the_next_version(
+    cast: Cast, client: Client, frozen: PoolVersion
+) -> None:
     login(client, cast.owner).post(
-        IMPORT_URL, {"file": upload("more.csv", "query_id,doc_id,grade\nq1,A,3\n"), "format": "auto", "pool": frozen.pool_id}
+        IMPORT_URL,
+        {
+            "file": upload("more.csv", "query_id,doc_id,grade\nq1,A,3\n"),
+            "format": "auto",
+            "pool": frozen.pool_id,
+        },
     )
     assert list(frozen.pool.versions.values_list("number", "source")) == [(2, "imported"), (1, "frozen")]
 
 
 def test_a_bad_file_re_renders_the_form_with_the_line_as_a_fragment(cast: Cast, client: Client) -> None:
     response = login(client, cast.owner).post(
-        IMPORT_URL, {"file": upload("bad.qrels", "q1 0 A 3\nq1 0 B 9\n"), "format": "auto", "pool_name": "Bad"}, **HTMX
+        IMPORT_URL,
+        {"file": upload("bad.qrels", "q1 0 A 3\nq1 0 B 9\n"), "format": "auto", "pool_name": "Bad"},
+        **HTMX,
     )
     html = response.content.decode()
     assert response.status_code == 200
@@ -491,7 +600,9 @@ def test_a_bad_file_re_renders_the_form_with_the_line_as_a_fragment(cast: Cast, 
 def test_the_import_form_explains_missing_choices(cast: Cast, client: Client) -> None:
     html = login(client, cast.owner).post(IMPORT_URL, {"format": "auto"}).content.decode()
     assert "This field is required." in html
-    html = client.post(IMPORT_URL, {"file": upload("a.qrels", "q 0 d 1\n"), "format": "auto", "grade_map": "9"}).content.decode()
+    html = client.post(
+        IMPORT_URL, {"file": upload("a.qrels", "q 0 d 1\n"), "format": "auto", "grade_map": "9"}
+    ).content.decode()
     assert "grade map entry “9” is not FROM:TO" in html
     assert "Name the new pool, or choose an existing pool above." in html
 
@@ -518,16 +629,25 @@ def test_leaving_out_the_listed_pairs_never_leaves_out_a_pair_that_blocked_only_
 
     from annotator.models import Candidate
 
-    grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)})
+    grading_set = factories.graded_set(
+        cast.alpha, (cast.editor, cast.editor2), {**PHONE, ("q1", "B"): (2, 3)}
+    )
     login(client, cast.reviewer)
     page = client.get(freeze_url(grading_set)).content.decode()
     seen = re.search(r'name="blockers_seen" value="([0-9a-f]+)"', page)
     assert seen is not None
     # Meanwhile an owner adds a pair nobody has graded.
     Candidate.objects.create(
-        grading_set=grading_set, query=factories.query(cast.alpha, "q1"), document=factories.document(cast.alpha, "NEW")
+        grading_set=grading_set,
+        query=factories.query(cast.alpha, "q1"),
+        document=factories.document(cast.alpha, "NEW"),
     )
-    data = {"confirm": "on", "exclude_unsettled": "on", "reason": "B is unclear", "blockers_seen": seen.group(1)}
+    data = {
+        "confirm": "on",
+        "exclude_unsettled": "on",
+        "reason": "B is unclear",
+        "blockers_seen": seen.group(1),
+    }
     html = client.post(freeze_url(grading_set), data).content.decode()
     assert "The pairs that block freezing changed since this page was shown (2 now)" in html
     assert not PoolVersion.objects.exists()
@@ -543,8 +663,10 @@ def test_the_version_page_leads_on_to_a_comparison_and_its_shares_add_up(cast: C
     12.5 and 37.5 down and the column said 99 % (QA); the page had no way on to a comparison."""
     rows = [("q", d, g) for d, g in zip("ABCDEFGH", (3, 1, 1, 1, 2, 2, 2, 2), strict=True)]
     version = pool_version_create(
-        pool=Pool.objects.create(project=cast.alpha, name="Shares"), judgments=[(*r, "unanimous") for r in rows],
-        source=PoolVersionSource.FROZEN, by=cast.reviewer,
+        pool=Pool.objects.create(project=cast.alpha, name="Shares"),
+        judgments=[(*r, "unanimous") for r in rows],
+        source=PoolVersionSource.FROZEN,
+        by=cast.reviewer,
     )
     html = login(client, cast.reviewer).get(version_url("pool_version_detail", version)).content.decode()
     for share in ("12.5%", "37.5%", "50.0%"):

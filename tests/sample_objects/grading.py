@@ -11,7 +11,9 @@ def sample_kwargs(project: Project) -> dict[str, Any]:
         project=project, external_id="sample-doc", title="Sample document", body="A body to grade."
     )
     query, _ = Query.objects.get_or_create(
-        project=project, external_id="sample-q", defaults={"text": "A sample question?", "information_need": "x"}
+        project=project,
+        external_id="sample-q",
+        defaults={"text": "A sample question?", "information_need": "x"},
     )
     grading_set, _ = GradingSet.objects.get_or_create(project=project, name="Sample set")
     candidate, _ = Candidate.objects.get_or_create(

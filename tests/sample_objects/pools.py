@@ -12,12 +12,20 @@ def sample_kwargs(project: Project) -> dict[str, Any]:
     pool, created = Pool.objects.get_or_create(project=project, name="Sample pool")
     if created:
         pool_version_create(
-            pool=pool, judgments=[("q1", "A", 3, "unanimous"), ("q1", "B", 1, "unanimous")],
-            source=PoolVersionSource.FROZEN, by=owner.user,
+            pool=pool,
+            judgments=[("q1", "A", 3, "unanimous"), ("q1", "B", 1, "unanimous")],
+            source=PoolVersionSource.FROZEN,
+            by=owner.user,
         )
         pool_version_create(
-            pool=pool, judgments=[("q1", "A", 3, "unanimous"), ("q1", "B", 2, "adjudicated"), ("q2", "C", 0, "unanimous")],
-            source=PoolVersionSource.FROZEN, by=owner.user,
+            pool=pool,
+            judgments=[
+                ("q1", "A", 3, "unanimous"),
+                ("q1", "B", 2, "adjudicated"),
+                ("q2", "C", 0, "unanimous"),
+            ],
+            source=PoolVersionSource.FROZEN,
+            by=owner.user,
         )
     v1, v2 = pool.versions.order_by("number")[:2]
     samples: dict[str, Any] = {"pool_id": pool.pk, "version_id": v2.pk, "other_id": v1.pk}

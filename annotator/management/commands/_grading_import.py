@@ -77,7 +77,9 @@ class RecordImportCommand(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         add_project_argument(parser)
         parser.add_argument("file", help="CSV or JSONL file ('-' reads standard input; then give --format)")
-        parser.add_argument("--format", choices=["csv", "jsonl"], default="", help="default: from the file name")
+        parser.add_argument(
+            "--format", choices=["csv", "jsonl"], default="", help="default: from the file name"
+        )
         parser.add_argument("--dry-run", action="store_true", help="validate and count, then roll back")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -86,10 +88,14 @@ class RecordImportCommand(BaseCommand):
         fmt = detect_format(path, options["format"])
         if fmt not in ("csv", "jsonl"):
             try:
-                decode_upload(read_bytes(path))  # a zip (e.g. a pool export) is refused as one, whatever its name
+                decode_upload(
+                    read_bytes(path)
+                )  # a zip (e.g. a pool export) is refused as one, whatever its name
             except ImportFileError as error:
                 raise file_error(path, error) from None
-            raise bad_input(f"{path}: the name does not end in .csv, .jsonl or .ndjson; say which with --format.")
+            raise bad_input(
+                f"{path}: the name does not end in .csv, .jsonl or .ndjson; say which with --format."
+            )
         self.stderr.write(f"Reading {path} ({fmt})…")
         try:
             records = self.reader(read_bytes(path), fmt)
@@ -98,7 +104,9 @@ class RecordImportCommand(BaseCommand):
         action = "checking what an import would do (nothing is stored)" if options["dry_run"] else "storing"
         self.stderr.write(f"{counted(len(records), *self.noun)} valid; {action}…")
         with transaction.atomic():
-            summary = self.importer(project=project, records=records, on_progress=Progress(self, self.noun[1]))
+            summary = self.importer(
+                project=project, records=records, on_progress=Progress(self, self.noun[1])
+            )
             if options["dry_run"]:
                 transaction.set_rollback(True)
         if warning := unwritable_ids_warning(records):

@@ -20,10 +20,14 @@ class Command(BaseCommand):
     help = "Create a project with its first owner (who then adds members and data in the app)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("slug", help="short ID in the project's address, /p/<slug>/ (letters, digits, - and _)")
+        parser.add_argument(
+            "slug", help="short ID in the project's address, /p/<slug>/ (letters, digits, - and _)"
+        )
         parser.add_argument("name", help="the project's name")
         parser.add_argument("--owner", required=True, help="username of the first owner")
-        parser.add_argument("--create-owner", action="store_true", help="create the owner's account if it is missing")
+        parser.add_argument(
+            "--create-owner", action="store_true", help="create the owner's account if it is missing"
+        )
         parser.add_argument("--name-zh", default="", help="the name shown in the Chinese interface")
         parser.add_argument("--description", default="")
         parser.add_argument(
@@ -45,11 +49,17 @@ class Command(BaseCommand):
             )
         try:
             project = project_create(
-                slug=options["slug"], name=options["name"], owner=owner, name_zh_hans=options["name_zh"],
-                description=options["description"], content_language=options["content_language"],
+                slug=options["slug"],
+                name=options["name"],
+                owner=owner,
+                name_zh_hans=options["name_zh"],
+                description=options["description"],
+                content_language=options["content_language"],
             )
         except ProjectCreateError as error:
             raise bad_input(str(error)) from None
-        self.stdout.write(self.style.SUCCESS(
-            f"Created project {project.name!r} at /p/{project.slug}/ with owner {owner.get_username()}."
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Created project {project.name!r} at /p/{project.slug}/ with owner {owner.get_username()}."
+            )
+        )

@@ -24,7 +24,9 @@ def create_account(username: str, command: BaseCommand, email: str = "") -> User
     try:
         user.full_clean(exclude=["password"])
     except ValidationError as error:
-        problems = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items())
+        problems = "; ".join(
+            f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items()
+        )
         raise bad_input(f"Cannot create user {username!r}: {problems}") from None
     user.set_unusable_password()
     user.save()

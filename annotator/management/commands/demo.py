@@ -31,7 +31,13 @@ DEMO_USERS = [
 DEMO_SLUG = "help-center-demo"
 # Each feature adds its seed data in turn; later steps rely on what earlier ones made. The last
 # step leaves work in progress so every role has something to do after `make run`.
-DEMO_STEPS = [demo_grading.build, demo_disputes.build, demo_pools.build, demo_comparisons.build, demo_live.build]
+DEMO_STEPS = [
+    demo_grading.build,
+    demo_disputes.build,
+    demo_pools.build,
+    demo_comparisons.build,
+    demo_live.build,
+]
 
 
 @transaction.atomic

@@ -53,7 +53,9 @@ class Command(BaseCommand):
             raise fail(f"no pool named {options['pool']!r} in project {options['project']!r}")
         versions = PoolVersion.objects.filter(pool=pool).select_related("pool__project", "frozen_by")
         number = options["number"]
-        version = versions.order_by("-number").first() if number is None else versions.filter(number=number).first()
+        version = (
+            versions.order_by("-number").first() if number is None else versions.filter(number=number).first()
+        )
         if version is None:
             raise fail(f"pool {pool.name!r} has no version {'' if number is None else number}".rstrip())
         problems = version.integrity_problems()
@@ -85,7 +87,9 @@ class Command(BaseCommand):
         manifest = export_manifest(version, fmt, Path(output).name, data)
         try:
             Path(output).write_bytes(data)
-            Path(f"{output}.manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+            Path(f"{output}.manifest.json").write_text(
+                json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+            )
         except OSError as exc:
             raise fail(f"cannot write {exc.filename or output}: {exc.strerror or exc}") from exc
         self.stderr.write(f"wrote {output} and {output}.manifest.json ({version}, sha256 {version.sha256})")

@@ -35,8 +35,12 @@ class Command(BaseCommand):
         parser.add_argument("grading_set", help="name or numeric ID of the grading set")
         parser.add_argument("files", nargs="+", help="run files: TREC, .csv or .jsonl")
         parser.add_argument("--depth", type=int, default=None, help="pool each run's top K per query")
-        parser.add_argument("--format", choices=["trec", "csv", "jsonl"], default="", help="default: from the file name")
-        parser.add_argument("--create", action="store_true", help="create the grading set if it does not exist")
+        parser.add_argument(
+            "--format", choices=["trec", "csv", "jsonl"], default="", help="default: from the file name"
+        )
+        parser.add_argument(
+            "--create", action="store_true", help="create the grading set if it does not exist"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = get_project(options["project"])
@@ -75,7 +79,9 @@ class Command(BaseCommand):
             raise bad_input(str(error)) from None
         if created:  # said once it is so: a refused import leaves no set (QA: "Created" before a failure)
             self.stderr.write(f"Created grading set {name!r}.")
-        self.stdout.write(self.style.SUCCESS(
-            f"{grading_set.name}: added {summary.added} candidates, {summary.already} already there "
-            f"({counted(summary.queries, 'query', 'queries')}; runs: {', '.join(summary.runs) or '-'})."
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{grading_set.name}: added {summary.added} candidates, {summary.already} already there "
+                f"({counted(summary.queries, 'query', 'queries')}; runs: {', '.join(summary.runs) or '-'})."
+            )
+        )

@@ -29,10 +29,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project slug")
         parser.add_argument("file", help="the judgments file")
-        parser.add_argument("--pool", required=True, help="pool name: the next version of it (created if missing)")
+        parser.add_argument(
+            "--pool", required=True, help="pool name: the next version of it (created if missing)"
+        )
         parser.add_argument("--by", required=True, help="username of the project owner doing the import")
-        parser.add_argument("--format", default="auto", help=f"auto (from the extension) or one of {', '.join(EXPORT_FORMATS)}")
-        parser.add_argument("--grade-map", default="", help="map grades outside 0..3, e.g. --grade-map=-1:0,4:3 (with '=': the value starts with '-')")
+        parser.add_argument(
+            "--format",
+            default="auto",
+            help=f"auto (from the extension) or one of {', '.join(EXPORT_FORMATS)}",
+        )
+        parser.add_argument(
+            "--grade-map",
+            default="",
+            help="map grades outside 0..3, e.g. --grade-map=-1:0,4:3 (with '=': the value starts with '-')",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = Project.objects.filter(slug=options["project"]).first()
@@ -54,8 +64,14 @@ class Command(BaseCommand):
         pool = Pool.objects.filter(project=project, name=options["pool"]).first()
         try:
             version = pool_import(
-                project=project, by=user, data=data, file_name=path.name, fmt=fmt,
-                pool=pool, pool_name=options["pool"], grade_map=options["grade_map"],
+                project=project,
+                by=user,
+                data=data,
+                file_name=path.name,
+                fmt=fmt,
+                pool=pool,
+                pool_name=options["pool"],
+                grade_map=options["grade_map"],
                 max_unpacked=None,  # the owner's own file on their own disk: no upload limit
             )
         except PermissionDenied as exc:
