@@ -1,1 +1,0 @@
-"""Multi-model workflows, one module per area, named `<entity>_<action>` (keyword-only, typed)."""
