@@ -31,8 +31,8 @@ from annotator.models import (
     Reservation,
     Role,
 )
-from annotator.services.members import LastOwnerError, membership_remove
-from annotator.text import enumeration
+from annotator.projects.services import LastOwnerError, membership_remove
+from annotator.web.text import enumeration
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -8,7 +8,7 @@ class AnnotatorConfig(AppConfig):
     verbose_name = _("Annotation")
 
     def ready(self) -> None:
-        from annotator.converters import IdConverter
+        from annotator.web.converters import IdConverter
 
         # Every URL module of both apps writes IDs as <id:...>; the URLconf loads after ready().
         register_converter(IdConverter, "id")

@@ -1,14 +1,7 @@
 """Models of the annotation app, one module per area; import from here."""
 
-from annotator.models.disputes import (
-    Dispute,
-    DisputeStatement,
-    DisputeStatus,
-    FinalGrade,
-    FinalGradeRecheck,
-    FinalSource,
-)
-from annotator.models.documents import (
+from annotator.disputes.models import Dispute, DisputeStatement, DisputeStatus
+from annotator.documents.models import (
     CriteriaChange,
     CriteriaVersion,
     Document,
@@ -17,19 +10,22 @@ from annotator.models.documents import (
     Unit,
     content_hash,
 )
-from annotator.models.grading import (
+from annotator.grading.models import (
     GRADE_VALUES,
     REASON_MAX_LENGTH,
     Candidate,
     CandidateSource,
+    FinalGrade,
+    FinalGradeRecheck,
+    FinalSource,
     Grade,
     GradeHistory,
     GradingSet,
     Reservation,
     StaleReason,
 )
-from annotator.models.pools import Pool, PoolJudgment, PoolVersion, PoolVersionSource
-from annotator.models.projects import Membership, MembershipQuerySet, Project, ProjectQuerySet, Role
+from annotator.pools.models import Pool, PoolJudgment, PoolVersion, PoolVersionSource
+from annotator.projects.models import Membership, MembershipQuerySet, Project, ProjectQuerySet, Role
 
 __all__ = [
     "GRADE_VALUES",

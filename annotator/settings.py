@@ -62,15 +62,15 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # After the user and htmx are known: a post it refuses is answered with a page of the app.
-    "annotator.middleware.RejectNulCharactersMiddleware",
-    "annotator.middleware.PrivatePagesMiddleware",
-    "annotator.middleware.BrowserTimeZoneMiddleware",
-    "annotator.middleware.DatabaseBusyMiddleware",
+    "annotator.web.middleware.RejectNulCharactersMiddleware",
+    "annotator.web.middleware.PrivatePagesMiddleware",
+    "annotator.web.middleware.BrowserTimeZoneMiddleware",
+    "annotator.web.middleware.DatabaseBusyMiddleware",
 ]
 
 ROOT_URLCONF = "annotator.urls"
 # A post without session or CSRF cookie comes from a signed-out person: to the login page.
-CSRF_FAILURE_VIEW = "annotator.http.csrf_failure"
+CSRF_FAILURE_VIEW = "annotator.web.http.csrf_failure"
 WSGI_APPLICATION = "annotator.wsgi.application"
 
 TEMPLATES = [
@@ -84,7 +84,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
-                "annotator.context_processors.project",
+                "annotator.web.context_processors.project",
             ],
         },
     },
@@ -168,7 +168,7 @@ if not DEBUG:
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"one_line_403": {"()": "annotator.log_filters.OneLineForbidden"}},
+    "filters": {"one_line_403": {"()": "annotator.web.log_filters.OneLineForbidden"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["one_line_403"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
     # Django's own "django" logger writes to a console handler of its own while DEBUG is on (the

@@ -3,17 +3,19 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import set_language
 
-from annotator import urls_disputes, urls_grading, urls_pools
-from annotator.access import public
-from annotator.views import accounts, projects
+from annotator.disputes import urls as urls_disputes
+from annotator.documents import urls as urls_documents
+from annotator.grading import urls as urls_grading
+from annotator.pools import urls as urls_pools
+from annotator.projects import accounts
+from annotator.projects import urls as urls_projects
+from annotator.projects import views as projects
+from annotator.web.access import public
 from evaluation import urls as evaluation_urls
 
 project_patterns = [
-    path("", projects.project_detail, name="project_detail"),
-    path("settings/", projects.project_settings, name="project_settings"),
-    path("members/", projects.member_list, name="member_list"),
-    path("members/<id:membership_id>/role/", projects.member_update, name="member_update"),
-    path("members/<id:membership_id>/remove/", projects.member_remove, name="member_remove"),
+    *urls_projects.urlpatterns,
+    *urls_documents.urlpatterns,
     *urls_grading.urlpatterns,
     *urls_disputes.urlpatterns,
     *urls_pools.urlpatterns,

@@ -9,9 +9,9 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from annotator.forms import DigitsIntegerField
 from annotator.models import PoolVersion, Project
-from annotator.uploads import UploadForm
+from annotator.projects.forms import DigitsIntegerField
+from annotator.web.uploads import UploadForm
 from evaluation import metrics
 from evaluation.metrics.policies import MAX_BREAKDOWN_K, MAX_SEED
 from evaluation.models import (

@@ -19,11 +19,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator.access import ProjectRequest, project_role
-from annotator.http import attachment_header, post_from, redirect_after_post
 from annotator.models import Document, PoolVersion, Query, Role
-from annotator.models.pools import PoolIntegrityError
-from annotator.paging import Paginator
+from annotator.pools.models import PoolIntegrityError
+from annotator.web.access import ProjectRequest, project_role
+from annotator.web.http import attachment_header, post_from, redirect_after_post
+from annotator.web.paging import Paginator
 from evaluation import metrics, services
 from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm, count_of_queries
 from evaluation.models import Comparison, Run

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 
-from annotator.demo_data import DemoContext
+from annotator.demo import DemoContext
 from annotator.models import PoolVersion
 from evaluation import metrics
 from evaluation.models import Comparison, Run

@@ -16,10 +16,10 @@ import logging
 
 from django.contrib.auth.models import User
 
-from annotator.demo_data import DemoContext
+from annotator.demo import DemoContext
+from annotator.disputes.services import dispute_give_reason, dispute_revise
+from annotator.grading.services import grade_submit
 from annotator.models import Candidate, Dispute, DisputeStatus, Grade, Project
-from annotator.services.disputes import dispute_give_reason, dispute_revise
-from annotator.services.grading import grade_submit
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ version 1), everything else through get-or-create.
 
 from __future__ import annotations
 
-from annotator.demo_data import DemoContext
+from annotator.demo import DemoContext
 from annotator.models import (
     Candidate,
     CandidateSource,

@@ -8,10 +8,10 @@ Idempotent: nothing is graded twice.
 
 from __future__ import annotations
 
-from annotator.demo_data import DemoContext
+from annotator.demo import DemoContext
+from annotator.disputes.services import dispute_give_reason, dispute_revise
+from annotator.grading.services import grade_submit
 from annotator.models import Candidate, CandidateSource, Document, Grade, GradingSet, Query
-from annotator.services.disputes import dispute_give_reason, dispute_revise
-from annotator.services.grading import grade_submit
 
 QUERY = (
     "q3",

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 
-from annotator.demo_data import DemoContext
+from annotator.demo import DemoContext
+from annotator.disputes.services import dispute_settle
 from annotator.models import Dispute, DisputeStatus, GradingSet, PoolVersion
-from annotator.services.disputes import dispute_settle
-from annotator.services.pools import freeze_preview, pool_freeze
+from annotator.pools.services import freeze_preview, pool_freeze
 
 log = logging.getLogger(__name__)
 

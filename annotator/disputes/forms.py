@@ -7,8 +7,8 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from annotator.disputes.services import override_needs_note_message, recheck_needs_note_message
 from annotator.models import GRADE_VALUES, REASON_MAX_LENGTH
-from annotator.services.disputes import override_needs_note_message, recheck_needs_note_message
 
 GRADE_CHOICES: list[tuple[Any, Any]] = [(g, str(g)) for g in GRADE_VALUES]
 # The criteria text of each level has this id on the dispute pages (_pair.html), plus "-<grade>".

@@ -35,7 +35,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotator.agreement import check_grade
+from annotator.disputes.agreement import check_grade
 from annotator.models import (
     Candidate,
     CandidateSource,
@@ -52,7 +52,7 @@ from annotator.models import (
     Membership,
     Role,
 )
-from annotator.text import enumeration
+from annotator.web.text import enumeration
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotator.views import disputes
+from annotator.disputes import views as disputes
 
 urlpatterns = [
     path("disputes/", disputes.dispute_list, name="dispute_list"),

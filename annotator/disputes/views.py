@@ -20,30 +20,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator import agreement
-from annotator.access import ProjectRequest, project_role
-from annotator.forms_disputes import ReasonForm, RecheckForm, RevisionForm, SettleForm
-from annotator.http import post_from
-from annotator.models import (
-    GRADE_VALUES,
-    REASON_MAX_LENGTH,
-    Candidate,
-    CandidateSource,
-    CriteriaVersion,
-    Dispute,
-    DisputeStatement,
-    DisputeStatus,
-    FinalGrade,
-    Grade,
-    GradingSet,
-    PoolJudgment,
-    Role,
-    StaleReason,
-)
-from annotator.models.disputes import REVEALED_STATUSES
-from annotator.models.grading import count_of
-from annotator.paging import Paginator
-from annotator.services.disputes import (
+from annotator.disputes import agreement
+from annotator.disputes.forms import ReasonForm, RecheckForm, RevisionForm, SettleForm
+from annotator.disputes.models import REVEALED_STATUSES
+from annotator.disputes.services import (
     AlreadyRechecked,
     AlreadySettled,
     DisputeError,
@@ -65,6 +45,26 @@ from annotator.services.disputes import (
     recheck_token,
     revision_refusal,
 )
+from annotator.grading.models import count_of
+from annotator.models import (
+    GRADE_VALUES,
+    REASON_MAX_LENGTH,
+    Candidate,
+    CandidateSource,
+    CriteriaVersion,
+    Dispute,
+    DisputeStatement,
+    DisputeStatus,
+    FinalGrade,
+    Grade,
+    GradingSet,
+    PoolJudgment,
+    Role,
+    StaleReason,
+)
+from annotator.web.access import ProjectRequest, project_role
+from annotator.web.http import post_from
+from annotator.web.paging import Paginator
 
 PER_PAGE = 25
 ANONYMOUS_SESSION_KEY = "disputes_anonymous"

@@ -12,7 +12,7 @@ from django.db import models, transaction
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
-from annotator.models.projects import Project, SharedLockQuerySet
+from annotator.projects.models import Project, SharedLockQuerySet
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

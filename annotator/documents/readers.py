@@ -3,7 +3,7 @@
 Pure Python (no database): each reader turns bytes into validated records or raises
 `ImportFileError` listing every problem found (up to `MAX_ERRORS`), each naming the line, the
 field and the value, so a person can fix the file in one pass. Nothing here writes anything; the
-services in `annotator/services/grading.py` store the records, all or nothing.
+services in `annotator/grading/services.py` store the records, all or nothing.
 
 Formats (documented for users in the README's "Grading" section):
 
@@ -36,8 +36,8 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from annotator.text import enumeration
-from annotator.uploads import UploadTextError, upload_text
+from annotator.web.text import enumeration
+from annotator.web.uploads import UploadTextError, upload_text
 from evaluation.formats.common import (
     MAX_DIGITS,
     DuplicateKeyError,

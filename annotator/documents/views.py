@@ -15,16 +15,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
-from annotator.access import ProjectRequest, project_role
-from annotator.forms_grading import (
-    SEARCH_MAX_LENGTH,
-    CandidateImportForm,
-    CriteriaForm,
-    ImportForm,
-    SearchForm,
-)
-from annotator.http import post_from, redirect_after_post
-from annotator.importers import (
+from annotator.documents.forms import SEARCH_MAX_LENGTH, CriteriaForm, ImportForm, SearchForm
+from annotator.documents.readers import (
     DocumentRecord,
     ImportFileError,
     LineError,
@@ -37,19 +29,19 @@ from annotator.importers import (
     read_run,
     unwritable_ids_warning,
 )
-from annotator.models import CriteriaVersion, Document, Query, Role
-from annotator.paging import Paginator
-from annotator.services.grading import (
-    CandidateSummary,
-    CriteriaOutdated,
-    GradingError,
+from annotator.documents.services import (
     ImportSummary,
-    candidates_add,
     criteria_publish,
     documents_import,
     meaning_change_would_flag,
     queries_import,
 )
+from annotator.grading.forms import CandidateImportForm
+from annotator.grading.services import CandidateSummary, CriteriaOutdated, GradingError, candidates_add
+from annotator.models import CriteriaVersion, Document, Query, Role
+from annotator.web.access import ProjectRequest, project_role
+from annotator.web.http import post_from, redirect_after_post
+from annotator.web.paging import Paginator
 
 PAGE_SIZE = 50
 

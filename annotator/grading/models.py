@@ -17,8 +17,8 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce, Concat
 from django.utils.translation import gettext_lazy as _
 
-from annotator.models.documents import CriteriaVersion, Document, DocumentVersion, Query
-from annotator.models.projects import Project, SharedLockQuerySet
+from annotator.documents.models import CriteriaVersion, Document, DocumentVersion, Query
+from annotator.projects.models import Project, SharedLockQuerySet
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -225,8 +225,6 @@ class CandidateQuerySet(models.QuerySet["Candidate"]):
         cannot re-grade a settled pair: a reviewer re-checks the final grade (`final_grade_recheck`)."""
         # Two IN lists read from partial indexes (stale rows are few), not an EXISTS per settled
         # pair: the overview counts this, and at 448,000 settled pairs the EXISTS took 4 s (SQLite).
-        from annotator.models.disputes import MARKED_STALE, FinalGrade  # disputes imports this module
-
         stale = Grade.objects.filter(stale=True).values("candidate")
         stale_finals = FinalGrade.objects.filter(MARKED_STALE).values("candidate")
         return self.filter(final_grade__isnull=False, grading_set__is_open=True).filter(
@@ -449,3 +447,132 @@ class GradeHistory(models.Model):
             if self.editor_id is None:
                 self.editor_id = self.grade.editor_id
         super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class FinalSource(models.TextChoices):
+    UNANIMOUS = "unanimous", _("Unanimous")
+    DISCUSSION = "discussion", _("Agreed after discussion")
+    ADJUDICATED = "adjudicated", _("Settled by a reviewer")
+
+
+# A final grade marked for re-checking. Queries filter with this very Q so that they match, and
+# use, the partial index on it (few rows carry a mark).
+MARKED_STALE = ~Q(stale_reason="")
+
+
+class FinalGradeQuerySet(models.QuerySet["FinalGrade"]):
+    def in_project(self, project: Project) -> FinalGradeQuerySet:
+        return self.filter(candidate__grading_set__project=project)
+
+    def copied_in_open_sets(self) -> FinalGradeQuerySet:
+        """Final grades copied from a frozen version into an open set: no editor graded those
+        pairs here, so their own `stale_reason` is what marks them for a reviewer's re-check."""
+        return self.filter(candidate__source=CandidateSource.COPIED, candidate__grading_set__is_open=True)
+
+    def mark_stale(self, reason: StaleReason) -> int:
+        """Add `reason` to these final grades' re-check reasons (as Grade.mark_stale does for raw
+        grades); returns how many carry it now."""
+        fresh = self.filter(stale_reason="").update(stale_reason=reason.value)
+        already = (
+            self.exclude(stale_reason="")
+            .exclude(stale_reason__contains=reason.value)
+            .update(stale_reason=Concat(F("stale_reason"), Value("," + reason.value)))
+        )
+        return fresh + already
+
+
+class FinalGrade(models.Model):
+    """The settled grade of a pair, with its provenance. One per pair, enforced by the database."""
+
+    candidate = models.OneToOneField(Candidate, on_delete=models.PROTECT, related_name="final_grade")
+    grade = models.PositiveSmallIntegerField(_("grade"))
+    source = models.CharField(_("source"), max_length=16, choices=FinalSource.choices)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    note = models.TextField(_("note"), blank=True)
+    criteria_version = models.ForeignKey(CriteriaVersion, on_delete=models.PROTECT, related_name="+")
+    decided_at = models.DateTimeField(_("decided at"), auto_now_add=True)
+    # StaleReason codes, comma-separated, for a copied final grade only (a pair copied from a frozen
+    # version has no raw grade here to carry the flag): its document, query or criteria changed
+    # since it was decided, and a reviewer re-checks it (final_grade_recheck clears it).
+    stale_reason = models.CharField(_("re-check reason"), max_length=64, blank=True, default="")
+
+    objects = FinalGradeQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("final grade")
+        verbose_name_plural = _("final grades")
+        constraints = [
+            models.CheckConstraint(condition=Q(grade__lte=3), name="final_grade_between_0_and_3"),
+            models.CheckConstraint(
+                condition=Q(source__in=[s.value for s in FinalSource]), name="final_grade_source_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["candidate"], condition=MARKED_STALE, name="final_grade_stale_candidate")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.candidate}: {self.grade} ({self.get_source_display()})"
+
+
+class FinalGradeRecheckQuerySet(models.QuerySet["FinalGradeRecheck"]):
+    def in_project(self, project: Project) -> FinalGradeRecheckQuerySet:
+        return self.filter(candidate__grading_set__project=project)
+
+
+class FinalGradeRecheck(models.Model):
+    """A reviewer's re-check of a settled pair whose grades went stale: append-only.
+
+    Once a pair is settled its editors can no longer re-grade it, so when its document, query or
+    criteria change meaningfully a reviewer reads the pair again and keeps or changes the final
+    grade (`final_grade_recheck`). The row keeps what the final grade was before (grade, source,
+    who decided, note, criteria) and what the reviewer read (document and criteria versions), so
+    the final grade's provenance survives the change.
+    """
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.PROTECT, related_name="final_rechecks")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    # The stale reasons of the pair's grades when it was re-checked (StaleReason codes, comma-separated).
+    reasons = models.CharField(_("why it was re-checked"), max_length=200, blank=True)
+    old_grade = models.PositiveSmallIntegerField(_("grade before"))
+    old_source = models.CharField(_("source before"), max_length=16, choices=FinalSource.choices)
+    old_decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    old_note = models.TextField(_("note before"), blank=True)
+    old_criteria_version = models.ForeignKey(CriteriaVersion, on_delete=models.PROTECT, related_name="+")
+    old_decided_at = models.DateTimeField(_("decided at before"))
+    new_grade = models.PositiveSmallIntegerField(_("grade"))
+    note = models.TextField(_("note"), blank=True)
+    # What the reviewer read: freezing records this document version for the pair.
+    document_version = models.ForeignKey(
+        "annotator.DocumentVersion", on_delete=models.PROTECT, related_name="+"
+    )
+    criteria_version = models.ForeignKey(CriteriaVersion, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(_("re-checked at"), auto_now_add=True)
+
+    objects = FinalGradeRecheckQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        verbose_name = _("final grade re-check")
+        verbose_name_plural = _("final grade re-checks")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(old_grade__lte=3) & Q(new_grade__lte=3), name="final_recheck_grades_0_to_3"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.candidate}: {self.old_grade} -> {self.new_grade} (re-checked by {self.reviewer})"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if self.pk is not None:
+            raise ValueError("Final grade re-checks are append-only.")
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def changed_grade(self) -> bool:
+        return self.new_grade != self.old_grade

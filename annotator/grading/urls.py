@@ -1,20 +1,10 @@
-"""URLs of the grading pages, included under /p/<slug>/ by annotator/urls.py."""
+"""URLs of grading sets, candidates and grading, included under /p/<slug>/ by annotator/urls.py."""
 
 from django.urls import path
 
-from annotator.views import documents, grading
+from annotator.grading import views as grading
 
 urlpatterns = [
-    # What is graded
-    path("documents/", documents.document_list, name="document_list"),
-    path("documents/<id:document_id>/", documents.document_detail, name="document_detail"),
-    path("queries/", documents.query_list, name="query_list"),
-    path("criteria/", documents.criteria, name="criteria"),
-    path("criteria/publish/", documents.criteria_publish_view, name="criteria_publish"),
-    path("imports/", documents.import_page, name="import_page"),
-    path("imports/documents/", documents.import_documents, name="import_documents"),
-    path("imports/queries/", documents.import_queries, name="import_queries"),
-    path("imports/candidates/", documents.import_candidates, name="import_candidates"),
     # Grading sets and their candidates
     path("sets/", grading.grading_set_list, name="grading_set_list"),
     path("sets/new/", grading.grading_set_create, name="grading_set_create"),

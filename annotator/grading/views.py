@@ -22,23 +22,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
-from annotator.access import ProjectRequest, project_role
-from annotator.converters import parse_id
-from annotator.forms_grading import CandidateAddForm, GradeForm, GradingSetForm
-from annotator.http import gone, post_from, redirect_after_post
-from annotator.models import (
-    REASON_MAX_LENGTH,
-    Candidate,
-    CriteriaVersion,
-    Document,
-    Grade,
-    GradingSet,
-    Query,
-    Role,
-)
-from annotator.models.grading import GradeQuerySet, PairsInOrder, Progress
-from annotator.paging import Paginator
-from annotator.services.grading import (
+from annotator.grading.forms import CandidateAddForm, GradeForm, GradingSetForm
+from annotator.grading.models import GradeQuerySet, PairsInOrder, Progress
+from annotator.grading.services import (
     CriteriaChanged,
     GradingError,
     QueryChanged,
@@ -52,7 +38,21 @@ from annotator.services.grading import (
     queue_next,
     shuffled_for,
 )
-from annotator.text import sentences
+from annotator.models import (
+    REASON_MAX_LENGTH,
+    Candidate,
+    CriteriaVersion,
+    Document,
+    Grade,
+    GradingSet,
+    Query,
+    Role,
+)
+from annotator.web.access import ProjectRequest, project_role
+from annotator.web.converters import parse_id
+from annotator.web.http import gone, post_from, redirect_after_post
+from annotator.web.paging import Paginator
+from annotator.web.text import sentences
 
 PAGE_SIZE = 100
 # Pairs per grading page. Help-center queries fit on one; a query continued from a TREC pool can

@@ -8,14 +8,14 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Pool, Project
-from annotator.services.pools import (
+from annotator.pools.services import (
     EXPORT_FORMATS,
     MAX_IMPORT_BYTES,
     PoolImportError,
     guess_format,
     parse_grade_map,
 )
-from annotator.uploads import UploadForm
+from annotator.web.uploads import UploadForm
 
 
 class FreezeForm(forms.Form):

@@ -14,8 +14,9 @@ from django.db.models import F, Q
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from annotator.models.documents import Query
-from annotator.models.projects import Project
+from annotator.disputes.models import DisputeStatus
+from annotator.documents.models import Query
+from annotator.projects.models import Project
 from evaluation.formats.common import unserialisable_id_chars
 
 
@@ -247,8 +248,6 @@ def exclusion_text(why: str, values: dict[str, Any]) -> str | None:
     freeze time, so a page can say it in its reader's language.
     """
     if why == "open_dispute" and "status" in values:
-        from annotator.models.disputes import DisputeStatus  # disputes imports this module
-
         status = values["status"]
         label = DisputeStatus(status).label if status in DisputeStatus.values else status
         return gettext("open dispute (%(status)s)") % {"status": label}

@@ -31,6 +31,8 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 
+from annotator.disputes.models import DisputeStatus
+from annotator.grading.models import count_of
 from annotator.models import (
     Candidate,
     CandidateSource,
@@ -52,11 +54,13 @@ from annotator.models import (
     Role,
     StaleReason,
 )
-from annotator.models.disputes import DisputeStatus
-from annotator.models.grading import count_of
-from annotator.models.pools import PoolIntegrityError, canonical_serialisation, exclusion_text, sha256_hex
-from annotator.text import clauses
-from annotator.uploads import ZIP_MAGIC, UploadTextError, upload_text
+from annotator.pools.models import PoolIntegrityError, canonical_serialisation, exclusion_text, sha256_hex
+from annotator.web.errors import describe_error, located
+from annotator.web.text import clauses
+from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_text
+from evaluation.formats import EvaluationError, read_qrels, write_qrels
+from evaluation.formats import Pool as Qrels
+from evaluation.formats import parse_grade_map as parse
 
 
 @transaction.atomic
@@ -955,9 +959,6 @@ class PoolExportError(Exception):
 
 def parse_grade_map(text: str) -> dict[int, int]:
     """'-1:0,4:3' -> {-1: 0, 4: 3}; PoolImportError naming the bad entry."""
-    from evaluation.formats import EvaluationError
-    from evaluation.formats import parse_grade_map as parse
-    from evaluation.services import describe_error
 
     try:
         return parse(text)
@@ -969,8 +970,6 @@ def read_judgments(
     data: bytes, fmt: str, grade_map: Mapping[int, int] | None = None, name: str = "upload"
 ) -> list[tuple[str, str, int]]:
     """Parse a judgments file with evaluation.formats; PoolImportError names the line on any problem."""
-    from evaluation.formats import EvaluationError, read_qrels
-    from evaluation.services import describe_error
 
     if fmt not in READER_FORMATS:
         raise PoolImportError(
@@ -1013,7 +1012,6 @@ def read_judgments(
 def _refusal(name: str, line: int | None, problem: str) -> PoolImportError:
     """ "Nothing was imported: file NAME, line N: PROBLEM", located as the readers' own refusals
     are (evaluation.services.located), so every refusal of a pool file reads alike (QA)."""
-    from evaluation.services import located
 
     return PoolImportError(
         _("Nothing was imported: %(error)s") % {"error": located(problem, file=name, line=line)}
@@ -1027,9 +1025,6 @@ def _file_stem(version: PoolVersion) -> str:
 
 def export_data(version: PoolVersion, fmt: str) -> tuple[str, str]:
     """(file name, text) of `version` in `fmt`, written by evaluation.formats from the hash-checked judgments."""
-    from evaluation.formats import EvaluationError, write_qrels
-    from evaluation.formats import Pool as Qrels
-    from evaluation.services import describe_error
 
     if fmt not in READER_FORMATS:
         raise PoolExportError(

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotator.views import pools
+from annotator.pools import views as pools
 
 version = "pools/<id:pool_id>/versions/<id:version_id>/"
 

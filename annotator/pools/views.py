@@ -19,14 +19,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotator.access import ProjectRequest, project_role
-from annotator.forms_pools import ContinueForm, FreezeForm, PoolImportForm
-from annotator.http import attachment_header, redirect_after_post
+from annotator.grading.models import count_of
 from annotator.models import Candidate, FinalGrade, GradingSet, Pool, PoolVersion, Project, Query, Role
-from annotator.models.grading import count_of
-from annotator.models.pools import PoolIntegrityError, exclusion_row, sha256_hex
-from annotator.paging import Paginator
-from annotator.services.pools import (
+from annotator.pools.forms import ContinueForm, FreezeForm, PoolImportForm
+from annotator.pools.models import PoolIntegrityError, exclusion_row, sha256_hex
+from annotator.pools.services import (
     EXPORT_FORMATS,
     NO_FINAL_GRADE,
     OPEN_DISPUTE,
@@ -42,7 +39,10 @@ from annotator.services.pools import (
     pool_freeze,
     pool_import,
 )
-from annotator.text import enumeration
+from annotator.web.access import ProjectRequest, project_role
+from annotator.web.http import attachment_header, redirect_after_post
+from annotator.web.paging import Paginator
+from annotator.web.text import enumeration
 
 PAGE_SIZE = 50  # rows of per-query tables, diffs and freeze blockers
 LIST_PAGE_SIZE = 25  # pools, and versions of a pool

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from annotator.access import public
+from annotator.web.access import public
 
 _logout = auth_views.LogoutView.as_view()
 

@@ -149,7 +149,7 @@ class Membership(models.Model):
     @property
     def is_last_owner(self) -> bool:
         """An owner with no other *active* owner beside them: a deactivated account cannot log in,
-        so it cannot manage the project (the services in annotator/services/members.py check this
+        so it cannot manage the project (the services in annotator/projects/services.py check this
         under a lock)."""
         return (
             self.role == Role.OWNER

@@ -22,8 +22,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotator.disputes.services import departed_editors
 from annotator.models import Candidate, Dispute, Grade, GradeHistory, Membership, Project, Role
-from annotator.services.disputes import departed_editors
 
 
 class LastOwnerError(Exception):
@@ -125,7 +125,7 @@ def project_create(
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_slug
 
-    from annotator.models.projects import validate_language_tag
+    from annotator.projects.models import validate_language_tag
 
     try:
         validate_slug(slug)

@@ -13,9 +13,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator.access import ProjectRequest, SignedInRequest, project_role, signed_in
-from annotator.forms import MemberAddForm, MemberRoleForm, ProjectSettingsForm
-from annotator.http import gone
+from annotator.disputes.models import step_pending
+from annotator.grading.services import queue_candidates
 from annotator.models import (
     Candidate,
     CriteriaVersion,
@@ -30,9 +29,10 @@ from annotator.models import (
     Query,
     Role,
 )
-from annotator.models.disputes import step_pending
-from annotator.services.grading import queue_candidates
-from annotator.services.members import LastOwnerError, membership_remove, membership_set_role
+from annotator.projects.forms import MemberAddForm, MemberRoleForm, ProjectSettingsForm
+from annotator.projects.services import LastOwnerError, membership_remove, membership_set_role
+from annotator.web.access import ProjectRequest, SignedInRequest, project_role, signed_in
+from annotator.web.http import gone
 from evaluation.models import Comparison
 
 

@@ -1,4 +1,4 @@
-"""Sentences in a row in templates, separated as the active language separates them (annotator.text)."""
+"""Sentences in a row in templates, separated as the active language separates them (annotator.web.text)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from django import template
 
-from annotator import text
+from annotator.web import text
 
 register = template.Library()
 

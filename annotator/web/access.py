@@ -23,8 +23,8 @@ from django.http import Http404, HttpRequest, HttpResponseBase
 from django.utils.translation import gettext as _
 from django_htmx.middleware import HtmxDetails
 
-from annotator.http import sign_in_again
 from annotator.models import Membership, Project, Role
+from annotator.web.http import sign_in_again
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -53,7 +53,7 @@ class ProjectRequest(SignedInRequest):
 
 def login_required(view: View) -> View:
     """Django's login_required, with what a person whose session ended mid-task needs
-    (`annotator.http.sign_in_again`)."""
+    (`annotator.web.http.sign_in_again`)."""
 
     @wraps(view)
     def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from annotator.middleware import BUSY_MESSAGE
+from annotator.web.middleware import BUSY_MESSAGE
 
 
 def project(request: HttpRequest) -> dict[str, Any]:

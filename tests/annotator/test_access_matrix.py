@@ -1,6 +1,6 @@
 """Every URL of the project, walked from the resolver, against every kind of visitor.
 
-The contract (annotator/access.py): anonymous -> login page; not a member -> 404; member without
+The contract (annotator/web/access.py): anonymous -> login page; not a member -> 404; member without
 the role -> 403; member with the role -> the page. A view that declares no rule fails here.
 """
 
@@ -44,7 +44,7 @@ def test_every_url_pattern_is_named_and_declares_an_access_rule() -> None:
     for name, pattern, _ in ALL_PATTERNS:
         assert pattern.name, f"URL pattern {pattern.pattern} has no name"
         assert hasattr(pattern.callback, "access_rule"), (
-            f"view {name} has no access rule: wrap it in public, signed_in or project_role (annotator/access.py)"
+            f"view {name} has no access rule: wrap it in public, signed_in or project_role (annotator/web/access.py)"
         )
 
 
@@ -107,7 +107,7 @@ def test_objects_of_another_project_are_not_found_through_my_project(
     client.force_login(cast.owner)
     url = reverse(name, kwargs=kwargs)
     if hasattr(pattern.callback, "page_for_get"):
-        # A POST-only action whose GET goes to its page (annotator.http.post_from): both 404.
+        # A POST-only action whose GET goes to its page (annotator.web.http.post_from): both 404.
         assert client.get(url, follow=True).status_code == 404
         assert client.post(url, {}).status_code == 404
     else:

@@ -52,8 +52,8 @@ def test_the_overview_counts_the_pairs_the_queue_would_give(db: None, client: Cl
     nobody is asked to grade them, so the overview must not count them (it did; QA report)."""
     from django.contrib.auth import get_user_model
 
-    from annotator.services.grading import queue_candidates
-    from annotator.services.pools import grading_set_create_from_version
+    from annotator.grading.services import queue_candidates
+    from annotator.pools.services import grading_set_create_from_version
 
     build_demo()
     users = get_user_model().objects
@@ -139,7 +139,7 @@ def test_disputes_waiting_for_someone_who_left_are_counted_apart_as_the_queue_li
 ) -> None:
     """QA: "Disputes waiting for a reviewer: 3" over a review table of 2 rows; the third waited
     for a deactivated editor, in the queue page's own section."""
-    from annotator.services.disputes import dispute_give_reason
+    from annotator.disputes.services import dispute_give_reason
     from tests.disputes.factories import disputed_pair, in_review
 
     in_review(cast.alpha, cast.editor, cast.editor2, (0, 3), document="A")

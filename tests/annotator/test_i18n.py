@@ -111,7 +111,7 @@ def test_django_messages_read_as_chinese_in_chinese() -> None:
 
 def test_a_settled_dispute_reads_with_chinese_punctuation(cast: Cast, client: Client) -> None:
     # The sentence around the final grade is translated whole, brackets and commas included.
-    from annotator.services.disputes import dispute_settle
+    from annotator.disputes.services import dispute_settle
     from tests.disputes.factories import in_review
 
     dispute = in_review(cast.alpha, cast.editor, cast.editor2, (0, 3))
@@ -140,8 +140,8 @@ def test_lists_inside_chinese_sentences_use_chinese_separators() -> None:
     """QA found "（1, 2）" and "(q3, K): 分歧未决" in Chinese messages: ASCII separators and brackets."""
     from django.utils import translation
 
-    from annotator.services.disputes import override_needs_note_message
-    from annotator.services.pools import Blocker, FreezeBlocked
+    from annotator.disputes.services import override_needs_note_message
+    from annotator.pools.services import Blocker, FreezeBlocked
 
     blockers = [
         Blocker("q3", "K", "open_dispute", {"status": "in_review"}),

@@ -20,11 +20,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from annotator.disputes import views as dispute_views
+from annotator.documents import views as document_views
+from annotator.grading import views as grading_views
 from annotator.management.commands.demo import build_demo
-from annotator.views import disputes as dispute_views
-from annotator.views import documents as document_views
-from annotator.views import grading as grading_views
-from annotator.views import pools as pool_views
+from annotator.pools import views as pool_views
 from evaluation import views as evaluation_views
 
 # Pages that end the session or leave the app: not followed.

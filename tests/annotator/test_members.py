@@ -60,8 +60,9 @@ def test_each_members_buttons_name_the_member_for_screen_readers(cast: Cast, cli
 def test_the_removal_question_says_how_many_grades_it_withdraws(cast: Cast, client: Client) -> None:
     """Asked in the page, so that it works without JavaScript (QA: one click removed a member),
     with what removing withdraws: the grades awaiting the member's re-check."""
-    from annotator.importers import read_documents
-    from annotator.services.grading import documents_import, grade_submit
+    from annotator.documents.readers import read_documents
+    from annotator.documents.services import documents_import
+    from annotator.grading.services import grade_submit
     from tests.grading.factories import make_pairs
 
     a, b = make_pairs(cast.alpha, "AB")
@@ -94,7 +95,7 @@ def test_the_removal_question_says_how_many_open_disputes_wait_for_the_member(
     cast: Cast, client: Client
 ) -> None:
     """QA: only after the removal did the owner learn that a dispute had waited for the member."""
-    from annotator.services.disputes import dispute_give_reason
+    from annotator.disputes.services import dispute_give_reason
     from tests.disputes.factories import disputed_pair
 
     first = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3), document="A")
@@ -231,8 +232,8 @@ def test_removing_an_editor_withdraws_only_their_grades_awaiting_recheck_so_thei
 ) -> None:
     """A pair waits while one of its grades awaits a re-check; only its editor may re-check it, so
     a departed editor's stale grade held its pair forever (noticed in the session-4 QA)."""
+    from annotator.grading.services import grade_submit
     from annotator.models import FinalGrade, Grade, GradeHistory
-    from annotator.services.grading import grade_submit
     from tests.grading.factories import make_pairs
 
     waiting, fresh = make_pairs(cast.alpha, "AB", required=2)
@@ -282,8 +283,8 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     cast: Cast, client: Client
 ) -> None:
     """QA: a dispute waiting for the reason or the response of an editor who left waited forever."""
+    from annotator.disputes.services import dispute_give_reason, dispute_revise, dispute_settle
     from annotator.models import Dispute, DisputeStatus, FinalGrade
-    from annotator.services.disputes import dispute_give_reason, dispute_revise, dispute_settle
     from tests.disputes.factories import disputed_pair
 
     no_reason = disputed_pair(cast.alpha, cast.editor, cast.editor2, (2, 3), document="R")
@@ -373,8 +374,9 @@ def test_the_only_owner_is_offered_no_removal_that_would_be_refused(cast: Cast, 
 
 def test_the_removal_question_spaces_its_sentences_as_each_language_does(cast: Cast, client: Client) -> None:
     """QA: the Chinese question read "其评分和裁定都会保留。 2 条等待…": a space after 。."""
-    from annotator.importers import read_documents
-    from annotator.services.grading import documents_import, grade_submit
+    from annotator.documents.readers import read_documents
+    from annotator.documents.services import documents_import
+    from annotator.grading.services import grade_submit
     from tests.grading.factories import make_pairs
 
     (a,) = make_pairs(cast.alpha, "A")

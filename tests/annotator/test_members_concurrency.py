@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Membership, Role
-from annotator.services.members import LastOwnerError, membership_remove, membership_set_role
+from annotator.projects.services import LastOwnerError, membership_remove, membership_set_role
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
 
@@ -40,8 +40,8 @@ def test_removing_an_editor_while_they_recheck_a_grade_neither_deadlocks_nor_los
     the pair and waited for the grade: "deadlock detected", a 500 (review)."""
     import time
 
+    from annotator.grading.services import grade_submit
     from annotator.models import Grade, GradeHistory
-    from annotator.services.grading import grade_submit
     from tests.grading.factories import make_pairs
 
     (pair,) = make_pairs(cast.alpha, "A")
@@ -108,9 +108,9 @@ def test_removing_an_editor_while_they_answer_the_reveal_keeps_their_answer(
     was then handed over anyway: ValueError, a 500."""
     import time
 
+    from annotator.disputes import services as dispute_service
+    from annotator.disputes.services import dispute_give_reason, dispute_revise
     from annotator.models import Dispute, DisputeStatus
-    from annotator.services import disputes as dispute_service
-    from annotator.services.disputes import dispute_give_reason, dispute_revise
     from tests.disputes.factories import disputed_pair
 
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (2, 3))

@@ -10,9 +10,9 @@ from django.template import engines
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
+from annotator.disputes import views as dispute_views
+from annotator.grading import views as grading_views
 from annotator.models import GradingSet
-from annotator.views import disputes as dispute_views
-from annotator.views import grading as grading_views
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs
 
@@ -97,7 +97,7 @@ def test_the_set_pages_candidate_list_pages_with_its_own_parameter(
 def test_a_page_number_that_names_no_page_shows_the_nearest_page_and_says_so(
     cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch, asked: str, shown: int
 ) -> None:
-    from annotator.views import documents as document_views
+    from annotator.documents import views as document_views
     from tests.grading.factories import make_document
 
     monkeypatch.setattr(document_views, "PAGE_SIZE", 2)

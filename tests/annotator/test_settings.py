@@ -100,7 +100,7 @@ def test_a_refused_request_is_logged_in_one_line_and_a_crash_with_its_traceback(
     """QA: every 403 wrote the PermissionDenied traceback, burying the real ones."""
     import logging
 
-    from annotator.log_filters import OneLineForbidden
+    from annotator.web.log_filters import OneLineForbidden
 
     console = next(
         h for h in logging.getLogger().handlers if any(isinstance(f, OneLineForbidden) for f in h.filters)

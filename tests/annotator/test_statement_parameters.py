@@ -17,12 +17,13 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from annotator.forms_grading import CandidateAddForm
-from annotator.importers import PooledPair, QueryRecord
+from annotator.documents import models as documents_module
+from annotator.documents.readers import PooledPair, QueryRecord
+from annotator.documents.services import queries_import
+from annotator.grading.forms import CandidateAddForm
+from annotator.grading.services import candidates_add
 from annotator.models import Candidate, Grade, GradingSet, Query, StaleReason
-from annotator.models import documents as documents_module
-from annotator.services.grading import candidates_add, queries_import
-from annotator.services.pools import grading_set_create_from_version, pool_freeze
+from annotator.pools.services import grading_set_create_from_version, pool_freeze
 from tests.conftest import Cast
 from tests.pools import factories
 

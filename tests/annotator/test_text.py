@@ -6,7 +6,7 @@ import pytest
 from django.template import Context, Template
 from django.utils import translation
 
-from annotator.text import clauses, enumeration, sentences
+from annotator.web.text import clauses, enumeration, sentences
 
 
 @pytest.mark.parametrize(

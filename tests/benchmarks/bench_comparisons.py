@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> None:
     from django.urls import reverse
 
     from annotator.models import Membership, Pool, PoolVersionSource, Project, Role
-    from annotator.services.pools import pool_version_create
+    from annotator.pools.services import pool_version_create
     from evaluation import metrics
     from evaluation.services import ComparisonResults, comparison_create, run_upload
 

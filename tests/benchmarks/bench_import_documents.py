@@ -62,7 +62,9 @@ def lines(n: int, changed_every: int = 0) -> bytes:
 def run(n: int) -> None:
     from django.contrib.auth import get_user_model
 
-    from annotator.importers import read_documents
+    from annotator.documents.readers import read_documents
+    from annotator.documents.services import documents_import
+    from annotator.grading.services import grade_submit
     from annotator.models import (
         Candidate,
         CandidateSource,
@@ -73,7 +75,6 @@ def run(n: int) -> None:
         Project,
         Query,
     )
-    from annotator.services.grading import documents_import, grade_submit
 
     project = Project.objects.create(name="Bench", slug="bench")
     editor = get_user_model().objects.create_user("bench-editor")

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotator.models import Pool, PoolVersion, PoolVersionSource, Project
-from annotator.services.pools import pool_version_create
+from annotator.pools.services import pool_version_create
 from evaluation import metrics
 from evaluation.models import Comparison, Run
 from evaluation.services import comparison_create, run_upload

@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotator.models import Document
-from annotator.models.pools import PoolIntegrityError
+from annotator.pools.models import PoolIntegrityError
 from evaluation import metrics
 from evaluation.models import Comparison, ImmutableFieldError
 from evaluation.services import (
@@ -257,7 +257,7 @@ def test_the_previous_and_next_query_links_carry_a_what_if_and_follow_a_re_score
 def test_k_and_seed_fields_take_the_digits_0_to_9_only(typed: str, kept: int | None) -> None:
     from django import forms
 
-    from annotator.forms import DigitsIntegerField
+    from annotator.projects.forms import DigitsIntegerField
 
     field = DigitsIntegerField(min_value=1)
     if kept is None:
@@ -822,7 +822,7 @@ def test_recompute_and_check_also_compares_the_pools_stored_rows(
 
 def test_verify_refuses_get_and_editors(cast: Cast, client: Client, e9: Comparison) -> None:
     client.force_login(cast.reviewer)
-    # A GET recomputes nothing: it goes to the comparison's page (annotator.http.post_from).
+    # A GET recomputes nothing: it goes to the comparison's page (annotator.web.http.post_from).
     assert client.get(url("comparison_verify", e9))["Location"] == e9.get_absolute_url()
     client.force_login(cast.editor)
     assert client.post(url("comparison_verify", e9)).status_code == 403
@@ -1016,7 +1016,7 @@ def test_the_comparison_list_hashes_each_pool_version_once_per_request(
     django_assert_num_queries: object,
 ) -> None:
     """Many comparisons on one big pool must not re-hash it per row."""
-    from annotator.models import pools
+    from annotator.pools import models as pools
 
     for n in range(3):  # three more on e9's pool, one on a second pool
         make_comparison(cast.alpha, e9.pool_version, e9.run_b, e9.run_a, by=cast.reviewer, k=n + 1)

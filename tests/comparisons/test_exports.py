@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotator.demo_data.comparisons import COMPARISONS
+from annotator.demo.comparisons import COMPARISONS
 from annotator.management.commands.demo import build_demo
 from annotator.models import Project
 from evaluation.models import Comparison

@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from annotator.services.pools import PoolImportError
+from annotator.pools.services import PoolImportError
 from evaluation import formats
 from evaluation.formats import tabular
 from evaluation.metrics import EvaluationError
@@ -27,7 +27,7 @@ from tests.conftest import Cast
 from tests.pools.test_exports_imports import import_text
 
 ROOT = Path(__file__).resolve().parents[2]
-# The imports' sentence (annotator/importers.py), whose translation exists already.
+# The imports' sentence (annotator/documents/readers.py), whose translation exists already.
 JSON_SYNTAX_PROBLEM = "not valid JSON (the problem is at column %(column)d)."
 CHECK = {"k": 10, "unjudged": "error", "ties": "error", "missing_queries": "zero", "extra_queries": "error"}
 
@@ -62,7 +62,7 @@ def test_a_jsonl_line_that_is_not_json_is_named_by_its_column_not_by_pythons_wor
 
 def test_the_json_message_is_the_one_the_document_imports_already_translate() -> None:
     """One sentence, so one translation: the document and query imports use the same constant."""
-    from annotator.importers import ImportFileError, read_documents
+    from annotator.documents.readers import ImportFileError, read_documents
 
     with pytest.raises(ImportFileError) as caught:
         read_documents('{"doc_id": "A", "body": "x"}\n{bad\n', "jsonl")

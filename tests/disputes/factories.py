@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from annotator.disputes.services import dispute_give_reason, dispute_revise, pair_settle_if_complete
 from annotator.models import (
     Candidate,
     CandidateSource,
@@ -21,7 +22,6 @@ from annotator.models import (
     Project,
     Query,
 )
-from annotator.services.disputes import dispute_give_reason, dispute_revise, pair_settle_if_complete
 
 
 def make_pair(

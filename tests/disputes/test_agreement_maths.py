@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from annotator import agreement
-from annotator.agreement import (
+from annotator.disputes import agreement
+from annotator.disputes.agreement import (
     NO_PAIRS,
     NO_VARIATION,
     TOO_FEW_ITEMS,
@@ -250,7 +250,7 @@ def test_a_grade_that_is_not_an_integer_0_to_3_is_refused(bad: object) -> None:
 
 
 def test_the_agreement_module_imports_without_django() -> None:
-    code = "import sys, annotator.agreement; assert not [m for m in sys.modules if m.startswith('django')]"
+    code = "import sys, annotator.disputes.agreement; assert not [m for m in sys.modules if m.startswith('django')]"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
 

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
+from annotator.disputes.services import dispute_give_reason, dispute_revise
 from annotator.models import Candidate, Dispute, GradingSet
-from annotator.services.disputes import dispute_give_reason, dispute_revise
 from tests.conftest import Cast
 from tests.disputes.factories import grade, make_pair
 from tests.disputes.test_agreement_maths import plain_alpha
@@ -207,7 +207,7 @@ def test_a_pair_still_being_graded_is_left_out_for_everyone(cast: Cast, client: 
 
 def test_a_continued_set_says_its_copied_pairs_are_left_out(cast: Cast, client: Client) -> None:
     """QA: the index counted a continued set's pairs, its page measured fewer, and said nothing."""
-    from annotator.services.pools import grading_set_create_from_version, pool_freeze
+    from annotator.pools.services import grading_set_create_from_version, pool_freeze
     from tests.pools import factories
 
     graded = factories.graded_set(

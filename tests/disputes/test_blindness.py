@@ -11,8 +11,8 @@ import re
 from django.test import Client
 from django.urls import reverse
 
+from annotator.disputes.services import dispute_give_reason
 from annotator.models import Dispute, Membership, Role
-from annotator.services.disputes import dispute_give_reason
 from tests.conftest import Cast, make_user
 from tests.disputes.factories import disputed_pair, grade, make_pair
 

@@ -13,9 +13,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotator.disputes import services as service
+from annotator.disputes.services import AlreadySettled, dispute_settle
 from annotator.models import Dispute, DisputeStatus, FinalGrade
-from annotator.services import disputes as service
-from annotator.services.disputes import AlreadySettled, dispute_settle
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
 from tests.disputes.factories import in_review
@@ -74,10 +74,10 @@ def test_two_reviewers_posting_the_settle_form_at_once_get_one_success_and_one_e
 def test_two_reviewers_re_checking_a_settled_pair_at_once_record_one_re_check(
     cast: Cast, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from annotator.importers import DocumentRecord
+    from annotator.disputes.services import AlreadyRechecked, final_grade_recheck, recheck_token
+    from annotator.documents.readers import DocumentRecord
+    from annotator.documents.services import documents_import
     from annotator.models import FinalGradeRecheck, Grade
-    from annotator.services.disputes import AlreadyRechecked, final_grade_recheck, recheck_token
-    from annotator.services.grading import documents_import
     from tests.disputes.factories import grade, make_pair
 
     candidate = make_pair(cast.alpha)

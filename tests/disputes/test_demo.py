@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.demo_data import disputes as demo_disputes
-from annotator.demo_data import grading as demo_grading
+from annotator.demo import disputes as demo_disputes
+from annotator.demo import grading as demo_grading
 from annotator.management.commands import demo
 from annotator.models import Dispute, DisputeStatus, FinalGrade, FinalSource, Grade, GradeHistory
 

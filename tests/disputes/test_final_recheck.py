@@ -12,7 +12,17 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotator.importers import DocumentRecord, QueryRecord
+from annotator.disputes.services import (
+    AlreadyRechecked,
+    DisputeError,
+    PairChangedSinceShown,
+    dispute_settle,
+    final_grade_recheck,
+    pair_timeline,
+    recheck_token,
+)
+from annotator.documents.readers import DocumentRecord, QueryRecord
+from annotator.documents.services import criteria_publish, documents_import, queries_import
 from annotator.models import (
     Candidate,
     CriteriaChange,
@@ -24,17 +34,7 @@ from annotator.models import (
     GradeHistory,
     PoolJudgment,
 )
-from annotator.services.disputes import (
-    AlreadyRechecked,
-    DisputeError,
-    PairChangedSinceShown,
-    dispute_settle,
-    final_grade_recheck,
-    pair_timeline,
-    recheck_token,
-)
-from annotator.services.grading import criteria_publish, documents_import, queries_import
-from annotator.services.pools import pool_freeze
+from annotator.pools.services import pool_freeze
 from tests.conftest import Cast
 from tests.disputes.factories import grade, in_review, make_pair
 
@@ -544,7 +544,7 @@ def test_a_changed_final_grade_shows_its_note_once(cast: Cast, client: Client) -
 def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: Cast, client: Client) -> None:
     """QA: a pair settled by discussion (one editor revised 1 -> 0) showed "Editor 2: 1" and none
     of the dispute's reasons, so it read as a disagreement nobody had settled."""
-    from annotator.services.disputes import dispute_give_reason, dispute_revise
+    from annotator.disputes.services import dispute_give_reason, dispute_revise
     from tests.disputes.factories import disputed_pair
 
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 1))
@@ -566,7 +566,7 @@ def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: 
 
 def test_a_dispute_reason_equal_to_the_grades_reason_is_shown_once(cast: Cast, client: Client) -> None:
     """QA: the reason given with the grade and the same text given in the dispute read twice."""
-    from annotator.services.disputes import dispute_give_reason, dispute_revise
+    from annotator.disputes.services import dispute_give_reason, dispute_revise
     from tests.disputes.factories import disputed_pair
 
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 1))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.test import Client
 from django.urls import reverse
 
+from annotator.disputes.services import dispute_give_reason, dispute_revise, dispute_settle, pair_timeline
+from annotator.grading import services as grading
 from annotator.models import Dispute, GradeHistory
-from annotator.services import grading
-from annotator.services.disputes import dispute_give_reason, dispute_revise, dispute_settle, pair_timeline
 from tests.conftest import Cast
 from tests.disputes.factories import grade, make_pair
 

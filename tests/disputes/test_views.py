@@ -11,6 +11,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from annotator.disputes import views as views
+from annotator.disputes.services import DisputeError, dispute_give_reason, dispute_settle
 from annotator.models import (
     CriteriaVersion,
     Dispute,
@@ -21,8 +23,6 @@ from annotator.models import (
     Membership,
     Role,
 )
-from annotator.services.disputes import DisputeError, dispute_give_reason, dispute_settle
-from annotator.views import disputes as views
 from tests.conftest import Cast
 from tests.disputes.factories import disputed_pair, in_review
 from tests.grading.accessible import Page, squash
@@ -118,7 +118,7 @@ def test_a_reviewer_outside_the_dispute_cannot_give_a_reason(cast: Cast, client:
 def test_the_reason_and_revision_urls_take_only_post(cast: Cast, client: Client) -> None:
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
     client.force_login(cast.editor)
-    # A GET changes nothing: it goes to the dispute's page (annotator.http.post_from).
+    # A GET changes nothing: it goes to the dispute's page (annotator.web.http.post_from).
     page = url("dispute_detail", dispute_id=dispute.pk)
     assert client.get(url("dispute_reason", dispute_id=dispute.pk))["Location"] == page
     assert client.get(url("dispute_revision", dispute_id=dispute.pk))["Location"] == page
@@ -392,9 +392,9 @@ def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(
 ) -> None:
     """QA: disputes of pairs left out when their set was frozen could still be revised and settled,
     and the decision went into no pool version."""
+    from annotator.disputes.services import DisputeError, dispute_revise
     from annotator.models import Dispute
-    from annotator.services.disputes import DisputeError, dispute_revise
-    from annotator.services.pools import pool_freeze
+    from annotator.pools.services import pool_freeze
     from tests.disputes.factories import grade, make_pair
 
     waiting = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
@@ -621,7 +621,7 @@ def test_with_names_hidden_the_departed_editor_is_named_by_their_column(cast: Ca
 def test_an_over_long_settle_note_is_one_error_not_also_a_missing_note() -> None:
     """QA (on the re-check form, which shares the rule): a note refused for its length was also
     reported missing."""
-    from annotator.forms_disputes import SettleForm
+    from annotator.disputes.forms import SettleForm
 
     form = SettleForm({"grade": "0", "note": "x" * 5001}, on_record={2, 3})
     assert not form.is_valid()
@@ -637,8 +637,8 @@ def test_the_dispute_and_review_pages_say_the_query_changed_since_it_was_graded(
 ) -> None:
     """QA: after a query's text changed, the dispute page showed the new text without a word,
     while the editor's re-check list said it had changed."""
-    from annotator.importers import QueryRecord
-    from annotator.services.grading import queries_import
+    from annotator.documents.readers import QueryRecord
+    from annotator.documents.services import queries_import
 
     dispute = revealed(cast)
     note = "The query or its information need changed since it was graded."
@@ -662,9 +662,9 @@ def test_a_frozen_pairs_dispute_page_says_the_query_changed_since_from_its_judgm
 ) -> None:
     """QA: imports mark the grades of open sets only, so a frozen set's dispute page showed the
     new query text without a word; the frozen judgment's fingerprint tells."""
-    from annotator.importers import QueryRecord
-    from annotator.services.grading import queries_import
-    from annotator.services.pools import pool_freeze
+    from annotator.documents.readers import QueryRecord
+    from annotator.documents.services import queries_import
+    from annotator.pools.services import pool_freeze
 
     dispute = in_review(cast.alpha, cast.editor, cast.editor2)
     dispute_settle(dispute=dispute, by=cast.reviewer, grade=2, note="Steps without the deadline.")

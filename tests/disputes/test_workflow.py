@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from annotator.disputes.services import (
+    AlreadySettled,
+    DisputeError,
+    dispute_give_reason,
+    dispute_revise,
+    dispute_settle,
+    may_settle,
+)
 from annotator.models import (
     Dispute,
     DisputeStatus,
@@ -13,14 +21,6 @@ from annotator.models import (
     GradeHistory,
     Membership,
     Role,
-)
-from annotator.services.disputes import (
-    AlreadySettled,
-    DisputeError,
-    dispute_give_reason,
-    dispute_revise,
-    dispute_settle,
-    may_settle,
 )
 from tests.conftest import Cast, make_user
 from tests.disputes.factories import disputed_pair, grade, in_review, make_pair
@@ -52,7 +52,7 @@ def test_different_grades_open_a_dispute_with_severity_max_minus_min(
 
 
 def test_the_real_grading_service_opens_the_dispute_too(cast: Cast) -> None:
-    grading = pytest.importorskip("annotator.services.grading")
+    grading = pytest.importorskip("annotator.grading.services")
     pair = make_pair(cast.alpha)
     grading.grade_submit(candidate=pair, editor=cast.editor, value=2, reason=REASON)
     grading.grade_submit(candidate=pair, editor=cast.editor2, value=3, reason="")
@@ -235,8 +235,8 @@ def test_a_grade_outside_0_to_3_is_refused_everywhere(cast: Cast) -> None:
 def test_a_decision_records_the_criteria_the_grades_were_given_under_not_newer_ones(
     cast: Cast, settled_by: str
 ) -> None:
+    from annotator.documents.services import criteria_publish
     from annotator.models import CriteriaChange
-    from annotator.services.grading import criteria_publish
 
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3))
     graded_under = Grade.objects.filter(candidate=dispute.candidate).first().criteria_version  # type: ignore[union-attr]

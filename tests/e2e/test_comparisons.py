@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from annotator.management.commands.demo import DEMO_PASSWORD, DEMO_SLUG, build_demo
 from annotator.models import Pool, PoolVersion, PoolVersionSource, Project
-from annotator.services.pools import pool_version_create
+from annotator.pools.services import pool_version_create
 from evaluation.models import Comparison, Run
 from tests.e2e.conftest import log_in
 

@@ -196,9 +196,9 @@ def test_a_reviewer_re_checks_a_settled_pair_whose_document_changed_with_the_key
 ) -> None:
     """The editors' flag on a settled pair clears only through a reviewer: overview -> list -> pair,
     the new text and the graded one on the page, a grade chosen and a note typed from the keyboard."""
-    from annotator.importers import DocumentRecord
+    from annotator.documents.readers import DocumentRecord
+    from annotator.documents.services import documents_import
     from annotator.models import FinalGrade, Grade
-    from annotator.services.grading import documents_import
     from tests.disputes.factories import grade
 
     pair = cast_for_browser["pair"]
@@ -243,9 +243,9 @@ def test_a_re_check_refused_because_another_reviewer_was_first_takes_the_focus_t
     page: Page, live_server: Any, cast_for_browser: dict[str, Any]
 ) -> None:
     """QA: the 409 page said who was first, but the focus stayed on <body>."""
-    from annotator.importers import DocumentRecord
-    from annotator.services.disputes import final_grade_recheck, recheck_token
-    from annotator.services.grading import documents_import
+    from annotator.disputes.services import final_grade_recheck, recheck_token
+    from annotator.documents.readers import DocumentRecord
+    from annotator.documents.services import documents_import
     from tests.disputes.factories import grade
 
     pair, project = cast_for_browser["pair"], cast_for_browser["project"]
@@ -274,7 +274,7 @@ def test_a_reason_saved_while_the_database_is_busy_says_so_in_the_page(
     """QA: an htmx form answered 503 (SQLite locked by an import) said only that the request failed."""
     from django.db import OperationalError
 
-    from annotator.views import disputes as dispute_views
+    from annotator.disputes import views as dispute_views
     from tests.disputes.factories import grade
 
     def locked(**kwargs: Any) -> None:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from annotator.documents import views as document_views
 from annotator.management.commands.demo import DEMO_PASSWORD, DEMO_SLUG, build_demo
 from annotator.models import DisputeStatus
-from annotator.views import documents as document_views
 from tests.disputes.factories import disputed_pair
 from tests.e2e.conftest import log_in
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from annotator.demo_data import grading as demo_grading
+from annotator.demo import grading as demo_grading
+from annotator.grading import views as grading_views
 from annotator.management.commands import demo
 from annotator.models import Grade, GradeHistory
-from annotator.views import grading as grading_views
 from tests.e2e.conftest import log_in
 
 SEED_GRADES = {"A": "3", "B": "2", "C": "1", "D": "0", "E": "0"}
@@ -316,8 +316,8 @@ def test_a_save_for_a_pair_removed_meanwhile_says_so_and_neither_retries_nor_hol
 ) -> None:
     """QA: the owner removed the pair while the page was open; the save's 404 read "the server
     could not be reached", was retried again and again, and leaving the page asked to stay."""
+    from annotator.grading.services import candidate_remove
     from annotator.models import Candidate
-    from annotator.services.grading import candidate_remove
 
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
@@ -380,9 +380,9 @@ def test_a_grade_from_before_a_meaning_change_of_the_criteria_is_refused_and_the
     now; the reply brings the criteria panel and every row's form to v2, so the next key saves."""
     from django.contrib.auth import get_user_model
 
+    from annotator.documents.models import CriteriaChange
+    from annotator.documents.services import criteria_publish
     from annotator.models import CriteriaVersion, Project
-    from annotator.models.documents import CriteriaChange
-    from annotator.services.grading import criteria_publish
 
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
@@ -452,7 +452,7 @@ def test_a_second_key_pressed_while_the_first_grade_is_saving_wins(
     it was dropped without a word and the first grade stayed (QA report)."""
     import time
 
-    from annotator.views import grading as grading_views
+    from annotator.grading import views as grading_views
 
     saving = grading_views.grade_submit
 
@@ -579,8 +579,8 @@ def test_a_meaning_changing_publish_asks_first_with_the_number_of_grades_it_flag
     """QA: one click on Publish flagged every grade of the open sets for re-checking, unasked."""
     from django.contrib.auth import get_user_model
 
+    from annotator.grading.services import grade_submit
     from annotator.models import Candidate, CriteriaVersion, Grade
-    from annotator.services.grading import grade_submit
 
     editor = get_user_model().objects.get(username="editor-a")
     for candidate in Candidate.objects.filter(grading_set__project__slug=demo.DEMO_SLUG).order_by("pk")[:3]:

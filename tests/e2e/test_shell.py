@@ -79,8 +79,8 @@ def test_a_failed_htmx_request_is_reported_in_the_pages_language(
 def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transactional_db: None) -> None:
     """At 390 px every page of the demo fits the screen: a wide table scrolls inside its own box,
     a long ID wraps in its cell (QA found tables pushing whole pages to 450-850 px)."""
-    from annotator.importers import read_queries
-    from annotator.services.grading import queries_import
+    from annotator.documents.readers import read_queries
+    from annotator.documents.services import queries_import
     from evaluation.models import Comparison
 
     project = build_demo()

@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from annotator.services.pools import PoolImportError
+from annotator.pools.services import PoolImportError
 from evaluation import formats, metrics
 from evaluation.metrics.policies import EvaluationError, gettext_noop
 from evaluation.services import describe_error

@@ -9,7 +9,7 @@ import io
 
 import pytest
 
-from annotator.importers import ImportFileError, read_documents, read_queries, read_run
+from annotator.documents.readers import ImportFileError, read_documents, read_queries, read_run
 from evaluation.formats import read_qrels
 from evaluation.formats import read_run as read_engine_run
 from evaluation.formats.common import MAX_DIGITS, parse_grade_map

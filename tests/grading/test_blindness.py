@@ -12,9 +12,10 @@ import re
 from django.test import Client
 from django.urls import reverse
 
-from annotator import urls_grading
+from annotator.documents import urls as urls_documents
+from annotator.grading import urls as urls_grading
+from annotator.grading.services import grade_submit
 from annotator.models import Candidate, CandidateSource
-from annotator.services.grading import grade_submit
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs
 
@@ -42,7 +43,7 @@ def reachable_get_urls(cast: Cast, candidate: Candidate) -> list[str]:
         "candidate_id": candidate.pk,
     }
     urls = []
-    for pattern in urls_grading.urlpatterns:
+    for pattern in [*urls_documents.urlpatterns, *urls_grading.urlpatterns]:
         names = set(pattern.pattern.converters) | {"slug"}
         urls.append(reverse(pattern.name, kwargs={k: v for k, v in kwargs.items() if k in names}))
     return urls
@@ -159,9 +160,9 @@ def test_candidates_come_in_a_stable_per_editor_shuffle_not_in_run_order(cast: C
 def test_candidate_ids_do_not_follow_a_runs_ranking(cast: Cast) -> None:
     """Editors' pages carry candidate IDs (row IDs, form URLs); pooled in rank order, sorting them
     gave the system's ranking back (QA report)."""
-    from annotator.importers import pool_top_k, read_run
+    from annotator.documents.readers import pool_top_k, read_run
+    from annotator.grading.services import candidates_add
     from annotator.models import Candidate, Document, Query
-    from annotator.services.grading import candidates_add
     from tests.grading.factories import make_set
 
     Query.objects.create(project=cast.alpha, external_id="q1", text="q")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from annotator.grading.services import grade_submit
 from annotator.models import Dispute, FinalGrade, Grade, GradeHistory
-from annotator.services.grading import grade_submit
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from annotator.documents.services import criteria_publish
+from annotator.grading.services import grade_submit
 from annotator.models import CriteriaChange, CriteriaVersion, Grade
-from annotator.services.grading import criteria_publish, grade_submit
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs
 
@@ -79,7 +80,7 @@ def test_an_edit_started_on_an_older_version_is_refused_not_published_over_the_n
     version 2, undoing it while the history said the grades stand."""
     import pytest
 
-    from annotator.services.grading import CriteriaOutdated
+    from annotator.grading.services import CriteriaOutdated
 
     criteria_publish(
         project=cast.alpha, levels=LEVELS, change=CriteriaChange.MEANING, note="", by=cast.owner, based_on=1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.demo_data import grading as demo_grading
+from annotator.demo import grading as demo_grading
 from annotator.management.commands import demo
 from annotator.models import Candidate, Document, DocumentVersion, Grade, GradingSet, Query
 

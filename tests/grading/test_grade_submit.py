@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from annotator.documents.models import CriteriaChange
+from annotator.documents.services import criteria_publish
+from annotator.grading.services import GradingError, PairLocked, grade_submit
 from annotator.models import CriteriaVersion, Dispute, FinalGrade, Grade, GradeHistory, Reservation
-from annotator.models.documents import CriteriaChange
-from annotator.services.grading import GradingError, PairLocked, criteria_publish, grade_submit
 from tests.conftest import Cast, make_user
 from tests.grading.factories import make_pairs
 

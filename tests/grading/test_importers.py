@@ -1,4 +1,4 @@
-"""Reading uploaded files (annotator/importers.py): pure Python, no database.
+"""Reading uploaded files (annotator/documents/readers.py): pure Python, no database.
 
 Every error must name the line, the field and the value, and a file with any error yields no
 records at all.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.utils import translation
 
-from annotator.importers import (
+from annotator.documents.readers import (
     MAX_ERRORS,
     ImportFileError,
     detect_format,
@@ -254,7 +254,7 @@ def test_queries_are_read_with_their_information_need() -> None:
 
 def test_a_query_text_or_information_need_longer_than_the_limit_is_refused_with_its_length() -> None:
     """QA: a 3 MB query "text" was stored, and every page showing it grew as large."""
-    from annotator.importers import QUERY_TEXT_MAX_LENGTH
+    from annotator.documents.readers import QUERY_TEXT_MAX_LENGTH
 
     fine = "x" * QUERY_TEXT_MAX_LENGTH
     assert read_queries(json.dumps({"query_id": "q1", "text": fine}).encode(), "jsonl")[0].text == fine
@@ -281,7 +281,7 @@ def test_a_jsonl_id_is_text_or_a_whole_number_not_a_float() -> None:
 
 def test_a_long_provenance_names_what_fits_and_counts_the_rest() -> None:
     """Cut at 500 characters, a pair pooled by 30 runs lost 23 of their names and its "(k=10)"."""
-    from annotator.importers import PROVENANCE_MAX_LENGTH, PooledPair
+    from annotator.documents.readers import PROVENANCE_MAX_LENGTH, PooledPair
 
     pair = PooledPair("q1", "A", hits=[(f"run-number-{i:02d}", i + 1) for i in range(30)])
     text = pair.provenance(10)

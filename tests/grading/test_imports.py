@@ -12,15 +12,10 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotator.importers import ImportFileError, pool_top_k, read_documents, read_run
+from annotator.documents.readers import ImportFileError, pool_top_k, read_documents, read_run
+from annotator.documents.services import ImportSummary, documents_import, queries_import
+from annotator.grading.services import candidates_add, grade_submit
 from annotator.models import Candidate, CandidateSource, Document, DocumentVersion, Grade, GradingSet, Query
-from annotator.services.grading import (
-    ImportSummary,
-    candidates_add,
-    documents_import,
-    grade_submit,
-    queries_import,
-)
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs, make_set
 
@@ -112,7 +107,7 @@ def test_a_column_the_file_leaves_out_keeps_the_stored_value(cast: Cast) -> None
 
 
 def test_a_query_file_without_the_information_need_keeps_the_stored_one(cast: Cast) -> None:
-    from annotator.importers import read_queries
+    from annotator.documents.readers import read_queries
 
     queries_import(
         project=cast.alpha, records=read_queries(b"query_id,text,information_need\nq1,How?,Steps\n", "csv")
@@ -168,7 +163,7 @@ def test_the_store_step_is_all_or_nothing_too(cast: Cast) -> None:
 
 
 def test_queries_import_and_a_changed_query_flags_its_grades(cast: Cast) -> None:
-    from annotator.importers import read_queries
+    from annotator.documents.readers import read_queries
 
     (a,) = make_pairs(cast.alpha, "A", query="q1")
     grade_submit(candidate=a, editor=cast.editor, value=2)
@@ -326,8 +321,8 @@ def test_a_closed_set_takes_no_new_pairs_from_any_path_and_loses_none(
     could ever grade (QA report)."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
+    from annotator.grading.services import GradingError, candidate_remove, candidates_add_by_hand
     from annotator.models import Document
-    from annotator.services.grading import GradingError, candidate_remove, candidates_add_by_hand
     from tests.grading.factories import make_document
 
     (kept,) = make_pairs(cast.alpha, "A")

@@ -6,9 +6,9 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
+from annotator.grading.models import StaleReason
+from annotator.grading.services import grade_submit
 from annotator.models import Candidate, CriteriaVersion, Grade, GradeHistory
-from annotator.models.grading import StaleReason
-from annotator.services.grading import grade_submit
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs
 

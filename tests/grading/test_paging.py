@@ -13,9 +13,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotator.grading.services import grade_submit, shuffled_for
+from annotator.grading.views import GRADE_PAGE_SIZE
 from annotator.models import Candidate, Grade
-from annotator.services.grading import grade_submit, shuffled_for
-from annotator.views.grading import GRADE_PAGE_SIZE
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs
 
@@ -78,7 +78,7 @@ def test_a_query_that_fits_on_one_page_shows_no_pager(cast: Cast, client: Client
     assert 'class="pager"' not in html and "Documents 1–" not in html
 
 
-# annotator.paging: not a number or below 1, the first page; past the end, the last one.
+# annotator.web.paging: not a number or below 1, the first page; past the end, the last one.
 @pytest.mark.parametrize(("asked", "expected"), [("abc", 1), ("", 1), ("0", 1), ("-2", 1), ("999", 3)])
 def test_any_page_value_gets_a_page(
     cast: Cast, client: Client, pairs: list[Candidate], asked: str, expected: int

@@ -18,10 +18,11 @@ from django.db import connection, connections, transaction
 from django.test import Client
 from django.urls import reverse
 
-from annotator.forms_grading import GradeForm
-from annotator.importers import read_queries
+from annotator.documents.readers import read_queries
+from annotator.documents.services import queries_import
+from annotator.grading.forms import GradeForm
+from annotator.grading.services import GradingError, QueryChanged, grade_submit
 from annotator.models import Candidate, Grade, GradeHistory, Query
-from annotator.services.grading import GradingError, QueryChanged, grade_submit, queries_import
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs
 
@@ -274,7 +275,7 @@ def test_a_query_changed_while_the_save_was_on_its_way_is_shown_as_it_is_now(
 ) -> None:
     """The re-import commits after the view read the pair but before grade_submit compares: the
     reply shows the text that refused the save, not the one read as the request began."""
-    from annotator.views import grading as views
+    from annotator.grading import views as views
 
     (a,) = make_pairs(cast.alpha, "A")
     sent = {"grade": "2", "document_version": "1", "query_seen": a.query.fingerprint}

@@ -10,8 +10,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from django.utils import timezone
 
+from annotator.grading.services import grade_submit, queue_candidates, queue_next
 from annotator.models import Reservation
-from annotator.services.grading import grade_submit, queue_candidates, queue_next
 from tests.conftest import Cast, make_user
 from tests.grading.factories import make_pairs
 
@@ -111,7 +111,7 @@ def test_the_pools_page_counts_each_open_set_without_reading_frozen_texts(cast: 
     and read the whole canonical text of the version a set continues, to show its number."""
     from django.test.utils import CaptureQueriesContext
 
-    from annotator.views.pools import _unfrozen_sets
+    from annotator.pools.views import _unfrozen_sets
 
     a, b = make_pairs(cast.alpha, "AB")
     for candidate in (a, b):

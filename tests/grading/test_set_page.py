@@ -12,9 +12,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from annotator.grading import views as grading_views
+from annotator.grading.models import PairsInOrder
 from annotator.models import Candidate, CandidateSource
-from annotator.models.grading import PairsInOrder
-from annotator.views import grading as grading_views
 from tests.conftest import Cast
 from tests.grading.factories import make_document, make_query, make_set
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from annotator.grading.services import GradingError, PairLocked, UndoResult, grade_submit, grade_undo
 from annotator.models import Candidate, Document, Grade, GradeHistory
-from annotator.services.grading import GradingError, PairLocked, UndoResult, grade_submit, grade_undo
 from tests.conftest import Cast
 from tests.grading.factories import make_pairs
 

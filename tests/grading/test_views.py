@@ -22,8 +22,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from annotator.forms_disputes import ReasonForm, RevisionForm
-from annotator.forms_grading import GradeForm
+from annotator.disputes.forms import ReasonForm, RevisionForm
+from annotator.grading.forms import GradeForm
+from annotator.grading.services import grade_submit
 from annotator.models import (
     REASON_MAX_LENGTH,
     Candidate,
@@ -38,7 +39,6 @@ from annotator.models import (
     Query,
     Role,
 )
-from annotator.services.grading import grade_submit
 from tests.conftest import Cast
 from tests.grading.accessible import Page, squash
 from tests.grading.factories import make_pairs, make_set
@@ -84,7 +84,7 @@ def test_a_save_while_sqlite_stays_locked_is_a_503_saying_nothing_was_saved(
     """QA: a grade saved during a 30,000-document import waited SQLite's busy timeout and got a 500."""
     from django.db import OperationalError
 
-    from annotator.views import grading as views
+    from annotator.grading import views as views
 
     def locked(**kwargs: object) -> None:
         raise OperationalError("database is locked")
@@ -114,8 +114,8 @@ def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refu
     """QA: a page loaded under criteria v1 saved its grade under v2 (published meanwhile, meaning
     changed), recorded as if the editor had read v2. Refused now, and the reply brings the panel
     and every row's form up to date; a wording-only change still saves."""
-    from annotator.models.documents import CriteriaChange
-    from annotator.services.grading import criteria_publish
+    from annotator.documents.models import CriteriaChange
+    from annotator.documents.services import criteria_publish
 
     a, b = make_pairs(cast.alpha, "AB")
     page = (
@@ -692,8 +692,8 @@ def test_document_list_and_grading_page_cost_the_same_queries_for_many_rows(
 
 
 def test_a_script_in_an_imported_body_is_shown_as_text_never_run(cast: Cast, client: Client) -> None:
-    from annotator.importers import read_documents
-    from annotator.services.grading import documents_import
+    from annotator.documents.readers import read_documents
+    from annotator.documents.services import documents_import
 
     body = 'Hello <script>alert("x")</script> <img src=x onerror=alert(1)>\n\nSecond paragraph'
     documents_import(
@@ -733,8 +733,8 @@ def test_older_document_versions_stay_readable(cast: Cast, client: Client) -> No
 def test_the_stale_list_shows_my_grades_to_recheck_and_regrading_clears_them(
     cast: Cast, client: Client
 ) -> None:
-    from annotator.importers import read_documents
-    from annotator.services.grading import documents_import
+    from annotator.documents.readers import read_documents
+    from annotator.documents.services import documents_import
 
     (a,) = make_pairs(cast.alpha, "A")
     grade_submit(candidate=a, editor=cast.editor, value=2)
@@ -752,8 +752,8 @@ def test_the_stale_list_counts_what_the_editor_can_re_check_apart_from_what_a_re
 ) -> None:
     """QA: the overview said "need re-checking: 1" while this page listed 4 rows, 3 of them on
     settled or disputed pairs the editor cannot re-grade."""
-    from annotator.importers import read_documents
-    from annotator.services.grading import documents_import
+    from annotator.documents.readers import read_documents
+    from annotator.documents.services import documents_import
 
     a, b, c = make_pairs(cast.alpha, "ABC", required=2)
     grade_submit(
@@ -811,8 +811,8 @@ def test_the_grading_page_reads_in_chinese(cast: Cast, client: Client) -> None:
 def test_a_stale_grade_of_a_settled_pair_says_who_rechecks_it_instead_of_linking(
     cast: Cast, client: Client
 ) -> None:
-    from annotator.importers import read_documents
-    from annotator.services.grading import documents_import
+    from annotator.documents.readers import read_documents
+    from annotator.documents.services import documents_import
 
     (a,) = make_pairs(cast.alpha, "A", required=2)
     grade_submit(candidate=a, editor=cast.editor, value=3)

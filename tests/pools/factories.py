@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractUser
 
+from annotator.disputes.services import pair_settle_if_complete
 from annotator.models import (
     Candidate,
     CandidateSource,
@@ -18,7 +19,6 @@ from annotator.models import (
     Project,
     Query,
 )
-from annotator.services.disputes import pair_settle_if_complete
 
 
 def document(project: Project, external_id: str, body: str = "") -> Document:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from annotator.models.pools import canonical_serialisation, parse_canonical
+from annotator.pools.models import canonical_serialisation, parse_canonical
 from evaluation.formats.common import bad_id_chars
 
 # Any ID the serialisation accepts: the readers' ID rule (no control character, U+2028/2029 or

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Pool, PoolVersion
-from annotator.services.pools import (
+from annotator.pools.services import (
     FreezeError,
     PoolImportError,
     pool_freeze,
@@ -58,9 +58,9 @@ def test_a_pair_added_while_the_set_freezes_never_lands_in_the_closed_set(
     the import then inserted an ungraded pair into it that no pool version holds (review)."""
     import time
 
-    from annotator.importers import PooledPair
+    from annotator.documents.readers import PooledPair
+    from annotator.grading.services import candidates_add
     from annotator.models import Candidate
-    from annotator.services.grading import candidates_add
 
     grading_set = factories.graded_set(cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3)})
     factories.document(cast.alpha, "NEW")
@@ -112,8 +112,8 @@ def test_a_grade_saved_while_the_set_freezes_is_either_refused_or_frozen(
     import threading
     import time
 
+    from annotator.grading.services import GradingError, grade_submit
     from annotator.models import CriteriaVersion, FinalGrade
-    from annotator.services.grading import GradingError, grade_submit
 
     grading_set = factories.graded_set(
         cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3), ("q1", "B"): (2, None)}

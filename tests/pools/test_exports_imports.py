@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotator.models import Pool, PoolVersion, PoolVersionSource
-from annotator.services.pools import (
+from annotator.pools.services import (
     PoolExportError,
     PoolImportError,
     export_data,
@@ -534,7 +534,7 @@ def test_a_changed_or_foreign_zip_is_refused_and_imports_nothing(cast: Cast, ver
 
 
 def test_a_zip_given_to_a_text_import_says_what_it_is() -> None:
-    from annotator.importers import ImportFileError, read_documents
+    from annotator.documents.readers import ImportFileError, read_documents
 
     with pytest.raises(
         ImportFileError, match="the file is a zip archive; upload the text file inside it instead"
@@ -640,7 +640,7 @@ def _patch_headers(
 def test_a_crafted_zip_is_refused_without_unpacking_it_whole(cast: Cast) -> None:
     """A member declaring 10 bytes unpacked up to 1 GiB before being cut; a nested manifest, an
     encrypted member or a lying header were 500s (review)."""
-    from annotator.services.pools import MAX_IMPORT_BYTES
+    from annotator.pools.services import MAX_IMPORT_BYTES
 
     zeros = b"\0" * (MAX_IMPORT_BYTES + 10)
     manifest = {
@@ -694,8 +694,8 @@ def test_a_version_holding_an_id_from_before_the_invisible_character_rule_still_
     before that may still be in a set. The canonical text holds it (it breaks no line), so such a
     set still freezes, and versions frozen earlier keep verifying."""
     from annotator.models import Pool, PoolVersionSource
-    from annotator.models.pools import canonical_serialisation
-    from annotator.services.pools import pool_version_create
+    from annotator.pools.models import canonical_serialisation
+    from annotator.pools.services import pool_version_create
     from evaluation.formats.common import bad_id_chars
 
     assert bad_id_chars("d1\u200b")

@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
+from annotator.disputes.services import dispute_settle
 from annotator.models import (
     Candidate,
     CandidateSource,
@@ -23,8 +24,7 @@ from annotator.models import (
     PoolVersion,
     PoolVersionSource,
 )
-from annotator.services.disputes import dispute_settle
-from annotator.services.pools import (
+from annotator.pools.services import (
     CopyError,
     FreezeBlocked,
     FreezeError,
@@ -261,8 +261,8 @@ def test_a_new_version_keeps_who_settled_each_pair_and_the_timeline_says_it_was_
 ) -> None:
     """QA: the copy dropped the reviewer and the note ("settled it" with no subject) and stored
     "Copied from ... ." in the language of whoever clicked, shown as is in zh-Hans."""
+    from annotator.disputes.services import pair_timeline
     from annotator.models import Membership
-    from annotator.services.disputes import pair_timeline
 
     grading_set = factories.graded_set(
         cast.alpha, editors(cast), {**PHONE, ("q1", "B"): (2, 3)}, name="Phone"
@@ -399,7 +399,7 @@ def test_a_copied_pair_can_be_removed_and_added_again_to_be_graded_anew(cast: Ca
     """QA: after its document changed, a copied pair could be neither graded (409) nor removed
     ("settled"), nor added again ("already in the set"), though the version page said to grade the
     new content in a new version."""
-    from annotator.services.grading import candidate_remove, candidates_add_by_hand, grade_submit
+    from annotator.grading.services import candidate_remove, candidates_add_by_hand, grade_submit
 
     v1 = pool_freeze(
         grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer
@@ -431,9 +431,9 @@ def test_a_copied_pair_can_be_removed_and_added_again_to_be_graded_anew(cast: Ca
 
 def test_a_pair_waiting_for_a_re_check_says_so_among_the_blockers(cast: Cast) -> None:
     """QA: "no final grade (2 of 2 grades)" did not say what was missing."""
-    from annotator.importers import DocumentRecord
-    from annotator.services.grading import documents_import
-    from annotator.services.pools import freeze_preview
+    from annotator.documents.readers import DocumentRecord
+    from annotator.documents.services import documents_import
+    from annotator.pools.services import freeze_preview
     from tests.disputes.factories import grade, make_pair
 
     pair = make_pair(cast.alpha)
@@ -451,7 +451,7 @@ def test_freezing_reads_the_pairs_in_a_fixed_number_of_queries_without_their_tex
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from annotator.services.pools import freeze_preview
+    from annotator.pools.services import freeze_preview
 
     counts = []
     for n, name in ((4, "Small"), (40, "Large")):
@@ -487,9 +487,9 @@ def test_a_copied_pair_whose_document_changes_waits_for_a_reviewers_re_check(
 ) -> None:
     """A copied pair has no grade in its new set to carry the flag: its final grade carries it, the
     pair joins the reviewers' re-check list, and a re-check clears it (QA: nothing said a word)."""
-    from annotator.importers import DocumentRecord
-    from annotator.services.disputes import final_grade_recheck, recheck_token
-    from annotator.services.grading import documents_import
+    from annotator.disputes.services import final_grade_recheck, recheck_token
+    from annotator.documents.readers import DocumentRecord
+    from annotator.documents.services import documents_import
 
     _v1, next_set = _copy_of_phone(cast)
     assert not Candidate.objects.final_to_recheck().exists()
@@ -544,7 +544,7 @@ def test_a_document_changed_before_the_copy_is_marked_when_the_copy_is_made(cast
 def test_copies_decided_under_criteria_a_meaning_change_replaced_wait_for_a_re_check(cast: Cast) -> None:
     """QA: a new version copied grades made under criteria v1 after v3 (meaning-changing) was
     published, and froze them again without a word. Wording-only changes leave them alone."""
-    from annotator.services.grading import criteria_publish
+    from annotator.documents.services import criteria_publish
 
     levels = {3: "Complete.", 2: "Partial.", 1: "Related.", 0: "Unrelated."}
     _v1, next_set = _copy_of_phone(cast)
@@ -565,7 +565,7 @@ def test_copies_decided_under_criteria_a_meaning_change_replaced_wait_for_a_re_c
 
 
 def test_a_copy_made_after_a_meaning_change_of_the_criteria_is_marked_at_once(cast: Cast) -> None:
-    from annotator.services.grading import criteria_publish
+    from annotator.documents.services import criteria_publish
 
     v1 = pool_freeze(
         grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer
@@ -586,8 +586,8 @@ def test_a_large_set_freezes_with_a_bounded_provenance_and_a_version_page_a_page
 ) -> None:
     """QA: a set of 20,487 pairs froze with 9,051 left out; its version page was 3.16 MB (every
     left-out pair, and a 1.5 MB provenance with one entry per pair of an imported file)."""
-    from annotator.services import pools as pools_service
-    from annotator.views.pools import PAGE_SIZE, SHOWN_DETAILS
+    from annotator.pools import services as pools_service
+    from annotator.pools.views import PAGE_SIZE, SHOWN_DETAILS
 
     monkeypatch.setattr(pools_service, "PROVENANCE_DETAILS", 20)
     n = 130
@@ -634,7 +634,7 @@ def test_a_large_set_freezes_with_a_bounded_provenance_and_a_version_page_a_page
 def test_a_long_recorded_provenance_is_left_to_the_manifest(
     cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from annotator.views import pools as pool_views
+    from annotator.pools import views as pool_views
 
     version = pool_freeze(
         grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer
@@ -653,8 +653,8 @@ def test_a_long_recorded_provenance_is_left_to_the_manifest(
 
 
 def change_query(cast: Cast, text: str = "How do I change my phone number after registering?") -> None:
-    from annotator.importers import QueryRecord
-    from annotator.services.grading import queries_import
+    from annotator.documents.readers import QueryRecord
+    from annotator.documents.services import queries_import
 
     queries_import(project=cast.alpha, records=[QueryRecord(line=1, external_id="q1", text=text)])
 
@@ -727,7 +727,7 @@ def test_a_pair_frozen_while_marked_for_its_query_records_an_earlier_text_and_it
 
 
 def test_an_imported_version_records_no_fingerprint_and_says_so(cast: Cast, client: Client) -> None:
-    from annotator.services.pools import pool_import
+    from annotator.pools.services import pool_import
 
     factories.graded_set(cast.alpha, editors(cast), PHONE)  # the project's queries and documents
     version = pool_import(
@@ -754,8 +754,8 @@ def test_an_imported_version_records_no_fingerprint_and_says_so(cast: Cast, clie
 def test_a_copy_keeps_its_versions_fingerprint_until_a_reviewer_re_checks_it(cast: Cast) -> None:
     """QA: pairs frozen while marked for their query lost the mark: the next version's copies
     were not marked again, though their grades still stood on the first text."""
+    from annotator.disputes.services import final_grade_recheck, recheck_token
     from annotator.models import Query
-    from annotator.services.disputes import final_grade_recheck, recheck_token
 
     v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)
     old = Query.objects.get(project=cast.alpha, external_id="q1").fingerprint

@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from annotator.models import Pool, PoolVersion, PoolVersionSource
-from annotator.models.pools import canonical_serialisation
-from annotator.services.pools import pool_version_create
+from annotator.pools.models import canonical_serialisation
+from annotator.pools.services import pool_version_create
 from tests.conftest import Cast
 
 # Deliberately unsorted, with case, digits, a space inside an ID and non-ASCII IDs.

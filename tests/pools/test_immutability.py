@@ -11,8 +11,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotator.models import Pool, PoolJudgment, PoolVersion, PoolVersionSource
-from annotator.models.pools import PoolImmutableError, PoolIntegrityError
-from annotator.services.pools import pool_version_create
+from annotator.pools.models import PoolImmutableError, PoolIntegrityError
+from annotator.pools.services import pool_version_create
 from tests.conftest import Cast, make_user
 
 JUDGMENTS = [("q1", "A", 3, "unanimous"), ("q1", "B", 2, "adjudicated"), ("q2", "C", 0, "unanimous")]
@@ -230,7 +230,7 @@ def test_the_database_writes_intact_rows_out_as_the_hashed_text(
     """The fast row check (a comparison of a million judgments spent ~5 of its 7 s fetching the
     rows into Python): the database's text must equal the canonical one byte for byte, in code-point
     order, where a locale's order differs ("B" < "a" < "é" < "文"), on SQLite and PostgreSQL alike."""
-    from annotator.models import pools
+    from annotator.pools import models as pools
 
     ids = ["a", "B", "é", "f", "Z", "文档", "a b", "a-1", "a_1", "a1", "A", "ß", "👍"]
     judgments = [
@@ -338,7 +338,7 @@ def test_a_consistent_rewrite_of_text_and_hash_shows_against_the_hash_comparison
 ) -> None:
     """QA: rewriting both the canonical text and its SHA-256 left the version page saying the
     integrity check passed; the comparisons computed on it recorded the hash they saw."""
-    from annotator.models.pools import canonical_serialisation
+    from annotator.pools.models import canonical_serialisation
     from tests.comparisons.helpers import make_comparison, make_run
 
     a = make_run(cast.alpha, "a", {"q1": "AB", "q2": "C"}, by=cast.reviewer)

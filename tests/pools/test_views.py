@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotator.models import GradingSet, Pool, PoolVersion, PoolVersionSource
-from annotator.services.pools import grading_set_create_from_version, pool_freeze, pool_version_create
+from annotator.pools.services import grading_set_create_from_version, pool_freeze, pool_version_create
 from tests.conftest import Cast
 from tests.pools import factories
 
@@ -424,7 +424,7 @@ def test_the_freeze_page_refuses_before_sending_when_a_file_was_imported_as_the_
 ) -> None:
     """QA: the set continuing version 1 showed "version 2" and a Freeze button although an owner
     had imported a file as version 2 meanwhile; the clash was only reported once sent."""
-    from annotator.services.pools import FreezeError, pool_import
+    from annotator.pools.services import FreezeError, pool_import
 
     round_2 = grading_set_create_from_version(version=frozen, by=cast.reviewer, name="Round 2")
     login(client, cast.reviewer)

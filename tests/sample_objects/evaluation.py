@@ -3,7 +3,7 @@
 from typing import Any
 
 from annotator.models import Membership, Pool, PoolVersionSource, Project, Role
-from annotator.services.pools import pool_version_create
+from annotator.pools.services import pool_version_create
 from evaluation import metrics
 from evaluation.models import Comparison, Run
 from evaluation.services import comparison_create, run_upload

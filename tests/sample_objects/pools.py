@@ -3,7 +3,7 @@
 from typing import Any
 
 from annotator.models import GradingSet, Membership, Pool, PoolVersionSource, Project, Role
-from annotator.services.pools import pool_version_create
+from annotator.pools.services import pool_version_create
 
 
 def sample_kwargs(project: Project) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotator.importers import ImportFileError, decode_upload, detect_format, unwritable_ids_warning
+from annotator.documents.readers import ImportFileError, decode_upload, detect_format, unwritable_ids_warning
 from annotator.models import Project
 
 

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from annotator.management.commands._grading_import import bad_input
 from annotator.management.commands.create_user import create_account
-from annotator.services.members import ProjectCreateError, project_create
+from annotator.projects.services import ProjectCreateError, project_create
 
 
 class Command(BaseCommand):

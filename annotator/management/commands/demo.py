@@ -13,12 +13,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotator.demo_data import DemoContext
-from annotator.demo_data import comparisons as demo_comparisons
-from annotator.demo_data import disputes as demo_disputes
-from annotator.demo_data import grading as demo_grading
-from annotator.demo_data import live as demo_live
-from annotator.demo_data import pools as demo_pools
+from annotator.demo import DemoContext
+from annotator.demo import comparisons as demo_comparisons
+from annotator.demo import disputes as demo_disputes
+from annotator.demo import grading as demo_grading
+from annotator.demo import live as demo_live
+from annotator.demo import pools as demo_pools
 from annotator.models import Membership, Project, Role
 
 DEMO_PASSWORD = "ranking-lab-demo"

@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotator.models import Pool, PoolVersion
-from annotator.services.pools import (
+from annotator.pools.services import (
     EXPORT_FORMATS,
     PoolExportError,
     export_data,

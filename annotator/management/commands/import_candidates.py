@@ -13,8 +13,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from annotator.converters import parse_id
-from annotator.importers import ImportFileError, detect_format, pool_top_k, read_run
+from annotator.documents.readers import ImportFileError, detect_format, pool_top_k, read_run
+from annotator.grading.services import GradingError, candidates_add
 from annotator.management.commands._grading_import import (
     add_project_argument,
     bad_input,
@@ -24,7 +24,7 @@ from annotator.management.commands._grading_import import (
     read_bytes,
 )
 from annotator.models import GradingSet
-from annotator.services.grading import GradingError, candidates_add
+from annotator.web.converters import parse_id
 
 
 class Command(BaseCommand):

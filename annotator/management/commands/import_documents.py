@@ -7,9 +7,9 @@ re-checking; unchanged documents are left alone.
 
 from __future__ import annotations
 
-from annotator.importers import read_documents
+from annotator.documents.readers import read_documents
+from annotator.documents.services import documents_import
 from annotator.management.commands._grading_import import RecordImportCommand
-from annotator.services.grading import documents_import
 
 
 class Command(RecordImportCommand):

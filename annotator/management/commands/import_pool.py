@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotator.management.commands._grading_import import counted
 from annotator.models import Pool, Project
-from annotator.services.pools import EXPORT_FORMATS, PoolImportError, guess_format, pool_import
+from annotator.pools.services import EXPORT_FORMATS, PoolImportError, guess_format, pool_import
 
 
 def fail(message: str) -> CommandError:

@@ -6,9 +6,9 @@ need flags the query's grades in open sets for re-checking.
 
 from __future__ import annotations
 
-from annotator.importers import read_queries
+from annotator.documents.readers import read_queries
+from annotator.documents.services import queries_import
 from annotator.management.commands._grading_import import RecordImportCommand
-from annotator.services.grading import queries_import
 
 
 class Command(RecordImportCommand):
