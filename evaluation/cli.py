@@ -17,6 +17,7 @@ import os
 import sys
 from argparse import SUPPRESS, ArgumentParser, ArgumentTypeError
 from collections.abc import Mapping, Sequence
+from importlib import metadata
 from typing import Any, NoReturn, TextIO
 
 from evaluation.formats import format_grade_map, parse_grade_map, read_qrels, read_run
@@ -188,12 +189,10 @@ def _add_django_options(parser: ArgumentParser) -> None:
     """The options Django's parser puts before every command's own, in its order: so that this
     parser reads abbreviations (--trace, --form) and ambiguities (--fo) exactly as Django's does,
     and --help lists them. SUPPRESS: an option appears in the result only when it is given."""
-    import django
-
     parser.add_argument(
         "--version",
         action="version",
-        version=django.get_version(),
+        version=metadata.version("django"),  # as django.get_version(), without importing Django
         help="Show program's version number and exit.",
     )
     parser.add_argument(

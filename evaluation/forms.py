@@ -191,7 +191,7 @@ class RunUploadForm(UploadForm):
         if upload is not None:
             data = b"".join(upload.chunks())
             name = upload.name or "run.txt"
-            from evaluation.services import detect_run_format
+            from evaluation.runs import detect_run_format
 
             return name, data, detect_run_format(name, fmt)
         text = self.cleaned_data["text"]

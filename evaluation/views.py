@@ -2,7 +2,7 @@
 
 Every view is for reviewers and owners. Editors never reach them: a run is a system's ranking and
 a comparison shows system scores, and editors grade blind (no system rank or score may reach
-them). Numbers come from the engine (evaluation.metrics) through evaluation.services; the view
+them). Numbers come from the engine (evaluation.metrics) through evaluation.comparisons; the view
 code below only chooses, orders and lays them out (the SVG coordinates are presentation).
 """
 
@@ -24,20 +24,19 @@ from annotator.pools.models import PoolIntegrityError
 from annotator.web.access import ProjectRequest, project_role
 from annotator.web.http import attachment_header, post_from, redirect_after_post
 from annotator.web.paging import Paginator
-from evaluation import metrics, services
-from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm, count_of_queries
-from evaluation.models import Comparison, Run
-from evaluation.services import (
+from evaluation import exports, metrics, runs
+from evaluation.comparisons import (
     Breakdown,
     ComparisonInputError,
     ComparisonResults,
-    RunUploadError,
     comparison_breakdown,
     comparison_create,
-    comparison_export,
     comparison_recompute,
-    run_upload,
 )
+from evaluation.exports import comparison_export
+from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm, count_of_queries
+from evaluation.models import Comparison, Run
+from evaluation.runs import RunUploadError, run_upload
 
 RUNS_PER_PAGE = 25
 COMPARISONS_PER_PAGE = 25
@@ -174,8 +173,8 @@ def run_delete(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
     """Delete a run no comparison uses; the run page's form asks for confirmation first."""
     run = get_object_or_404(Run.objects.defer("raw"), pk=run_id, project=request.project)
     try:
-        services.run_delete(run=run)
-    except services.RunDeleteError as error:
+        runs.run_delete(run=run)
+    except runs.RunDeleteError as error:
         messages.error(request, str(error))
         return redirect_after_post(request, run.get_absolute_url())
     messages.success(request, _("Run “%(name)s” deleted.") % {"name": run.name})
@@ -253,7 +252,7 @@ def _verified(comparison: Comparison) -> None:
         PoolVersion.objects.filter(pk=comparison.pool_version_id).values_list("canonical", flat=True).get()
     )
     comparison.pool_version.canonical = canonical  # one query; reused by the breakdown
-    services.verify_comparison_pool(comparison)
+    exports.verify_comparison_pool(comparison)
 
 
 def _delta_chart(deltas: list[float]) -> dict[str, Any] | None:

@@ -18,8 +18,9 @@ import logging
 from annotator.demo import DemoContext
 from annotator.models import PoolVersion
 from evaluation import metrics
+from evaluation.comparisons import comparison_create
 from evaluation.models import Comparison, Run
-from evaluation.services import comparison_create, run_upload
+from evaluation.runs import run_upload
 
 log = logging.getLogger(__name__)
 

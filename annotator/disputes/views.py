@@ -1,6 +1,6 @@
 """Disputes: editors' reasons and revisions, the reviewer queue and decision, timelines, agreement.
 
-Who sees what (tests/disputes/test_blindness.py holds these):
+Who sees what (tests/annotator/disputes/test_blindness.py holds these):
 - An editor sees only the disputes they are part of, and before the reveal only their own grade
   and reason in it (not even the severity, which would tell how far off the other grade is).
 - Reviewers and owners see every dispute; one who graded the pair is treated as its editor there

@@ -63,7 +63,7 @@ def document_list(request: ProjectRequest, slug: str) -> HttpResponse:
     )
     page = Paginator(documents, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {"page": page, "q": q, "search_max_length": SEARCH_MAX_LENGTH}
-    template = "annotator/grading/document_list.html" + ("#document-table" if request.htmx else "")
+    template = "annotator/documents/document_list.html" + ("#document-table" if request.htmx else "")
     return render(request, template, context)
 
 
@@ -79,7 +79,7 @@ def document_detail(request: ProjectRequest, slug: str, document_id: int) -> Htt
         if shown is None:
             raise Http404(_("This document has no version %(version)s.") % {"version": wanted})
     context = {"document": document, "versions": versions, "shown": shown}
-    return render(request, "annotator/grading/document_detail.html", context)
+    return render(request, "annotator/documents/document_detail.html", context)
 
 
 @project_role(Role.EDITOR)
@@ -88,7 +88,7 @@ def query_list(request: ProjectRequest, slug: str) -> HttpResponse:
     q = _search(request)
     queries = Query.objects.in_project(request.project).search(q).order_by("external_id")
     page = Paginator(queries, PAGE_SIZE).get_page(request.GET.get("page"))
-    template = "annotator/grading/query_list.html" + ("#query-table" if request.htmx else "")
+    template = "annotator/documents/query_list.html" + ("#query-table" if request.htmx else "")
     return render(request, template, {"page": page, "q": q, "search_max_length": SEARCH_MAX_LENGTH})
 
 
@@ -110,7 +110,7 @@ def _criteria_context(request: ProjectRequest, form: CriteriaForm | None = None)
 @project_role(Role.EDITOR)
 @require_GET
 def criteria(request: ProjectRequest, slug: str) -> HttpResponse:
-    return render(request, "annotator/grading/criteria.html", _criteria_context(request))
+    return render(request, "annotator/documents/criteria.html", _criteria_context(request))
 
 
 @project_role(Role.OWNER)
@@ -178,7 +178,7 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
                 )
             return redirect_after_post(request, reverse("criteria", kwargs={"slug": request.project.slug}))
     context = _criteria_context(request, form)
-    template = "annotator/grading/criteria.html" + ("#criteria-update" if request.htmx else "")
+    template = "annotator/documents/criteria.html" + ("#criteria-update" if request.htmx else "")
     return render(request, template, context)
 
 
@@ -268,20 +268,22 @@ def _sections(request: ProjectRequest, **overrides: ImportSection) -> list[Impor
 @project_role(Role.OWNER)
 @require_GET
 def import_page(request: ProjectRequest, slug: str) -> HttpResponse:
-    return render(request, "annotator/grading/imports.html", {"sections": _sections(request)})
+    return render(request, "annotator/documents/imports.html", {"sections": _sections(request)})
 
 
 def _respond(request: ProjectRequest, section: ImportSection) -> HttpResponse:
     """htmx: the section alone. Without JS: PRG on success, the whole page with errors otherwise."""
     if request.htmx:
-        return render(request, "annotator/grading/imports.html#import-section", {"section": section})
+        return render(request, "annotator/documents/imports.html#import-section", {"section": section})
     if section.summary is not None and not section.errors:
         (messages.info if section.checked_only else messages.success)(request, _summary_text(section))
         if section.warning:
             messages.warning(request, section.warning)
         return redirect("import_page", slug=request.project.slug)
     return render(
-        request, "annotator/grading/imports.html", {"sections": _sections(request, **{section.kind: section})}
+        request,
+        "annotator/documents/imports.html",
+        {"sections": _sections(request, **{section.kind: section})},
     )
 
 

@@ -1011,7 +1011,7 @@ def read_judgments(
 
 def _refusal(name: str, line: int | None, problem: str) -> PoolImportError:
     """ "Nothing was imported: file NAME, line N: PROBLEM", located as the readers' own refusals
-    are (evaluation.services.located), so every refusal of a pool file reads alike (QA)."""
+    are (annotator.web.errors.located), so every refusal of a pool file reads alike (QA)."""
 
     return PoolImportError(
         _("Nothing was imported: %(error)s") % {"error": located(problem, file=name, line=line)}

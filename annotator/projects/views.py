@@ -30,10 +30,10 @@ from annotator.models import (
     Role,
 )
 from annotator.projects.forms import MemberAddForm, MemberRoleForm, ProjectSettingsForm
+from annotator.projects.overview import sections_context
 from annotator.projects.services import LastOwnerError, membership_remove, membership_set_role
 from annotator.web.access import ProjectRequest, SignedInRequest, project_role, signed_in
 from annotator.web.http import gone
-from evaluation.models import Comparison
 
 
 @signed_in
@@ -42,7 +42,7 @@ def home(request: SignedInRequest) -> HttpResponse:
     memberships = (
         Membership.objects.filter(user=request.user).select_related("project").order_by("project__name")
     )
-    return render(request, "annotator/home.html", {"memberships": memberships})
+    return render(request, "annotator/projects/home.html", {"memberships": memberships})
 
 
 @project_role(Role.EDITOR)
@@ -86,8 +86,8 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
             .defer("canonical")
             .order_by("-frozen_at")[:5]
         )
-        context["comparisons"] = Comparison.objects.in_project(project).listing().order_by("-created_at")[:5]
-    return render(request, "annotator/project_detail.html", context)
+    context.update(sections_context(project, membership))
+    return render(request, "annotator/projects/project_detail.html", context)
 
 
 def _setup_steps(project: Project) -> list[tuple[str, str, bool]] | None:
@@ -141,7 +141,7 @@ def project_settings(request: ProjectRequest, slug: str) -> HttpResponse:
         else:
             messages.info(request, _("Nothing changed: the settings are as they were."))
         return redirect("project_settings", slug=project.slug)
-    return render(request, "annotator/project_settings.html", {"project": project, "form": form})
+    return render(request, "annotator/projects/project_settings.html", {"project": project, "form": form})
 
 
 @project_role(Role.OWNER)
@@ -184,7 +184,7 @@ def member_list(request: ProjectRequest, slug: str) -> HttpResponse:
         "form": form,
         "roles": Role.choices,
     }
-    template = "annotator/members.html" + ("#member-table" if request.htmx else "")
+    template = "annotator/projects/members.html" + ("#member-table" if request.htmx else "")
     return render(request, template, context)
 
 

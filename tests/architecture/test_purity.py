@@ -1,4 +1,5 @@
-"""The scoring library and the file formats stay pure: importing them never loads Django."""
+"""The scoring library, the file formats, the reports, the CLI and the agreement maths stay pure:
+importing them never loads Django."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_metrics_formats_and_reports_import_without_django() -> None:
+def test_metrics_formats_reports_cli_and_agreement_import_without_django() -> None:
     code = (
         "import sys\n"
-        "import evaluation.metrics, evaluation.formats, evaluation.reports\n"
+        "import evaluation.metrics, evaluation.formats, evaluation.reports, evaluation.cli\n"
+        "import annotator.disputes.agreement\n"
         "assert 'django' not in sys.modules, sorted(m for m in sys.modules if m.startswith('django'))\n"
         "assert 'scipy' not in sys.modules, 'scipy is imported lazily, only for comparisons'\n"
         "print('pure')\n"

@@ -78,7 +78,8 @@ def run(args: argparse.Namespace) -> None:
     from annotator.models import Membership, Pool, PoolVersionSource, Project, Role
     from annotator.pools.services import pool_version_create
     from evaluation import metrics
-    from evaluation.services import ComparisonResults, comparison_create, run_upload
+    from evaluation.comparisons import ComparisonResults, comparison_create
+    from evaluation.runs import run_upload
 
     n_queries, depth, k = args.queries, args.depth, args.k
     rng = random.Random(2024)

@@ -152,8 +152,9 @@ def test_the_worked_breakdowns_sit_side_by_side_only_where_both_fit_whole(
 ) -> None:
     """QA: at 1300, 1440 and 1920 px each system's card scrolled sideways and cut the Running DCG
     column to "Ru". Now two cards share a row only where both tables fit; otherwise they stack."""
+    from evaluation.comparisons import comparison_create
     from evaluation.metrics import Settings
-    from evaluation.services import comparison_create, run_upload
+    from evaluation.runs import run_upload
 
     project, reviewer, version = demo_with_pool()
     runs = [

@@ -9,9 +9,9 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from annotator.models import PoolVersion
+from tests.annotator.pools import factories
 from tests.conftest import PASSWORD, Cast
 from tests.e2e.conftest import log_in
-from tests.pools import factories
 
 
 def test_a_reviewer_freezes_a_set_leaving_out_a_disputed_pair_and_views_the_version(

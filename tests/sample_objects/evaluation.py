@@ -5,8 +5,9 @@ from typing import Any
 from annotator.models import Membership, Pool, PoolVersionSource, Project, Role
 from annotator.pools.services import pool_version_create
 from evaluation import metrics
+from evaluation.comparisons import comparison_create
 from evaluation.models import Comparison, Run
-from evaluation.services import comparison_create, run_upload
+from evaluation.runs import run_upload
 
 # The contract's E1 example: pool A3 B2 C1 D0, run A = [B, C], run B = [A, B], K = 2.
 SAMPLE_JUDGMENTS = [

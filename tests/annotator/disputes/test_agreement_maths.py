@@ -35,7 +35,7 @@ from annotator.disputes.agreement import (
     percent_agreement,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # --- an independent alpha: Krippendorff (2011), section "C", written out loop by loop -------------
 

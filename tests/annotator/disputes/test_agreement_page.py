@@ -13,9 +13,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotator.disputes.services import dispute_give_reason, dispute_revise
 from annotator.models import Candidate, Dispute, GradingSet
+from tests.annotator.disputes.factories import grade, make_pair
+from tests.annotator.disputes.test_agreement_maths import plain_alpha
 from tests.conftest import Cast
-from tests.disputes.factories import grade, make_pair
-from tests.disputes.test_agreement_maths import plain_alpha
 
 # (query, document) -> grades by ed, eve and rita (None: not graded by them).
 FIXTURE = {
@@ -208,7 +208,7 @@ def test_a_pair_still_being_graded_is_left_out_for_everyone(cast: Cast, client: 
 def test_a_continued_set_says_its_copied_pairs_are_left_out(cast: Cast, client: Client) -> None:
     """QA: the index counted a continued set's pairs, its page measured fewer, and said nothing."""
     from annotator.pools.services import grading_set_create_from_version, pool_freeze
-    from tests.pools import factories
+    from tests.annotator.pools import factories
 
     graded = factories.graded_set(
         cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3), ("q1", "B"): (1, 1)}

@@ -35,8 +35,8 @@ from annotator.models import (
     PoolJudgment,
 )
 from annotator.pools.services import pool_freeze
+from tests.annotator.disputes.factories import grade, in_review, make_pair
 from tests.conftest import Cast
-from tests.disputes.factories import grade, in_review, make_pair
 
 NEW_BODY = "How to request a change after submitting: Settings, then Contact, within 7 days."
 
@@ -545,7 +545,7 @@ def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: 
     """QA: a pair settled by discussion (one editor revised 1 -> 0) showed "Editor 2: 1" and none
     of the dispute's reasons, so it read as a disagreement nobody had settled."""
     from annotator.disputes.services import dispute_give_reason, dispute_revise
-    from tests.disputes.factories import disputed_pair
+    from tests.annotator.disputes.factories import disputed_pair
 
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 1))
     dispute_give_reason(dispute=dispute, editor=cast.editor, reason="No refund rule at all.")
@@ -567,7 +567,7 @@ def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: 
 def test_a_dispute_reason_equal_to_the_grades_reason_is_shown_once(cast: Cast, client: Client) -> None:
     """QA: the reason given with the grade and the same text given in the dispute read twice."""
     from annotator.disputes.services import dispute_give_reason, dispute_revise
-    from tests.disputes.factories import disputed_pair
+    from tests.annotator.disputes.factories import disputed_pair
 
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 1))
     for editor, reason in ((cast.editor, "No refund rule at all."), (cast.editor2, "Mentions cancelling.")):

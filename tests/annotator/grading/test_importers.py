@@ -439,7 +439,7 @@ def test_candidates_read_a_run_as_the_comparison_reader_does() -> None:
     comparing; a blank `system` cell was a second system named "" (QA report)."""
     from evaluation.formats import read_run as read_engine_run
 
-    trunc = Path(__file__).resolve().parents[2].parent / "shared" / "oracles" / "trec_eval" / "results.trunc"
+    trunc = Path(__file__).resolve().parents[3].parent / "shared" / "oracles" / "trec_eval" / "results.trunc"
     rows = read_run(trunc.read_bytes(), "trec", "results.trunc")
     engine = read_engine_run(str(trunc), format="trec")
     assert {r.run for r in rows} == {"STANDARD"}

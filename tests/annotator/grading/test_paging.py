@@ -16,8 +16,8 @@ from django.urls import reverse
 from annotator.grading.services import grade_submit, shuffled_for
 from annotator.grading.views import GRADE_PAGE_SIZE
 from annotator.models import Candidate, Grade
+from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast
-from tests.grading.factories import make_pairs
 
 HTMX = {"HX-Request": "true"}
 PAIRS = 2 * GRADE_PAGE_SIZE + 20  # three pages, the last one short

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from annotator.grading.services import grade_submit, queue_candidates, queue_next
 from annotator.models import Reservation
+from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast, make_user
-from tests.grading.factories import make_pairs
 
 
 def test_next_opens_the_query_with_the_most_pairs_waiting_for_this_editor(cast: Cast) -> None:

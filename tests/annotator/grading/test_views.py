@@ -39,9 +39,9 @@ from annotator.models import (
     Query,
     Role,
 )
+from tests.annotator.grading.accessible import Page, squash
+from tests.annotator.grading.factories import make_pairs, make_set
 from tests.conftest import Cast
-from tests.grading.accessible import Page, squash
-from tests.grading.factories import make_pairs, make_set
 
 HTMX = {"HX-Request": "true"}
 

@@ -12,9 +12,9 @@ from annotator.pools.services import (
     pool_import,
     pool_version_create,
 )
+from tests.annotator.pools import factories
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
-from tests.pools import factories
 
 pytestmark = postgres_only
 

@@ -28,7 +28,7 @@ from annotator.pools.services import (
 )
 from tests.conftest import Cast
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 TREC = SHARED / "oracles" / "trec_eval"
 ROWS = [
     ("q1", "A", 3),

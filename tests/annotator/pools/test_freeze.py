@@ -32,8 +32,8 @@ from annotator.pools.services import (
     pool_freeze,
     pool_version_create,
 )
+from tests.annotator.pools import factories
 from tests.conftest import Cast
-from tests.pools import factories
 
 # The seeds' phone-number example: A3 B2 C1 D0 E0, every pair unanimous.
 PHONE = {("q1", d): (g, g) for d, g in zip("ABCDE", (3, 2, 1, 0, 0), strict=True)}
@@ -434,7 +434,7 @@ def test_a_pair_waiting_for_a_re_check_says_so_among_the_blockers(cast: Cast) ->
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
     from annotator.pools.services import freeze_preview
-    from tests.disputes.factories import grade, make_pair
+    from tests.annotator.disputes.factories import grade, make_pair
 
     pair = make_pair(cast.alpha)
     grade(pair, cast.editor, 2)

@@ -294,10 +294,10 @@ def test_the_version_page_reports_tampering_loudly_and_refuses_exports(
     assert "Nothing was created: this version failed its integrity check. Stored row (q1, B)" in refused
     assert GradingSet.objects.count() == sets
     # Nor scored, as the page says (QA: a new comparison was computed and stored on it).
+    from evaluation.comparisons import ComparisonInputError, comparison_create
     from evaluation.metrics import Settings
     from evaluation.models import Comparison
-    from evaluation.services import ComparisonInputError, comparison_create
-    from tests.comparisons.helpers import make_run
+    from tests.evaluation.comparisons.helpers import make_run
 
     a = make_run(cast.alpha, "a", {"q1": "AB"}, by=cast.reviewer)
     b = make_run(cast.alpha, "b", {"q1": "BA"}, by=cast.reviewer)
@@ -339,7 +339,7 @@ def test_a_consistent_rewrite_of_text_and_hash_shows_against_the_hash_comparison
     """QA: rewriting both the canonical text and its SHA-256 left the version page saying the
     integrity check passed; the comparisons computed on it recorded the hash they saw."""
     from annotator.pools.models import canonical_serialisation
-    from tests.comparisons.helpers import make_comparison, make_run
+    from tests.evaluation.comparisons.helpers import make_comparison, make_run
 
     a = make_run(cast.alpha, "a", {"q1": "AB", "q2": "C"}, by=cast.reviewer)
     b = make_run(cast.alpha, "b", {"q1": "BA", "q2": "C"}, by=cast.reviewer)

@@ -17,8 +17,8 @@ from django.urls import reverse
 
 from annotator.models import GradingSet, Pool, PoolVersion, PoolVersionSource
 from annotator.pools.services import grading_set_create_from_version, pool_freeze, pool_version_create
+from tests.annotator.pools import factories
 from tests.conftest import Cast
-from tests.pools import factories
 
 PHONE = {("q1", d): (g, g) for d, g in zip("ABCDE", (3, 2, 1, 0, 0), strict=True)}
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -140,7 +140,7 @@ def test_disputes_waiting_for_someone_who_left_are_counted_apart_as_the_queue_li
     """QA: "Disputes waiting for a reviewer: 3" over a review table of 2 rows; the third waited
     for a deactivated editor, in the queue page's own section."""
     from annotator.disputes.services import dispute_give_reason
-    from tests.disputes.factories import disputed_pair, in_review
+    from tests.annotator.disputes.factories import disputed_pair, in_review
 
     in_review(cast.alpha, cast.editor, cast.editor2, (0, 3), document="A")
     stuck = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3), document="B")

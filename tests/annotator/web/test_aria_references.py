@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotator.management.commands.demo import build_demo
-from tests.annotator.test_links import html_pages
+from tests.annotator.web.test_links import html_pages
 
 LISTS = ("aria-describedby", "aria-labelledby", "aria-controls")  # space-separated ID lists
 

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import URLPattern, reverse
 
 from annotator.web.converters import MAX_ID
-from tests.annotator.test_access_matrix import ALL_PATTERNS, PATTERN_IDS
+from tests.annotator.web.test_access_matrix import ALL_PATTERNS, PATTERN_IDS
 from tests.conftest import Cast
 from tests.samples import sample_kwargs
 

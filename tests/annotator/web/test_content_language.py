@@ -21,7 +21,7 @@ from django.urls import reverse
 from annotator.management.commands.demo import build_demo
 from annotator.models import Document, Project, Query, Role
 from annotator.projects.services import ProjectCreateError, project_create
-from tests.annotator.test_links import _shape, html_pages
+from tests.annotator.web.test_links import _shape, html_pages
 from tests.conftest import make_user
 
 # Void elements never get an end tag, so they must not stay on the stack of open elements.

@@ -20,13 +20,13 @@ from django.urls import reverse
 from django.utils import translation
 
 from annotator.pools.services import PoolImportError
+from annotator.web.errors import describe_error
 from evaluation import formats, metrics
 from evaluation.metrics.policies import EvaluationError, gettext_noop
-from evaluation.services import describe_error
+from tests.annotator.pools.test_exports_imports import import_text
 from tests.conftest import Cast
-from tests.pools.test_exports_imports import import_text
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ENGINE_SOURCES = [
     *sorted((ROOT / "evaluation" / "metrics").glob("*.py")),
     *sorted((ROOT / "evaluation" / "formats").glob("*.py")),
@@ -185,7 +185,7 @@ def test_a_message_quotes_at_most_a_few_hundred_characters_of_a_value() -> None:
 
 
 def test_a_query_id_with_a_tab_is_refused_on_its_line() -> None:
-    from evaluation.services import RunUploadError, run_parse
+    from evaluation.runs import RunUploadError, run_parse
 
     data = (
         b'{"query_id": "q1", "doc_id": "A", "score": 1}\n{"query_id": "q\\t2", "doc_id": "B", "score": 1}\n'

@@ -38,7 +38,7 @@ def test_no_template_comment_spans_lines() -> None:
     (it was, under the criteria page's form). Longer comments use {% comment %}."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2] / "templates"
+    root = Path(__file__).resolve().parents[3] / "templates"
     spread = [
         f"{path.relative_to(root)}:{number}"
         for path in root.rglob("*.html")

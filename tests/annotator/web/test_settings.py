@@ -17,7 +17,7 @@ from django.urls import reverse
 from annotator.models import Membership, Project
 from tests.conftest import Cast
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROD_ENV = {
     "DJANGO_DEBUG": "0",
     "DJANGO_SECRET_KEY": "q8Zr!v2Lp#9sWm4Tx@7Ky%3Nb^6Hd&1Fj*5Gc(0Ae)RuYiOo-PlKjHg",

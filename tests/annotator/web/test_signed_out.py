@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, reverse
 
-from tests.annotator.test_access_matrix import ALL_PATTERNS
+from tests.annotator.web.test_access_matrix import ALL_PATTERNS
 from tests.conftest import Cast
 from tests.samples import sample_kwargs
 

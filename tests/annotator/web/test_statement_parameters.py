@@ -24,8 +24,8 @@ from annotator.grading.forms import CandidateAddForm
 from annotator.grading.services import candidates_add
 from annotator.models import Candidate, Grade, GradingSet, Query, StaleReason
 from annotator.pools.services import grading_set_create_from_version, pool_freeze
+from tests.annotator.pools import factories
 from tests.conftest import Cast
-from tests.pools import factories
 
 SIZES = (5, 50)  # one full chunk, then ten
 

@@ -10,8 +10,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from annotator.models import Pool, PoolVersion, PoolVersionSource, Project
 from annotator.pools.services import pool_version_create
 from evaluation import metrics
+from evaluation.comparisons import comparison_create
 from evaluation.models import Comparison, Run
-from evaluation.services import comparison_create, run_upload
+from evaluation.runs import run_upload
 
 # The contract's worked examples (../shared/evaluation-contract.md).
 E9_POOL = {"q1": {"A": 3, "B": 2, "C": 1, "D": 0, "E": 0}}

@@ -19,14 +19,11 @@ from django.urls import reverse
 from annotator.models import Document
 from annotator.pools.models import PoolIntegrityError
 from evaluation import metrics
+from evaluation.comparisons import ComparisonInputError, ComparisonResults, comparison_breakdown
 from evaluation.models import Comparison, ImmutableFieldError
-from evaluation.services import (
-    ComparisonInputError,
-    ComparisonResults,
-    comparison_breakdown,
-    pool_query_grades,
-)
-from tests.comparisons.helpers import (
+from evaluation.runs import pool_query_grades
+from tests.conftest import Cast
+from tests.evaluation.comparisons.helpers import (
     E1_NDCG,
     E9_DCG,
     E9_IDCG,
@@ -37,7 +34,6 @@ from tests.comparisons.helpers import (
     make_pool,
     make_run,
 )
-from tests.conftest import Cast
 
 
 def url(name: str, comparison: Comparison, **query: str) -> str:
@@ -808,7 +804,7 @@ def test_recompute_and_check_also_compares_the_pools_stored_rows(
     """QA: a stored judgment row changed under the hashed text; the comparison's pages kept their
     scores (which come from the hashed text only) and "Recompute and check" said all was well."""
     from annotator.models import PoolJudgment
-    from tests.pools.test_immutability import tamper
+    from tests.annotator.pools.test_immutability import tamper
 
     row = PoolJudgment.objects.filter(version=e9.pool_version).order_by("query_id", "doc_id").first()
     assert row is not None
@@ -961,7 +957,7 @@ def list_rows(page: str) -> dict[str, str]:
 def alter_pool_text(comparison: Comparison, *, with_hash: bool) -> None:
     """Rewrite the comparison's pool version behind the models' back: its hashed text alone, or
     text and SHA-256 together (then only the hash the comparison pinned still tells)."""
-    from tests.pools.test_immutability import tamper
+    from tests.annotator.pools.test_immutability import tamper
 
     forged = "q1\tA\t0\nq1\tB\t3\n"
     pk = comparison.pool_version_id

@@ -19,9 +19,10 @@ from django.urls import reverse
 from annotator.demo.comparisons import COMPARISONS
 from annotator.management.commands.demo import build_demo
 from annotator.models import Project
+from evaluation.exports import comparison_export
 from evaluation.models import Comparison
-from evaluation.services import comparison_export
-from tests.comparisons.helpers import (
+from tests.conftest import Cast
+from tests.evaluation.comparisons.helpers import (
     E1_NDCG,
     E9_DCG,
     E9_IDCG,
@@ -31,7 +32,6 @@ from tests.comparisons.helpers import (
     make_pool,
     make_run,
 )
-from tests.conftest import Cast
 
 
 def export(client: Client, comparison: Comparison) -> zipfile.ZipFile:
@@ -192,7 +192,7 @@ def test_the_archives_readme_command_runs_as_written_from_the_extracted_folder(
     line = next(
         text for text in (folder / "README.md").read_text().splitlines() if text.startswith("    APP/")
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     # APP/.venv/bin/python is this checkout's interpreter: the one running the tests.
     argv = shlex.split(
         line.strip().replace("APP/.venv/bin/python", sys.executable).replace("APP/", f"{root}/")

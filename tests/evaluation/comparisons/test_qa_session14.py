@@ -17,16 +17,17 @@ from django.urls import reverse
 from django.utils import translation
 
 from annotator.pools.services import PoolImportError
+from annotator.web.errors import describe_error
 from evaluation import formats
+from evaluation.comparisons import comparison_breakdown
 from evaluation.formats import tabular
 from evaluation.metrics import EvaluationError
 from evaluation.models import Comparison, Run
-from evaluation.services import comparison_breakdown, describe_error
-from tests.comparisons.helpers import make_comparison, make_pool, make_run
+from tests.annotator.pools.test_exports_imports import import_text
 from tests.conftest import Cast
-from tests.pools.test_exports_imports import import_text
+from tests.evaluation.comparisons.helpers import make_comparison, make_pool, make_run
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # The imports' sentence (annotator/documents/readers.py), whose translation exists already.
 JSON_SYNTAX_PROBLEM = "not valid JSON (the problem is at column %(column)d)."
 CHECK = {"k": 10, "unjudged": "error", "ties": "error", "missing_queries": "zero", "extra_queries": "error"}

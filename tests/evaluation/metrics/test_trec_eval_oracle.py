@@ -17,7 +17,7 @@ from evaluation.formats.common import GradeReader
 from evaluation.formats.trec import _careful_qrels, _careful_run
 from evaluation.metrics import EvaluationError, Pool, Run, Settings, evaluate_run
 
-ORACLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "oracles" / "trec_eval"
+ORACLE = Path(__file__).resolve().parents[3] / ".." / "shared" / "oracles" / "trec_eval"
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 

@@ -12,11 +12,12 @@ from django.test import Client
 from django.urls import reverse
 
 from evaluation import metrics
+from evaluation.comparisons import ComparisonInputError, comparison_create
 from evaluation.models import Comparison, Run, RunQuery
-from evaluation.services import ComparisonInputError, RunDeleteError, comparison_create, run_delete
-from tests.comparisons.helpers import E9_POOL, make_comparison, make_e9, make_pool, make_run
+from evaluation.runs import RunDeleteError, run_delete
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
+from tests.evaluation.comparisons.helpers import E9_POOL, make_comparison, make_e9, make_pool, make_run
 
 
 def delete_url(run: Run) -> str:

@@ -15,9 +15,9 @@ from django.urls import reverse
 
 from evaluation import formats, metrics
 from evaluation.models import ImmutableFieldError, Run, RunQuery
-from evaluation.services import RunUploadError, parse_ranked_lists, run_parse
-from tests.comparisons.helpers import E9_POOL, make_pool, make_run
+from evaluation.runs import RunUploadError, parse_ranked_lists, run_parse
 from tests.conftest import Cast
+from tests.evaluation.comparisons.helpers import E9_POOL, make_pool, make_run
 
 TREC = b"q1 Q0 C 1 9.5 sys\nq1 Q0 A 2 8.25 sys\nq2 Q0 J-A 1 3 sys\n"
 CSV = "query_id,doc_id,rank\nq1,C,1\nq1,A,2\n问题二,文档甲,1\n".encode()
@@ -547,8 +547,8 @@ def test_tied_documents_and_their_lines_are_listed_in_the_pages_quotes_and_separ
 
     from django.utils import translation
 
+    from annotator.web.errors import describe_error
     from evaluation import formats, metrics
-    from evaluation.services import describe_error
 
     stream = io.StringIO("q1 Q0 A 1 1.0 s\nq1 Q0 B 2 1.0 s\n")
     stream.name = "tied.run"
