@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[3]
 ENGINE_SOURCES = [
     *sorted((ROOT / "evaluation" / "metrics").glob("*.py")),
     *sorted((ROOT / "evaluation" / "formats").glob("*.py")),
-    ROOT / "evaluation" / "services.py",
+    *(ROOT / "evaluation" / name for name in ("runs.py", "comparisons.py", "exports.py")),
 ]
 
 
@@ -160,8 +160,8 @@ def test_an_id_the_canonical_serialisation_cannot_hold_is_refused_in_chinese(cas
 
 
 def test_a_message_quotes_at_most_a_few_hundred_characters_of_a_value() -> None:
-    """A 1 MB bad line, or a CSV row of 500,000 fields, was echoed whole: error pages of
-    megabytes (QA report). The attributes keep the whole value for code that points at it."""
+    """A 1 MB bad line, or a CSV row of 500,000 fields, is not echoed whole: no error pages of
+    megabytes. The attributes keep the whole value for code that points at it."""
     import io
 
     from evaluation.formats import read_qrels, read_run
@@ -197,7 +197,7 @@ def test_a_query_id_with_a_tab_is_refused_on_its_line() -> None:
 
 
 def test_pages_quote_values_with_the_apps_quotes_and_keep_escapes_visible() -> None:
-    """The engine's %r quotes ('q1') read as stray ASCII in Chinese messages, which use “” (QA report)."""
+    """The engine's %r quotes ('q1') read as stray ASCII in Chinese messages, which use “”."""
     error = EvaluationError(
         gettext_noop("query %(query)r: document %(doc)r appears twice"), {"query": "问题一", "doc": "a\tb "}
     )
