@@ -82,6 +82,7 @@ typecheck: install-test
 
 test: install-test compilemessages browser
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy annotator evaluation
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest

@@ -279,16 +279,16 @@ class AccountChangeForm(UserChangeForm):
             if stranded:
                 raise forms.ValidationError(
                     _(
-                        "%(user)s is the only active owner of %(projects)s: make someone else owner there first "
-                        "(a deactivated account cannot manage a project)."
+                        "%(user)s is the only active owner of %(projects)s: make someone else owner there "
+                        "first (a deactivated account cannot manage a project)."
                     )
                     % {"user": self.instance.get_username(), "projects": enumeration(stranded)}
                 )
         return active
 
 
-# Django's user admin, except that an account stays active while it is a project's only owner
-# (QA: deactivating it left the project with nobody who could manage it).
+# Django's user admin, except that an account stays active while it is a project's only owner:
+# deactivated, it would leave the project with nobody who can manage it.
 admin.site.unregister(User)
 
 

@@ -25,10 +25,19 @@ from annotator.grading.models import (
     StaleReason,
 )
 from annotator.pools.models import Pool, PoolJudgment, PoolVersion, PoolVersionSource
-from annotator.projects.models import Membership, MembershipQuerySet, Project, ProjectQuerySet, Role
+from annotator.projects.models import (
+    PERMISSIONS,
+    Membership,
+    MembershipQuerySet,
+    Permission,
+    Project,
+    ProjectQuerySet,
+    Role,
+)
 
 __all__ = [
     "GRADE_VALUES",
+    "PERMISSIONS",
     "REASON_MAX_LENGTH",
     "Candidate",
     "CandidateSource",
@@ -47,6 +56,7 @@ __all__ = [
     "GradingSet",
     "Membership",
     "MembershipQuerySet",
+    "Permission",
     "Pool",
     "PoolJudgment",
     "PoolVersion",

@@ -172,9 +172,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["one_line_403"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
     # Django's own "django" logger writes to a console handler of its own while DEBUG is on (the
-    # default of `make run`), traceback and all, and again through the root: one handler, this one
-    # (QA: each 403 logged twice in development, once with its traceback). INFO in development,
-    # as Django has it (e.g. the autoreloader's line).
+    # default of `make run`), traceback and all, and again through the root: one handler, this one,
+    # so each line is logged once. INFO in development, as Django has it (e.g. the autoreloader's
+    # line).
     "loggers": {
         "django": {
             "handlers": ["console"],

@@ -32,5 +32,6 @@ urlpatterns = [
     path("accounts/logout/", accounts.logout_page, name="logout"),
     path("i18n/setlang/", public(set_language), name="set_language"),
     path("admin/", admin.site.urls),
+    path("help/", include("annotator.help.urls")),
     path("p/<slug:slug>/", include(project_patterns)),
 ]

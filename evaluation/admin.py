@@ -1,9 +1,7 @@
 """Admin for runs and comparisons: inspection only, because both are fixed once created.
 
-Runs are created by upload and comparisons by `comparison_create` (which computes the results);
-the admin cannot do either properly, so it may only look, and rename or annotate. Deleting goes
-through the app too: a run only on its Runs page (`run_delete` refuses a run that comparisons
-use), a comparison and a run's parsed queries never (a comparison is the record of a result).
+Runs are made by upload and comparisons by `comparison_create`, and deleting goes through the app
+(a comparison is the record of a result): the admin may only look, rename and annotate.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """`manage.py evaluate QRELS RUN_A [RUN_B]`: NDCG@K of one run, or two runs compared.
 
-A thin shell around `evaluation.formats` and `evaluation.metrics`: it turns options into
-`Settings`, reads the files and prints `evaluation.reports`. Bad input exits with status 2 and
-one line on stderr, naming the file, the line and the value.
-
-The command needs neither the database nor the app's models, so `manage.py` runs it from here
-without Django's setup (`main`), which would cost ~0.8 s of every call on a slow machine. The
-Django command (evaluation/management/commands/evaluate.py) takes the same arguments from
-`add_arguments` and computes the same report with `report`, for `call_command` and for the
-options Django adds to every command (`--settings`, `--traceback`, `-v`, ...).
+A thin shell around `evaluation.formats`, `metrics` and `reports` that `manage.py` runs without
+Django's setup (it needs no database), which would cost ~0.8 s of every call. Bad input exits
+with status 2 and one line naming the file, the line and the value.
 """
 
 from __future__ import annotations
@@ -22,6 +16,7 @@ from typing import Any, NoReturn, TextIO
 
 from evaluation.formats import format_grade_map, parse_grade_map, read_qrels, read_run
 from evaluation.formats.common import is_plain_integer
+from evaluation.formats.registry import names
 from evaluation.metrics import (
     EXTRA_QUERIES,
     GAINS,
@@ -39,9 +34,11 @@ from evaluation.reports import render_csv, render_json, render_text
 
 HELP = (
     "NDCG@K of RUN_A (and RUN_B, compared with A) against the judgments in QRELS. "
-    "Files are TREC, CSV or JSONL (by extension, else TREC). Every policy is explicit; see the README."
+    "Files are TREC, CSV or JSONL (by extension, else TREC). Every policy is explicit; "
+    "see evaluation/README.md."
 )
-INPUT_FORMATS = ("auto", "trec", "csv", "jsonl")
+QRELS_FORMATS = ("auto", *names("qrels"))
+RUN_FORMATS = ("auto", *names("run"))
 
 
 def whole_number(text: str) -> int:
@@ -80,7 +77,10 @@ def add_arguments(parser: ArgumentParser) -> None:
         "--ties",
         choices=TIES,
         default="error",
-        help="equal scores: error (default), docid-desc (trec_eval), docid-asc, input-order, expected (scikit-learn)",
+        help=(
+            "equal scores: error (default), docid-desc (trec_eval), docid-asc, input-order, "
+            "expected (scikit-learn)"
+        ),
     )
     parser.add_argument(
         "--missing-queries",
@@ -116,11 +116,11 @@ def add_arguments(parser: ArgumentParser) -> None:
         "(use '=' before a leading minus)",
     )
     parser.add_argument(
-        "--qrels-format", choices=INPUT_FORMATS, default="auto", help="QRELS format (default: by extension)"
+        "--qrels-format", choices=QRELS_FORMATS, default="auto", help="QRELS format (default: by extension)"
     )
     parser.add_argument(
         "--run-format",
-        choices=INPUT_FORMATS,
+        choices=RUN_FORMATS,
         default="auto",
         help="format of both runs (default: each by its extension)",
     )
@@ -163,7 +163,7 @@ def write_and_exit(text: str, stdout: TextIO | None) -> NoReturn:
     the same). A reader that stopped reading (`| head`) ends it with status 1, as for other
     shell tools; a target that cannot be written (a full disk) with one error line, status 2.
     """
-    if stdout is None:  # started with stdout closed (`>&-`): Python then has no sys.stdout (QA)
+    if stdout is None:  # started with stdout closed (`>&-`): Python then has no sys.stdout
         fail("cannot write the report: standard output is closed")
     try:
         stdout.write(text)
@@ -172,7 +172,7 @@ def write_and_exit(text: str, stdout: TextIO | None) -> NoReturn:
         os._exit(1)
     except OSError as error:
         fail(f"cannot write the report: {error.strerror or error}")
-    if sys.stderr is not None:  # started with stderr closed (`2>&-`): the report is out, status 0 (QA)
+    if sys.stderr is not None:  # started with stderr closed (`2>&-`): the report is out, status 0
         sys.stderr.flush()
     os._exit(0)
 

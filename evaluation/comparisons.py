@@ -8,13 +8,11 @@ demand. Nothing here or in the views recomputes a DCG term.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.text import Truncator
@@ -27,6 +25,7 @@ from evaluation import metrics
 from evaluation.models import Comparison, Run, RunQuery
 from evaluation.runs import pool_for_scoring, pool_query_grades, trusted_pool, verify_pool
 
+# The version of the results shape (metrics/results.py) new comparisons are stored in.
 RESULTS_VERSION = 1
 
 
@@ -64,75 +63,29 @@ class ComparisonInputError(Exception):
 # ---- Comparisons: creation ----------------------------------------------------------------------
 
 
-def _nan_to_none(values: np.ndarray) -> list[float | None]:
-    return [None if math.isnan(v) else v for v in values.tolist()]
-
-
-def _system_results(result: metrics.RunResult) -> dict[str, Any]:
-    counts = result.counts
-    return {
-        "dcg": result.dcg.tolist(),
-        "ndcg": _nan_to_none(result.ndcg),
-        "missing": result.missing.tolist(),
-        "unjudged": result.unjudged.tolist(),
-        "retrieved": result.retrieved.tolist(),
-        "mean": result.mean,
-        "micro": result.micro,
-        "counts": {
-            "queries": counts.queries,
-            "evaluated": counts.evaluated,
-            "zero_idcg": counts.zero_idcg,
-            "excluded": counts.excluded,
-            "missing_from_run": counts.missing_from_run,
-            "unjudged_in_top_k": counts.unjudged_in_top_k,
-            "extra_queries_skipped": counts.extra_queries_skipped,
-        },
-        "extra_queries": list(result.extra_queries),
-    }
-
-
 def results_of(comparison: metrics.Comparison) -> dict[str, Any]:
-    """The engine's comparison as the JSON stored on `Comparison.results` (full precision)."""
-    a, b = comparison.a, comparison.b
-    return {
-        "version": RESULTS_VERSION,
-        "query_ids": list(comparison.query_ids),
-        # IDCG, zero-IDCG and exclusion depend on the pool only: the same for both systems.
-        "idcg": a.idcg.tolist(),
-        "zero_idcg": a.zero_idcg.tolist(),
-        "excluded": a.excluded.tolist(),
-        "a": _system_results(a),
-        "b": _system_results(b),
-        "delta": _nan_to_none(comparison.delta),
-        "comparison": {
-            "paired": comparison.paired,
-            "mean_delta": comparison.mean_delta,
-            "wins": comparison.wins,
-            "ties": comparison.ties,
-            "losses": comparison.losses,
-            "randomization_p": comparison.randomization_p,
-            "randomization_exact": comparison.randomization_exact,
-            "n_permutations": comparison.n_permutations,
-            "t_statistic": comparison.t_statistic,
-            "t_test_p": comparison.t_test_p,
-            "delta_ci95": list(comparison.delta_ci95) if comparison.delta_ci95 is not None else None,
-            "n_resamples": comparison.n_resamples,
-            "seed": comparison.seed,
-        },
-    }
+    """The engine's comparison as the JSON stored on `Comparison.results` (full precision).
+
+    Still written as version 1 of the results shape: what tests, `comparison_recompute` and
+    earlier comparisons agree on; every reader goes through `metrics.Results.from_dict`.
+    """
+    shape = metrics.Results.from_engine([comparison.a, comparison.b], [comparison])
+    return shape.to_dict(version=RESULTS_VERSION)
 
 
 def summary_of(results: Mapping[str, Any]) -> dict[str, Any]:
     """The few numbers list pages show, kept beside the (large) results."""
-    c = results["comparison"]
+    shape = metrics.Results.from_dict(results)
+    a, b, c = shape.system("a"), shape.system("b"), shape.comparison("a", "b")
+    assert c is not None  # an A/B document always holds B against A
     return {
-        "queries": results["a"]["counts"]["queries"],
-        "a_mean": results["a"]["mean"],
-        "b_mean": results["b"]["mean"],
-        "mean_delta": c["mean_delta"],
-        "wins": c["wins"],
-        "ties": c["ties"],
-        "losses": c["losses"],
+        "queries": a.counts["queries"],
+        "a_mean": a.mean,
+        "b_mean": b.mean,
+        "mean_delta": c.mean_delta,
+        "wins": c.wins,
+        "ties": c.ties,
+        "losses": c.losses,
     }
 
 
@@ -203,10 +156,10 @@ def comparison_create(
             field="pool_version",
         ) from None
     # The hashed text is intact, but a stored row or an earlier comparison's record of the hash may
-    # disagree: the version page says "do not use this version", so no new result is stored on it
-    # (QA: one was). Scores already stored stay, and their pages say so. Parsing the text is
-    # Python's work and checking the rows mostly the database's (~0.5 s each for a million
-    # judgments; the driver lets go of the GIL while the database works), so the two overlap.
+    # disagree: the version page says "do not use this version", so no new result is stored on
+    # it. Scores already stored stay, and their pages say so. Parsing the text is Python's work and
+    # checking the rows mostly the database's (~0.5 s each for a million judgments; the driver lets
+    # go of the GIL while the database works), so the two overlap.
     with ThreadPoolExecutor(max_workers=1) as executor:
         parsed = executor.submit(parse_canonical, pool_version.canonical)
         problems = pool_version.integrity_problems()
@@ -267,9 +220,12 @@ def comparison_recompute(*, comparison: Comparison) -> list[str]:
     its hash check raises PoolIntegrityError.
     """
     pool = pool_for_scoring(comparison.pool_version)
-    fresh = results_of(_compute(pool, comparison.run_a, comparison.run_b, engine_settings(comparison)))
+    engine_comparison = _compute(pool, comparison.run_a, comparison.run_b, engine_settings(comparison))
+    # Written in the stored document's version, so that an older comparison compares like with like.
+    version = comparison.results.get("version", RESULTS_VERSION)
+    shape = metrics.Results.from_engine([engine_comparison.a, engine_comparison.b], [engine_comparison])
     # Through JSON, as stored: the comparison is of the exact text of every number.
-    fresh = json.loads(json.dumps(fresh))
+    fresh = json.loads(json.dumps(shape.to_dict(version=version)))
     return _differences(comparison.results, fresh)
 
 
@@ -325,21 +281,27 @@ class QueryRow:
 
 
 class ComparisonResults:
-    """Read access to a comparison's stored results: rows, filters, sorting, counts."""
+    """Read access to a comparison's stored results: rows, filters, sorting, counts.
+
+    The stored dict is read through `metrics.Results.from_dict` (any readable version); `a`
+    and `b` are its two systems, `stats` the comparison of B against A.
+    """
 
     FILTERS = ("all", "regressions", "improvements", "ties", "excluded")
     SORTS = ("delta", "-delta", "query", "a", "b")
 
     def __init__(self, results: Mapping[str, Any]) -> None:
-        if results.get("version") != RESULTS_VERSION:
-            raise ValueError(
-                f"stored results have version {results.get('version')!r}, expected {RESULTS_VERSION}"
-            )
-        self.data = results
-        self.a = results["a"]
-        self.b = results["b"]
-        self.stats = results["comparison"]
-        self.query_ids: list[str] = results["query_ids"]
+        shape = metrics.Results.from_dict(results)
+        stats = shape.comparison("a", "b")
+        if stats is None:
+            raise metrics.ResultsVersionError("stored results hold no comparison of B against A")
+        self.shape = shape
+        self.a = shape.system("a")
+        self.b = shape.system("b")
+        self.stats = stats
+        self.query_ids: list[str] = list(shape.query_ids)
+        self._a = self.a.headline.per_query
+        self._b = self.b.headline.per_query
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -351,37 +313,37 @@ class ComparisonResults:
             return None
 
     def row(self, i: int) -> QueryRow:
-        d, a, b = self.data, self.a, self.b
+        a, b = self._a, self._b
         return QueryRow(
             index=i,
             query_id=self.query_ids[i],
             a_ndcg=a["ndcg"][i],
             b_ndcg=b["ndcg"][i],
-            delta=d["delta"][i],
+            delta=self.stats.delta[i],
             a_dcg=a["dcg"][i],
             b_dcg=b["dcg"][i],
-            idcg=d["idcg"][i],
-            zero_idcg=d["zero_idcg"][i],
-            excluded=d["excluded"][i],
-            a_missing=a["missing"][i],
-            b_missing=b["missing"][i],
-            a_unjudged=a["unjudged"][i],
-            b_unjudged=b["unjudged"][i],
+            idcg=a["idcg"][i],
+            zero_idcg=a["zero_idcg"][i],
+            excluded=a["excluded"][i],
+            a_missing=self.a.missing[i],
+            b_missing=self.b.missing[i],
+            a_unjudged=self.a.unjudged[i],
+            b_unjudged=self.b.unjudged[i],
         )
 
     def selected(self, *, show: str = "all", search: str = "", sort: str = "delta") -> list[int]:
         """Indexes of the rows to list, filtered and sorted; the default puts the worst regression first."""
-        delta = self.data["delta"]
+        delta = self.stats.delta
         indexes: Sequence[int] = range(len(self.query_ids))
         if search:
             needle = search.casefold()
             indexes = [i for i in indexes if needle in self.query_ids[i].casefold()]
         if show == "regressions":
-            indexes = [i for i in indexes if delta[i] is not None and delta[i] < 0]
+            indexes = [i for i in indexes if (d := delta[i]) is not None and d < 0]
         elif show == "improvements":
-            indexes = [i for i in indexes if delta[i] is not None and delta[i] > 0]
+            indexes = [i for i in indexes if (d := delta[i]) is not None and d > 0]
         elif show == "ties":
-            indexes = [i for i in indexes if delta[i] is not None and delta[i] == 0]
+            indexes = [i for i in indexes if (d := delta[i]) is not None and d == 0]
         elif show == "excluded":
             indexes = [i for i in indexes if delta[i] is None]
         indexes = list(indexes)
@@ -389,7 +351,7 @@ class ComparisonResults:
         if sort == "query":
             indexes.sort(key=ids.__getitem__)
         else:
-            values = {"delta": delta, "-delta": delta, "a": self.a["ndcg"], "b": self.b["ndcg"]}.get(
+            values = {"delta": delta, "-delta": delta, "a": self._a["ndcg"], "b": self._b["ndcg"]}.get(
                 sort, delta
             )
             sign = -1.0 if sort == "-delta" else 1.0
@@ -405,12 +367,12 @@ class ComparisonResults:
         return self.query_ids[order[0]] if order else None
 
     def sorted_deltas(self) -> list[float]:
-        return sorted(v for v in self.data["delta"] if v is not None)
+        return sorted(v for v in self.stats.delta if v is not None)
 
     def coverage_warning(self, settings: Mapping[str, Any]) -> bool:
         """True when unjudged IDs were scored as gain 0 in either system's top K."""
         return settings["unjudged"] == "zero" and (
-            self.a["counts"]["unjudged_in_top_k"] > 0 or self.b["counts"]["unjudged_in_top_k"] > 0
+            self.a.counts["unjudged_in_top_k"] > 0 or self.b.counts["unjudged_in_top_k"] > 0
         )
 
 
@@ -431,7 +393,7 @@ class Breakdown:
     only_in_a: frozenset[str]
     only_in_b: frozenset[str]
     # The pool's own side (an empty ranking scored): the ideal rows and IDCG, which depend on the
-    # pool, K and gain only; shown even when neither run can be scored (QA: "No judged document").
+    # pool, K and gain only; shown even when neither run can be scored, not "No judged document".
     pool_side: metrics.QueryResult
 
 
@@ -483,7 +445,7 @@ def comparison_breakdown(
     ]
     if None in results:
         # A refused side has no top K to compare with: its empty set tagged every document of the
-        # other side "only in A" although the refused list held them (QA). No tags at all then;
+        # other side "only in A" although the refused list may hold them. No tags at all then;
         # the refused run's top K is not guessed either (under ties=error its order is undefined).
         top = [frozenset(), frozenset()]
     return Breakdown(

@@ -13,6 +13,7 @@ from annotator.models import PoolVersion, Project
 from annotator.projects.forms import DigitsIntegerField
 from annotator.web.uploads import UploadForm
 from evaluation import metrics
+from evaluation.formats.registry import detect_format
 from evaluation.metrics.policies import MAX_BREAKDOWN_K, MAX_SEED
 from evaluation.models import (
     PASTED_FILE_NAME,
@@ -148,7 +149,7 @@ class RunUploadForm(UploadForm):
         versions = pool_versions_of(project)
         cast(PoolVersionChoiceField, self.fields["check_against"]).queryset = versions
         # The newest version is proposed only when the project has one pool: with several, a guess
-        # checks a run against another pool's queries and refuses it for a choice nobody made (QA).
+        # checks a run against another pool's queries and refuses it for a choice nobody made.
         unasked = not self.is_bound and not self.initial.get("check_against")
         if unasked and versions.values("pool").distinct().count() == 1:
             latest = versions.order_by("-frozen_at", "-pk").first()
@@ -191,9 +192,7 @@ class RunUploadForm(UploadForm):
         if upload is not None:
             data = b"".join(upload.chunks())
             name = upload.name or "run.txt"
-            from evaluation.runs import detect_run_format
-
-            return name, data, detect_run_format(name, fmt)
+            return name, data, detect_format(name, fmt, kind="run")
         text = self.cleaned_data["text"]
         return PASTED_FILE_NAME, text.encode("utf-8"), RunFormat.LISTS if fmt == "auto" else fmt
 
@@ -229,7 +228,8 @@ class ComparisonForm(forms.Form):
             max_value=MAX_SEED,
             initial=0,
             help_text=_(
-                "Drives the randomization test and the bootstrap: the same seed gives the same p and interval."
+                "Drives the randomization test and the bootstrap: the same seed gives the same p and "
+                "interval."
             ),
         )
 

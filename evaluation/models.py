@@ -1,9 +1,8 @@
 """Runs (a system's ranked output, kept exactly as uploaded) and comparisons of two runs.
 
-A comparison pins everything a number depends on: the frozen pool version (and its SHA-256), the
-two runs, K and every policy, and the random seed. Those settings never change after creation, so
-a permalink to a comparison always means the same numbers. The engine's per-query results are
-stored with it, so pages read them instead of recomputing the batch on every load.
+A comparison pins everything a number depends on (the frozen pool version and its SHA-256, the
+runs, K, every policy, the seed) and stores its per-query results: a permalink always means the
+same numbers, and pages never recompute them.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotator.models import PoolVersion, Project
 from evaluation import metrics
+from evaluation.formats.registry import FORMATS
 
 
 class ImmutableFieldError(Exception):
@@ -84,11 +84,11 @@ def _normalise(value: Any) -> Any:
 # ---- Runs -----------------------------------------------------------------------------------------
 
 
-class RunFormat(models.TextChoices):
-    TREC = "trec", _("TREC run (qid Q0 docno rank score tag)")
-    CSV = "csv", _("CSV (query_id, doc_id, rank or score)")
-    JSONL = "jsonl", _("JSONL (one object per line)")
-    LISTS = "lists", _("Ordered IDs per query (qid: id1, id2, ...)")
+# The run formats of the registry (RunFormat.TREC == "trec", ...), labelled in the UI language.
+RunFormat = models.TextChoices(  # type: ignore[call-overload]  # the stubs lack the (name, value) pairs form
+    "RunFormat",
+    [(name.upper(), (name, _(fmt.run_description))) for name, fmt in FORMATS.items() if fmt.holds("run")],
+)
 
 
 # The file name a run pasted into the upload form is stored under (it has none of its own).
@@ -473,7 +473,8 @@ class Comparison(FrozenFieldsModel):
         if self.pool_hash_matches:
             return ""
         return gettext(
-            "%(version)s: its recorded SHA-256 %(now)s… is not the %(pinned)s… this comparison was computed on"
+            "%(version)s: its recorded SHA-256 %(now)s… is not the %(pinned)s… this comparison was computed "
+            "on"
         ) % {
             "version": self.pool_version,
             "now": self.pool_version.sha256[:12],

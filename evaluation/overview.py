@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.models import Membership, Project, Role
+from annotator.models import Membership, Permission, Project
 from annotator.projects.overview import overview_section
 from evaluation.models import Comparison
 
 
 @overview_section
 def latest_comparisons(project: Project, membership: Membership) -> dict[str, Any]:
-    if not membership.can(Role.REVIEWER):
+    if not membership.may(Permission.VIEW_COMPARISONS):
         return {}
     return {"comparisons": Comparison.objects.in_project(project).listing().order_by("-created_at")[:5]}

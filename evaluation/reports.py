@@ -1,19 +1,8 @@
-"""The `evaluate` command's outputs (text, json, csv), as pure functions of the library's results.
+"""The `evaluate` command's outputs (text, json, csv) and the web export's report, as pure
+functions of the one results shape (evaluation/metrics/results.py).
 
-The JSON document is a stable interface (documented in the README):
-
-    {"settings": {...Settings.as_dict(), "grade_map": "-1:0,4:3" or null},
-     "counts": {"queries", "evaluated", "zero_idcg", "excluded",
-                "missing_from_run": {"a", "b"}, "unjudged_in_top_k": {"a", "b"},
-                "extra_queries_skipped": {"a", "b"}},
-     "systems": {"a": {"name", "mean", "micro"}, "b": {...}},
-     "comparison": {"mean_delta", "wins", "ties", "losses", "randomization_p", "t_test_p",
-                    "delta_ci95": [low, high]},
-     "queries": [{"query", "a": {"dcg", "idcg", "ndcg"}, "b": {...}, "delta"}]}
-
-`b`, `comparison` and `delta` appear only with two runs; `ndcg` and `delta` are null for an
-excluded query; with `breakdown` every system of every query also has `positions` and `ideal`
-(lists of the PositionRow fields). Numbers are full-precision floats; only text rounds.
+The JSON document is a stable interface, documented in evaluation/README.md; numbers are
+full-precision floats, and only text rounds.
 """
 
 from __future__ import annotations
@@ -23,16 +12,18 @@ import io
 import json
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
 from evaluation.formats.common import escape_unprintable
+from evaluation.metrics import METRICS
 from evaluation.metrics.batch import RunResult
 from evaluation.metrics.compare import Comparison
 from evaluation.metrics.ndcg import QueryResult
+from evaluation.metrics.policies import Settings
+from evaluation.metrics.results import ComparisonStats, Results
 
-LABELS = ("a", "b")
 POSITION_COLUMNS = (
     "rank",
     "doc_id",
@@ -47,8 +38,13 @@ POSITION_COLUMNS = (
 )
 
 
-def _none_if_nan(value: float) -> float | None:
-    return None if math.isnan(value) else value
+def results_shape(results: Sequence[RunResult], comparison: Comparison | None = None) -> Results:
+    """The engine's results in the one results shape (metrics/results.py) every report reads."""
+    return Results.from_engine(results, [comparison] if comparison is not None else [])
+
+
+def _first_comparison(shape: Results) -> ComparisonStats | None:
+    return shape.comparisons[0] if shape.comparisons else None
 
 
 def _breakdown(detail: QueryResult) -> dict[str, Any]:
@@ -58,39 +54,26 @@ def _breakdown(detail: QueryResult) -> dict[str, Any]:
     }
 
 
-def summary_report(
-    results: Sequence[RunResult],
-    comparison: Comparison | None = None,
-    *,
-    grade_map: str | None = None,
-) -> dict[str, Any]:
+def summary_report(shape: Results, *, grade_map: str | None = None) -> dict[str, Any]:
     """The report's sections other than the queries: settings, counts, systems (and comparison)."""
-    first = results[0]
-    labels = LABELS[: len(results)]
-    counts = first.counts
+    systems = shape.systems
+    assert shape.settings is not None  # the engine's results always carry their settings
+    counts = systems[0].counts
     document: dict[str, Any] = {
         # The grade map changes every number, so it is recorded beside the scoring policies.
-        "settings": first.settings.as_dict() | {"grade_map": grade_map},
+        "settings": shape.settings.as_dict() | {"grade_map": grade_map},
         "counts": {
-            "queries": counts.queries,
-            "evaluated": counts.evaluated,
-            "zero_idcg": counts.zero_idcg,
-            "excluded": counts.excluded,
-            "missing_from_run": {
-                label: r.counts.missing_from_run for label, r in zip(labels, results, strict=True)
-            },
-            "unjudged_in_top_k": {
-                label: r.counts.unjudged_in_top_k for label, r in zip(labels, results, strict=True)
-            },
-            "extra_queries_skipped": {
-                label: r.counts.extra_queries_skipped for label, r in zip(labels, results, strict=True)
-            },
+            "queries": counts["queries"],
+            "evaluated": counts["evaluated"],
+            "zero_idcg": counts["zero_idcg"],
+            "excluded": counts["excluded"],
+            "missing_from_run": {s.label: s.counts["missing_from_run"] for s in systems},
+            "unjudged_in_top_k": {s.label: s.counts["unjudged_in_top_k"] for s in systems},
+            "extra_queries_skipped": {s.label: s.counts["extra_queries_skipped"] for s in systems},
         },
-        "systems": {
-            label: {"name": r.name, "mean": r.mean, "micro": r.micro}
-            for label, r in zip(labels, results, strict=True)
-        },
+        "systems": {s.label: {"name": s.name, "mean": s.mean, "micro": s.micro} for s in systems},
     }
+    comparison = _first_comparison(shape)
     if comparison is not None:
         document["comparison"] = {
             "mean_delta": comparison.mean_delta,
@@ -111,24 +94,204 @@ def json_report(
     breakdown: bool = False,
     grade_map: str | None = None,
 ) -> dict[str, Any]:
-    first = results[0]
-    labels = LABELS[: len(results)]
-    document = summary_report(results, comparison, grade_map=grade_map)
-    columns = [(r.dcg.tolist(), r.idcg.tolist(), r.ndcg.tolist()) for r in results]
-    deltas = comparison.delta.tolist() if comparison is not None else None
+    shape = results_shape(results, comparison)
+    document = summary_report(shape, grade_map=grade_map)
+    columns = [system.headline.per_query for system in shape.systems]
+    stats = _first_comparison(shape)
     queries = []
-    for i, query in enumerate(first.query_ids):
+    for i, query in enumerate(shape.query_ids):
         entry: dict[str, Any] = {"query": query}
-        for label, result, (dcg, idcg, ndcg) in zip(labels, results, columns, strict=True):
-            system: dict[str, Any] = {"dcg": dcg[i], "idcg": idcg[i], "ndcg": _none_if_nan(ndcg[i])}
+        for system, result, column in zip(shape.systems, results, columns, strict=True):
+            values: dict[str, Any] = {name: column[name][i] for name in ("dcg", "idcg", "ndcg")}
             if breakdown:
-                system.update(_breakdown(result.explain(query)))
-            entry[label] = system
-        if deltas is not None:
-            entry["delta"] = _none_if_nan(deltas[i])
+                values.update(_breakdown(result.explain(query)))
+            entry[system.label] = values
+        if stats is not None:
+            entry["delta"] = stats.delta[i]
         queries.append(entry)
     document["queries"] = queries
     return document
+
+
+def comparison_report(
+    shape: Results,
+    *,
+    settings: Settings,
+    systems: Mapping[str, Mapping[str, Any]],
+    pool: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The web export's computation report (report/report.json): the `evaluate --format json`
+    numbers plus what pins the inputs. `systems`: label -> {name, file, sha256} of each run;
+    `pool`: {name, version, sha256}. Stored results need not hold their settings: pass them."""
+    stats = _first_comparison(shape)
+    assert stats is not None  # an exported comparison holds B against A
+    first = shape.systems[0]
+    counts = first.counts
+    columns = [system.headline.per_query for system in shape.systems]
+    queries = []
+    for i, query in enumerate(shape.query_ids):
+        entry: dict[str, Any] = {"query": query}
+        for system, column in zip(shape.systems, columns, strict=True):
+            entry[system.label] = {name: column[name][i] for name in ("dcg", "idcg", "ndcg")}
+        entry["delta"] = stats.delta[i]
+        queries.append(entry)
+    return {
+        "comparison": {
+            "mean_delta": stats.mean_delta,
+            "wins": stats.wins,
+            "ties": stats.ties,
+            "losses": stats.losses,
+            "randomization_p": stats.randomization_p,
+            "randomization_exact": stats.randomization_exact,
+            "n_permutations": stats.n_permutations,
+            "t_statistic": stats.t_statistic,
+            "t_test_p": stats.t_test_p,
+            "delta_ci95": list(stats.delta_ci95) if stats.delta_ci95 is not None else None,
+            "n_resamples": stats.n_resamples,
+            "paired": stats.paired,
+        },
+        # No grade map: the frozen pool (and the exported qrels) holds grades 0..3 already.
+        "settings": settings.as_dict() | {"grade_map": None},
+        "policies": settings.describe(),
+        "counts": {
+            "queries": counts["queries"],
+            "evaluated": counts["evaluated"],
+            "zero_idcg": counts["zero_idcg"],
+            "excluded": counts["excluded"],
+            "missing_from_run": {s.label: s.counts["missing_from_run"] for s in shape.systems},
+            "unjudged_in_top_k": {s.label: s.counts["unjudged_in_top_k"] for s in shape.systems},
+            "extra_queries_skipped": {s.label: s.counts["extra_queries_skipped"] for s in shape.systems},
+        },
+        "systems": {s.label: {**systems[s.label], "mean": s.mean, "micro": s.micro} for s in shape.systems},
+        "pool": dict(pool),
+        "queries": queries,
+    }
+
+
+def _csv_text(rows: Sequence[Sequence[Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerows(
+        [["" if v is None else (repr(v) if isinstance(v, float) else v) for v in row] for row in rows]
+    )
+    return out.getvalue()
+
+
+def comparison_queries_csv(report: Mapping[str, Any]) -> str:
+    """report/queries.csv of the web export, from `comparison_report`."""
+    labels = list(report["systems"])
+    header = ["query_id"] + [f"{label}_{name}" for label in labels for name in ("dcg", "idcg", "ndcg")]
+    rows: list[list[Any]] = [[*header, "delta"]]
+    for q in report["queries"]:
+        rows.append(
+            [
+                q["query"],
+                *(q[label][name] for label in labels for name in ("dcg", "idcg", "ndcg")),
+                q["delta"],
+            ]
+        )
+    return _csv_text(rows)
+
+
+def comparison_summary_csv(report: Mapping[str, Any]) -> str:
+    """report/summary.csv of the web export, from `comparison_report`: one (section, name, value)
+    row per figure."""
+    rows: list[list[Any]] = [["section", "name", "value"]]
+    rows += [["settings", key, value] for key, value in report["settings"].items()]
+    for key, value in report["counts"].items():
+        if isinstance(value, dict):
+            rows += [["counts", f"{key}.{system}", v] for system, v in value.items()]
+        else:
+            rows.append(["counts", key, value])
+    for system, values in report["systems"].items():
+        rows += [["system", f"{system}.{key}", value] for key, value in values.items()]
+    for key, value in report["comparison"].items():
+        if key == "delta_ci95":
+            low, high = value if value else (None, None)
+            rows += [["comparison", "delta_ci95.low", low], ["comparison", "delta_ci95.high", high]]
+        else:
+            rows.append(["comparison", key, value])
+    rows += [["pool", key, value] for key, value in report["pool"].items()]
+    return _csv_text(rows)
+
+
+def _dash(value: float | None, digits: int = 4) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def comparison_markdown(shape: Results, report: Mapping[str, Any], *, title: str, command: str) -> str:
+    """README.md of the web export: the headline, counts, policies, the largest regressions and
+    improvements (from `shape`) and the command that recomputes the report (`comparison_report`)."""
+    stats = _first_comparison(shape)
+    assert stats is not None  # an exported comparison holds B against A
+    s, c, counts = report["settings"], report["comparison"], report["counts"]
+    a, b = report["systems"]["a"], report["systems"]["b"]
+    ci = c["delta_ci95"]
+    lines = [
+        f"# {title}",
+        "",
+        f"Pool **{report['pool']['name']} v{report['pool']['version']}** "
+        f"(SHA-256 `{report['pool']['sha256']}`), "
+        f"K = {s['k']}, {s['gain']} gain. Delta = B − A (a win is a query where B scores higher).",
+        "",
+        "| | Run | Macro mean NDCG@K | Micro sum(DCG)/sum(IDCG) |",
+        "|---|---|---|---|",
+        f"| A | {a['name']} (`{a['file']}`) | {_dash(a['mean'])} | {_dash(a['micro'])} |",
+        f"| B | {b['name']} (`{b['file']}`) | {_dash(b['mean'])} | {_dash(b['micro'])} |",
+        "",
+        f"- Mean delta (B − A): {_dash(c['mean_delta'])}; wins / ties / losses: {c['wins']} / {c['ties']} / "
+        f"{c['losses']}",
+        f"- Randomization (sign-flip) test p = {_dash(c['randomization_p'])} "
+        f"({'exact' if c['randomization_exact'] else str(c['n_permutations']) + ' permutations'}, "
+        f"seed {s['seed']})",
+        "- Bootstrap 95% CI of the mean delta: "
+        + (f"[{_dash(ci[0])}, {_dash(ci[1])}]" if ci else "—")
+        + f" ({c['n_resamples']} resamples, seed {s['seed']})",
+        f"- Paired t-test p = {_dash(c['t_test_p'])}",
+        "",
+        "## Counts",
+        "",
+        f"- Queries: {counts['queries']}; evaluated: {counts['evaluated']}; zero IDCG: "
+        f"{counts['zero_idcg']}; excluded: {counts['excluded']}",
+        f"- Missing from run A / B: {counts['missing_from_run']['a']} / {counts['missing_from_run']['b']}",
+        f"- Unjudged IDs in the top K of A / B: {counts['unjudged_in_top_k']['a']} / "
+        f"{counts['unjudged_in_top_k']['b']}",
+    ]
+    # Unjudged IDs scored as gain 0 in either system's top K.
+    if s["unjudged"] == "zero" and any(n > 0 for n in counts["unjudged_in_top_k"].values()):
+        lines += [
+            "",
+            "**Coverage warning:** unjudged documents were scored as gain 0; the pool may not cover "
+            "what these systems retrieve.",
+        ]
+    lines += ["", "## Policies", ""] + [f"- {p}" for p in report["policies"]]
+    position = {query: i for i, query in enumerate(shape.query_ids)}
+    ndcg_a = shape.systems[0].headline.per_query["ndcg"]
+    ndcg_b = shape.systems[1].headline.per_query["ndcg"]
+    for heading, chosen in (
+        ("Largest regressions", stats.regressions(shape.query_ids, 10)),
+        ("Largest improvements", stats.improvements(shape.query_ids, 10)),
+    ):
+        lines += ["", f"## {heading}", ""]
+        if not chosen:
+            lines.append("None.")
+            continue
+        lines += ["| Query | A | B | Delta (B − A) |", "|---|---|---|---|"]
+        for query, delta in chosen:
+            i = position[query]
+            lines.append(f"| {query} | {_dash(ndcg_a[i])} | {_dash(ndcg_b[i])} | {_dash(delta)} |")
+    lines += [
+        "",
+        "## Reproduce",
+        "",
+        "Every number above is in `report/report.json` and `report/queries.csv` at full precision. Recompute "
+        "them from the files in this archive: in this folder, run `manage.py` of a ranking-lab checkout with "
+        "its Python (`manage.py` is not in the archive), that is, with APP the checkout's folder:",
+        "",
+        f"    APP/.venv/bin/python APP/{command.removeprefix('python ')}",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def render_json(
@@ -150,7 +313,7 @@ CSV_PREAMBLE = (
 
 
 # json.dumps escapes C0 controls but leaves these raw; str.splitlines() and other readers break
-# lines at them, so a run named from such a file name split its section in two (QA).
+# lines at them, so a run named from such a file name would split its section in two.
 _LINE_BREAKS_JSON_KEEPS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
@@ -171,9 +334,10 @@ def render_csv(
     The contract wants every report to state its counts and policies, and a bare table cannot;
     the sections come first so that a reader stops skipping at the first line without "#".
     """
+    shape = results_shape(results, comparison)
     out = io.StringIO()
     out.write(CSV_PREAMBLE + "\n")
-    for section, value in summary_report(results, comparison, grade_map=grade_map).items():
+    for section, value in summary_report(shape, grade_map=grade_map).items():
         out.write(f"# {section} {_one_line_json(value)}\n")
     writer = csv.writer(out, lineterminator="\n")
     # A tool told to treat # as a comment (pandas' comment="#") would cut an unquoted "page#2" short.
@@ -182,10 +346,10 @@ def render_csv(
     def write(row: Sequence[object]) -> None:
         (quoted if any("#" in str(value) for value in row) else writer).writerow(row)
 
-    labels = LABELS[: len(results)]
+    labels = [system.label for system in shape.systems]
     if breakdown:
         writer.writerow(("query_id", "system", "table", *POSITION_COLUMNS))
-        for query in results[0].query_ids:
+        for query in shape.query_ids:
             for label, result in zip(labels, results, strict=True):
                 detail = result.explain(query)
                 for table, rows in (("ranking", detail.positions), ("ideal", detail.ideal)):
@@ -202,20 +366,22 @@ def render_csv(
                             )
                         )
         return out.getvalue()
+    stats = _first_comparison(shape)
     header = ["query_id"]
     for label in labels:
         header += [f"{label}_dcg", f"{label}_idcg", f"{label}_ndcg"]
-    if comparison is not None:
+    if stats is not None:
         header.append("delta")
     writer.writerow(header)
-    columns = [(r.dcg.tolist(), r.idcg.tolist(), r.ndcg.tolist()) for r in results]
-    deltas = comparison.delta.tolist() if comparison is not None else None
-    for i, query in enumerate(results[0].query_ids):
+    columns = [system.headline.per_query for system in shape.systems]
+    for i, query in enumerate(shape.query_ids):
         values: list[str] = [query]
-        for dcg, idcg, ndcg in columns:
-            values += [repr(dcg[i]), repr(idcg[i]), "" if math.isnan(ndcg[i]) else repr(ndcg[i])]
-        if deltas is not None:
-            values.append("" if math.isnan(deltas[i]) else repr(deltas[i]))
+        for column in columns:
+            ndcg = column["ndcg"][i]
+            values += [repr(column["dcg"][i]), repr(column["idcg"][i]), "" if ndcg is None else repr(ndcg)]
+        if stats is not None:
+            delta = stats.delta[i]
+            values.append("" if delta is None else repr(delta))
         write(values)
     return out.getvalue()
 
@@ -241,67 +407,67 @@ def render_text(
     grade_map: str | None = None,
 ) -> str:
     """trec_eval's per-query table (measure, query, value), then a summary in words."""
-    first = results[0]
-    settings = first.settings
-    measure = f"ndcg_cut_{settings.k}"
-    labels = LABELS[: len(results)]
+    shape = results_shape(results, comparison)
+    settings = shape.settings
+    assert settings is not None  # the engine's results always carry their settings
+    measure = METRICS[0].measure(settings)
+    systems = shape.systems
+    stats = _first_comparison(shape)
     lines: list[str] = []
-    heading = "\t".join(
-        f"{label}={escape_unprintable(r.name)}" for label, r in zip(labels, results, strict=True)
-    )
-    lines.append(f"# {measure:<20}\tquery\t{heading}" + ("\tb-a" if comparison is not None else ""))
-    values = [r.ndcg.tolist() for r in results]
-    deltas = comparison.delta.tolist() if comparison is not None else None
-    for i, query in enumerate(first.query_ids):
+    heading = "\t".join(f"{s.label}={escape_unprintable(s.name or '')}" for s in systems)
+    lines.append(f"# {measure:<20}\tquery\t{heading}" + ("\tb-a" if stats is not None else ""))
+    values = [s.headline.per_query["ndcg"] for s in systems]
+    for i, query in enumerate(shape.query_ids):
         row = f"{measure:<22}\t{query}\t" + "\t".join(_fmt(v[i]) for v in values)
-        if deltas is not None:
-            row += "\t" + ("excluded" if math.isnan(deltas[i]) else f"{deltas[i]:+.4f}")
+        if stats is not None:
+            delta = stats.delta[i]
+            row += "\t" + ("excluded" if delta is None else f"{delta:+.4f}")
         lines.append(row)
-    all_row = f"{measure:<22}\tall\t" + "\t".join(_aggregate(r.mean) for r in results)
-    if comparison is not None:
-        all_row += "\t" + ("n/a" if comparison.mean_delta is None else f"{comparison.mean_delta:+.4f}")
+    all_row = f"{measure:<22}\tall\t" + "\t".join(_aggregate(s.mean) for s in systems)
+    if stats is not None:
+        all_row += "\t" + ("n/a" if stats.mean_delta is None else f"{stats.mean_delta:+.4f}")
     lines.append(all_row)
 
-    counts = first.counts
+    counts = systems[0].counts
     lines.append("")
     lines.append(
-        f"Queries: {counts.queries} in the pool, {counts.evaluated} evaluated, {counts.zero_idcg} with zero IDCG, "
-        f"{counts.excluded} excluded."
+        f"Queries: {counts['queries']} in the pool, {counts['evaluated']} evaluated, "
+        f"{counts['zero_idcg']} with zero IDCG, {counts['excluded']} excluded."
     )
-    for label, result in zip(labels, results, strict=True):
-        c = result.counts
-        lines.append(f"System {label}: {escape_unprintable(result.name)}")
+    for system in systems:
+        c = system.counts
+        lines.append(f"System {system.label}: {escape_unprintable(system.name or '')}")
         lines.append(
-            f"  NDCG@{settings.k}, macro mean over {c.evaluated} {'query' if c.evaluated == 1 else 'queries'} "
-            f"(the headline): {_aggregate(result.mean)}"
+            f"  NDCG@{settings.k}, macro mean over {c['evaluated']} "
+            f"{'query' if c['evaluated'] == 1 else 'queries'} "
+            f"(the headline): {_aggregate(system.mean)}"
         )
-        lines.append(f"  micro sum(DCG)/sum(IDCG), a different number: {_aggregate(result.micro)}")
+        lines.append(f"  micro sum(DCG)/sum(IDCG), a different number: {_aggregate(system.micro)}")
         lines.append(
-            f"  missing from the run: {c.missing_from_run}; unjudged IDs in the top {settings.k}: "
-            f"{c.unjudged_in_top_k}; extra queries skipped: {c.extra_queries_skipped}"
+            f"  missing from the run: {c['missing_from_run']}; unjudged IDs in the top {settings.k}: "
+            f"{c['unjudged_in_top_k']}; extra queries skipped: {c['extra_queries_skipped']}"
         )
-    if comparison is not None:
+    if stats is not None:
+        lines.append(f"Comparison, b - a over {stats.paired} {'query' if stats.paired == 1 else 'queries'}:")
         lines.append(
-            f"Comparison, b - a over {comparison.paired} {'query' if comparison.paired == 1 else 'queries'}:"
+            f"  mean delta {_aggregate(stats.mean_delta)}; b wins {stats.wins}, ties {stats.ties}, loses "
+            f"{stats.losses}"
         )
+        kind = "exact, all sign patterns" if stats.randomization_exact else f"seed {stats.seed}"
         lines.append(
-            f"  mean delta {_aggregate(comparison.mean_delta)}; b wins {comparison.wins}, ties {comparison.ties}, "
-            f"loses {comparison.losses}"
+            f"  paired randomization (sign-flip) test: p = {_p(stats.randomization_p)} "
+            f"({stats.n_permutations} permutations, {kind})"
         )
-        kind = "exact, all sign patterns" if comparison.randomization_exact else f"seed {comparison.seed}"
-        lines.append(
-            f"  paired randomization (sign-flip) test: p = {_p(comparison.randomization_p)} "
-            f"({comparison.n_permutations} permutations, {kind})"
-        )
-        lines.append(f"  paired t-test: p = {_p(comparison.t_test_p)}")
-        ci = comparison.delta_ci95
+        lines.append(f"  paired t-test: p = {_p(stats.t_test_p)}")
+        ci = stats.delta_ci95
         shown = "n/a" if ci is None else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
         lines.append(
-            f"  95% bootstrap CI of the mean delta: {shown} ({comparison.n_resamples} resamples, seed {comparison.seed})"
+            f"  95% bootstrap CI of the mean delta: {shown} ({stats.n_resamples} resamples, seed "
+            f"{stats.seed})"
         )
         for title, items in (
-            ("largest improvements", comparison.improvements()),
-            ("largest regressions", comparison.regressions()),
+            ("largest improvements", stats.improvements(shape.query_ids)),
+            ("largest regressions", stats.regressions(shape.query_ids)),
         ):
             listed = ", ".join(f"{query} {delta:+.4f}" for query, delta in items) or "none"
             lines.append(f"  {title}: {listed}")
@@ -313,10 +479,10 @@ def render_text(
         else "  grade map: none (grades as read)"
     )
     if breakdown:
-        for query in first.query_ids:
-            for label, result in zip(labels, results, strict=True):
+        for query in shape.query_ids:
+            for system, result in zip(systems, results, strict=True):
                 lines.append("")
-                lines.extend(_breakdown_text(label, result.explain(query)))
+                lines.extend(_breakdown_text(system.label, result.explain(query)))
     return "\n".join(lines) + "\n"
 
 
@@ -345,8 +511,8 @@ def _breakdown_text(label: str, detail: QueryResult) -> list[str]:
     ndcg = "excluded" if detail.ndcg is None else f"{detail.ndcg:.4f}"
     contrast = "n/a" if detail.candidate_only_ndcg is None else f"{detail.candidate_only_ndcg:.4f}"
     lines = [
-        f"query {detail.query_id}, system {label}: DCG {detail.dcg:.4f} / IDCG {detail.idcg:.4f} = NDCG {ndcg}"
-        f"  (candidate-only contrast, not NDCG: {contrast})"
+        f"query {detail.query_id}, system {label}: DCG {detail.dcg:.4f} / IDCG {detail.idcg:.4f} = NDCG "
+        f"{ndcg}  (candidate-only contrast, not NDCG: {contrast})"
     ]
     header = ("rank", "doc", "grade", "gain", "log2(i+1)", "contribution", "cumulative")
     tables = {
@@ -366,7 +532,7 @@ def _breakdown_text(label: str, detail: QueryResult) -> list[str]:
         for title, rows in (("ranking", detail.positions), ("ideal", detail.ideal))
     }
     # One set of widths for both tables, so that the ranking and the ideal line up (an ID of any
-    # length, Chinese included, used to push its row's numbers out of their columns).
+    # length, Chinese included, would push its row's numbers out of their columns).
     cells = [header, *(cells[:7] for rows in tables.values() for cells in rows)]
     widths = [max(_display_width(row[column]) for row in cells) for column in range(7)]
 

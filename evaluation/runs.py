@@ -5,10 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import itertools
-import re
-from pathlib import PurePosixPath
 
-import numpy as np
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q, RestrictedError
@@ -19,140 +16,16 @@ from annotator.pools.models import parse_canonical
 from annotator.web.errors import describe_error, located
 from annotator.web.uploads import UploadTextError, upload_text
 from evaluation import formats, metrics
-from evaluation.formats.common import first_bad_id_char, text_lines
-from evaluation.metrics.policies import gettext_noop
-from evaluation.models import PASTED_FILE_NAME, Comparison, Run, RunFormat, RunQuery
+from evaluation.formats.common import first_bad_id_char
+from evaluation.formats.lists import parse_ranked_lists
+from evaluation.formats.registry import FORMATS, names
+from evaluation.models import PASTED_FILE_NAME, Comparison, Run, RunQuery
 
 MAX_ID_LENGTH = 255  # PoolJudgment.query_id / doc_id
 
 
 class RunUploadError(Exception):
     """A run file (or pasted text) that cannot be used; the message names the line and value."""
-
-
-# Query ID, a colon, then document IDs in rank order. Full-width punctuation is accepted because
-# Chinese keyboards produce it by default, the enumeration comma 、 too: Chinese lists are written
-# with it ("文档甲、文档乙"), and read as one ID it scored 0 without a word (QA).
-_COMMA = re.compile(r"[,，、]")
-
-
-# IDs in a pasted list are separated by any Unicode space (the full-width U+3000 too), but not by
-# the characters no ID may hold, where str.split() also splits (NEL, U+2028, U+2029,
-# U+001C-U+001F): an ID holding one is refused by name, not silently read as two IDs.
-_ID_SPACE = re.compile(r"[^\S\x1c-\x1f\x85\u2028\u2029]+")
-
-
-# The same spaces for stripping: str.strip() would also drop those characters at an ID's ends,
-# storing "B" for "B<U+2028>" without a word (QA). Every Unicode space lies below U+3001.
-_SPACES = "".join(c for c in map(chr, range(0x3001)) if _ID_SPACE.fullmatch(c))
-
-
-def detect_run_format(file_name: str, explicit: str = "auto") -> str:
-    """The chosen format, else by extension (.csv, .jsonl/.ndjson, .txt with colons = lists)."""
-    if explicit and explicit != "auto":
-        return explicit
-    suffix = PurePosixPath(file_name).suffix.lower()
-    if suffix == ".csv":
-        return RunFormat.CSV
-    if suffix in (".jsonl", ".ndjson"):
-        return RunFormat.JSONL
-    return RunFormat.TREC
-
-
-def parse_ranked_lists(text: str, *, source: str, name: str) -> metrics.Run:
-    """`qid: id1, id2, ...` per line -> a rank-only run; the list order is the ranking.
-
-    Blank lines and lines starting with # are skipped. IDs are separated by commas and/or
-    spaces. A query listed twice or a document listed twice for one query is refused. A query
-    with no IDs ("q3:") is left out of the run: it is missing from it, as in any run file.
-    """
-    query_ids: list[str] = []
-    docs: list[str] = []
-    lines: list[int] = []
-    offsets = [0]
-    first_line: dict[str, int] = {}
-    for number, raw_line in enumerate(text_lines(text), start=1):
-        line = raw_line.strip(_SPACES)
-        if not line or line.startswith("#"):
-            continue
-        # The query ends at the first ": " (so "http://x: a, b" names query "http://x"), else at the
-        # first colon, half- or full-width ("q1:a,b", "问题一：甲，乙").
-        head, colon, tail = line.partition(": ")
-        if not colon:
-            head, colon, tail = line.partition(":")
-        if not colon:
-            head, colon, tail = line.partition("：")
-        if not colon:
-            raise metrics.EvaluationError(
-                gettext_noop("expected 'query_id: doc_id, doc_id, ...' but found no colon in %(line)r"),
-                {"line": line[:80]},
-                source=source,
-                line=number,
-            )
-        query = head.strip(_SPACES)
-        if not query:
-            raise metrics.EvaluationError(
-                gettext_noop("the query ID before the colon is empty"), source=source, line=number
-            )
-        if query in first_line:
-            raise metrics.EvaluationError(
-                gettext_noop(
-                    "query %(query)r is listed twice (lines %(first)s and %(second)s); give each query one line"
-                ),
-                {"query": query, "first": first_line[query], "second": number},
-                query=query,
-                source=source,
-                line=number,
-            )
-        first_line[query] = number
-        # Commas separate entries (spaces too); an empty entry between two commas is most likely
-        # a lost ID, so it is refused rather than closing the gap. One trailing comma is fine.
-        entries = [piece.strip(_SPACES) for piece in _COMMA.split(tail.strip(_SPACES))]
-        if entries and not entries[-1] and len(entries) > 1:
-            entries.pop()
-        if any(not entry for entry in entries) and tail.strip(_SPACES):
-            raise metrics.EvaluationError(
-                gettext_noop(
-                    "query %(query)r: an empty entry between two commas (entry %(position)s); remove the extra comma or add the missing ID"
-                ),
-                {"query": query, "position": entries.index("") + 1},
-                query=query,
-                source=source,
-                line=number,
-            )
-        ranking = [doc for entry in entries for doc in _ID_SPACE.split(entry) if doc]
-        seen: dict[str, int] = {}
-        for position, doc in enumerate(ranking, start=1):
-            if doc in seen:
-                raise metrics.EvaluationError(
-                    gettext_noop(
-                        "query %(query)r: document %(doc)r appears twice in the ranking (positions %(first)s and %(second)s)"
-                    ),
-                    {"query": query, "doc": doc, "first": seen[doc], "second": position},
-                    query=query,
-                    doc_id=doc,
-                    source=source,
-                    line=number,
-                )
-            seen[doc] = position
-        if not ranking:
-            # "q3:" with no IDs: the system returned nothing for q3. No run file format can say
-            # that apart from leaving the query out (a TREC, CSV or JSONL run has lines per
-            # document), so it counts as a query the run did not answer, as in the copy `evaluate`
-            # reads from the comparison's export (QA: the export did not reproduce its counts).
-            continue
-        query_ids.append(query)
-        docs.extend(ranking)
-        lines.extend([number] * len(ranking))
-        offsets.append(len(docs))
-    return metrics.Run(
-        query_ids,
-        docs,
-        np.asarray(offsets, dtype=np.int64),
-        lines=np.asarray(lines, dtype=np.int64),
-        name=name,
-        source=source,
-    )
 
 
 def _decode(data: bytes, source: str) -> str:
@@ -168,33 +41,33 @@ def run_parse(*, data: bytes, fmt: str, file_name: str, name: str = "") -> metri
     text = _decode(data, file_name)
     name = name or file_name
     try:
-        if fmt == RunFormat.LISTS:
+        if fmt == "lists":
+            # Parsed from the text, not through formats.read_run: an empty paste is said as such below.
             run = parse_ranked_lists(text, source=file_name, name=name)
-        elif fmt in (RunFormat.TREC, RunFormat.CSV, RunFormat.JSONL):
+        elif fmt in names("run"):
             # The bytes are now known to be good text; the readers decode them again as they go.
             # A StringIO of the text would hold it at 4 bytes a character (85 MB for a 21 MB
             # file, measured), most of an upload's peak memory.
             del text
             buffer = io.BytesIO(data)  # shares `data`: nothing is copied
             buffer.name = file_name  # the readers name the file in their errors
-            stream = io.TextIOWrapper(
-                buffer, encoding="utf-8-sig", newline="" if fmt == RunFormat.CSV else None
-            )
+            stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", newline=FORMATS[fmt].newline)
             run = formats.read_run(stream, format=str(fmt), name=name)
         else:
             raise RunUploadError(
                 _("Unknown run format %(format)s; allowed: %(allowed)s")
-                % {"format": fmt, "allowed": ", ".join(RunFormat.values)}
+                % {"format": fmt, "allowed": ", ".join(names("run"))}
             )
     except metrics.EvaluationError as error:
         raise RunUploadError(describe_error(error)) from None
     if not run.rows:
         # Queries with empty lists only ("q1:") too: the comparison's export writes the run as a
-        # TREC file, which cannot hold them, and `evaluate` refuses it as empty (QA report).
-        if fmt == RunFormat.LISTS and file_name == PASTED_FILE_NAME:
+        # TREC file, which cannot hold them, and `evaluate` refuses it as empty.
+        if fmt == "lists" and file_name == PASTED_FILE_NAME:
             raise RunUploadError(
                 _(
-                    "The pasted text contains no rankings: each line needs a query ID, a colon and document IDs."
+                    "The pasted text contains no rankings: each line needs a query ID, a colon and document "
+                    "IDs."
                 )
             )
         raise RunUploadError(_("%(file)s contains no rankings.") % {"file": file_name})
@@ -224,8 +97,8 @@ def _refuse_unstorable_ids(run: metrics.Run, source: str) -> None:
                     located(
                         _(
                             "%(what)s %(value)s contains the character %(char)s; IDs cannot hold control "
-                            "characters, tabs, line breaks, invisible characters (zero-width spaces, direction "
-                            "marks) or a byte-order mark"
+                            "characters, tabs, line breaks, invisible characters (zero-width spaces, "
+                            "direction marks) or a byte-order mark"
                         )
                         % {"char": char, "what": what, "value": repr(value)},
                         file=source,

@@ -1,9 +1,8 @@
 """Runs and A/B comparisons: upload, list, compare, and the worked NDCG breakdown.
 
-Every view is for reviewers and owners. Editors never reach them: a run is a system's ranking and
-a comparison shows system scores, and editors grade blind (no system rank or score may reach
-them). Numbers come from the engine (evaluation.metrics) through evaluation.comparisons; the view
-code below only chooses, orders and lays them out (the SVG coordinates are presentation).
+For reviewers and owners only: editors grade blind, and runs and comparisons show system scores.
+Numbers come from the engine through evaluation.comparisons; the views only choose, order and
+lay them out.
 """
 
 from __future__ import annotations
@@ -19,9 +18,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator.models import Document, PoolVersion, Query, Role
+from annotator.models import Document, Permission, PoolVersion, Query
 from annotator.pools.models import PoolIntegrityError
-from annotator.web.access import ProjectRequest, project_role
+from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import attachment_header, post_from, redirect_after_post
 from annotator.web.paging import Paginator
 from evaluation import exports, metrics, runs
@@ -49,21 +48,21 @@ BAR_ROW = 18  # pixels per position in the contribution bars
 # what-if at K=10,000 on a 100-document list made a 15 MB page of identical zero rows.
 EMPTY_ROWS_SHOWN = 3
 # Positions shown one by one per table; the rest are summed in one row (what they add, where the
-# running DCG ends). K=10,000 on 100,000-row runs made a 19 MB page that took 6 s (QA); every term
-# is in `manage.py evaluate --breakdown` on the exported files.
+# running DCG ends): K=10,000 on 100,000-row runs would make a page of megabytes; every term is in
+# `manage.py evaluate --breakdown` on the exported files.
 ROWS_SHOWN = 200
 
 
 # Below this many paired queries the three tests are weak and can disagree (a bootstrap interval
 # on a handful of deltas is too narrow, next to large p-values), so the page says so instead of
-# letting a reader take the interval for a verdict (first-run QA: 2 queries, CI excluding 0, p 0.5).
+# letting a reader take the interval for a verdict (2 queries can give a CI excluding 0 and p 0.5).
 FEW_PAIRED_QUERIES = 20
 
 
 # ---- Runs ---------------------------------------------------------------------------------------
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_COMPARISONS)
 @require_GET
 def run_list(request: ProjectRequest, slug: str) -> HttpResponse:
     runs = Run.objects.in_project(request.project).listing()
@@ -72,11 +71,11 @@ def run_list(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, template, {"project": request.project, "page": page})
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.COMPARE_RUNS)
 @require_http_methods(["GET", "POST"])
 def run_upload_page(request: ProjectRequest, slug: str) -> HttpResponse:
     # ?check_against=<version>: the version page's link preselects that version, not the newest
-    # frozen one of the project (QA: a run that fitted the version it came from was refused).
+    # frozen one of the project, which could refuse a run that fits the version it came from.
     chosen = request.GET.get("check_against") if request.method == "GET" else None
     initial = {"check_against": chosen} if chosen else {}
     form = RunUploadForm(
@@ -125,7 +124,7 @@ PREVIEW_QUERIES = 10
 PREVIEW_DEPTH = 10
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_COMPARISONS)
 @require_GET
 def run_detail(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
     # The page never shows the uploaded bytes (a download serves them), so they are not loaded.
@@ -156,7 +155,7 @@ def run_detail(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
     )
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_COMPARISONS)
 @require_GET
 def run_download(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
     """The run exactly as uploaded: same bytes, same file name (the SHA-256 is on the run page)."""
@@ -167,7 +166,7 @@ def run_download(request: ProjectRequest, slug: str, run_id: int) -> HttpRespons
     return response
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.COMPARE_RUNS)
 @require_POST
 def run_delete(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
     """Delete a run no comparison uses; the run page's form asks for confirmation first."""
@@ -184,7 +183,7 @@ def run_delete(request: ProjectRequest, slug: str, run_id: int) -> HttpResponse:
 # ---- Comparisons: list and creation -------------------------------------------------------------
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_COMPARISONS)
 @require_GET
 def comparison_list(request: ProjectRequest, slug: str) -> HttpResponse:
     comparisons = Comparison.objects.in_project(request.project).listing()
@@ -198,7 +197,7 @@ def comparison_list(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, template, {"project": request.project, "page": page, "rows": rows})
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.COMPARE_RUNS)
 @require_http_methods(["GET", "POST"])
 def comparison_create_page(request: ProjectRequest, slug: str) -> HttpResponse:
     initial = {key: request.GET[key] for key in ("run_a", "run_b", "pool_version") if key in request.GET}
@@ -299,7 +298,7 @@ def _delta_chart(deltas: list[float]) -> dict[str, Any] | None:
     }
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_COMPARISONS)
 @require_GET
 def comparison_detail(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
     comparison = _comparison_or_404(request, comparison_id)
@@ -323,7 +322,7 @@ def comparison_detail(request: ProjectRequest, slug: str, comparison_id: int) ->
         "filters": filters,
         "policies": metrics.Settings(**comparison.settings).describe(),
         "coverage_warning": results.coverage_warning(comparison.settings),
-        "few_queries": 0 < results.stats["paired"] < FEW_PAIRED_QUERIES,
+        "few_queries": 0 < results.stats.paired < FEW_PAIRED_QUERIES,
         "chart": _delta_chart(results.sorted_deltas()),
         "worst": results.worst_query(),
     }
@@ -367,27 +366,15 @@ def _contribution_bars(rows: tuple[metrics.PositionRow, ...], scale: float) -> l
 
 def _shown(
     rows: tuple[metrics.PositionRow, ...],
-) -> tuple[tuple[metrics.PositionRow, ...], dict[str, Any] | None]:
-    """The rows a table shows one by one, and a summary of the rest (None when nothing is left):
-    at most ROWS_SHOWN, and of a short list's empty positions (which only ever come after the
-    filled ones) no more than EMPTY_ROWS_SHOWN."""
+) -> tuple[tuple[metrics.PositionRow, ...], metrics.Tail | None]:
+    """The rows a table shows one by one, and the engine's sum of the rest (None when nothing is
+    left): at most ROWS_SHOWN, and of a short list's empty positions (which only ever come after
+    the filled ones) no more than EMPTY_ROWS_SHOWN."""
     filled = sum(1 for row in rows if row.doc_id is not None)
     shown = rows[: min(filled + EMPTY_ROWS_SHOWN, ROWS_SHOWN)]
     if len(rows) == len(shown) + 1:
         shown = rows  # one position left: its own row says more than a summary "201–201"
-    hidden = rows[len(shown) :]
-    if not hidden:
-        return shown, None
-    before = shown[-1].cumulative if shown else 0.0
-    return shown, {
-        "first": hidden[0].rank,
-        "last": hidden[-1].rank,
-        "count": len(hidden),
-        "documents": sum(1 for row in hidden if row.doc_id is not None),
-        # The running DCG's own difference: the sum of the hidden terms, added as the page's total was.
-        "added": hidden[-1].cumulative - before,
-        "cumulative": hidden[-1].cumulative,
-    }
+    return shown, metrics.tail(rows, len(shown))
 
 
 def _side(
@@ -395,7 +382,7 @@ def _side(
     only: frozenset[str],
     docs: dict[str, dict[str, Any]],
     scale: float,
-    table: tuple[tuple[metrics.PositionRow, ...], dict[str, Any] | None],
+    table: tuple[tuple[metrics.PositionRow, ...], metrics.Tail | None],
     mean_gains: bool,
 ) -> dict[str, Any] | None:
     """One run's column of the breakdown; `table` is `_shown(result.positions)`. `mean_gains`: the
@@ -408,8 +395,8 @@ def _side(
             "row": row,
             "document": docs.get(row.doc_id or ""),
             "only_here": row.doc_id in only,
-            # Marked in the table and explained under it: "grade 3, gain 2.0000" read as an error,
-            # and the tag's tooltip explaining it showed only on hover (QA).
+            # Marked in the table and explained under it: "grade 3, gain 2.0000" reads as an error,
+            # and a tooltip shows only on hover.
             "mean_gain": mean_gains and row.tied > 1,
         }
         for row in shown
@@ -446,7 +433,7 @@ def _breakdown_context(
     }
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_COMPARISONS)
 @require_GET
 def comparison_query(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
     """Per-position DCG breakdown of one query, A and B side by side; `k`/`gain` make a what-if."""
@@ -494,7 +481,7 @@ def comparison_query(request: ProjectRequest, slug: str, comparison_id: int) -> 
         position = order.index(index)
         context["previous_query"] = results.query_ids[order[position - 1]] if position > 0 else None
         context["next_query"] = results.query_ids[order[position + 1]] if position + 1 < len(order) else None
-        # A what-if goes on with the next query (QA: the links went back to the saved settings).
+        # A what-if goes on with the next query, not back to the saved settings.
         kept = {"k": breakdown.settings.k, "gain": breakdown.settings.gain} if breakdown.what_if else {}
         for side in ("previous", "next"):
             if other := context[f"{side}_query"]:
@@ -512,7 +499,7 @@ def _quote(value: str) -> str:
 # ---- Comparisons: export and recomputation ------------------------------------------------------
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_COMPARISONS)
 @require_GET
 def comparison_export_download(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
     comparison = get_object_or_404(
@@ -535,7 +522,7 @@ def comparison_export_download(request: ProjectRequest, slug: str, comparison_id
     return response
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_COMPARISONS)
 @post_from("comparison_detail")
 def comparison_verify(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
     """Recompute from the pool and both runs and say whether every stored number came out the same."""
@@ -557,8 +544,8 @@ def comparison_verify(request: ProjectRequest, slug: str, comparison_id: int) ->
         level, text = (
             messages.ERROR,
             _(
-                "Pool version %(version)s failed its integrity check: %(problem)s The scores here come from its "
-                "hashed judgments only; see the version page before relying on them."
+                "Pool version %(version)s failed its integrity check: %(problem)s The scores here come from "
+                "its hashed judgments only; see the version page before relying on them."
             )
             % {"version": str(comparison.pool_version), "problem": row_problems[0]},
         )
@@ -572,7 +559,8 @@ def comparison_verify(request: ProjectRequest, slug: str, comparison_id: int) ->
         level, text = (
             messages.SUCCESS,
             _(
-                "Recomputed from the pool version and both runs: every stored number is identical to the last digit."
+                "Recomputed from the pool version and both runs: every stored number is identical to the "
+                "last digit."
             ),
         )
     if request.htmx:

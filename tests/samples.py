@@ -22,7 +22,8 @@ def sample_kwargs(project: Project) -> dict[str, Any]:
         editor_membership = Membership.objects.create(
             project=project, user=make_user(f"sample-{project.slug}"), role=Role.EDITOR
         )
-    samples: dict[str, Any] = {"slug": project.slug, "membership_id": editor_membership.pk}
+    # "page": a help page (annotator.help), the one URL kwarg that names no object.
+    samples: dict[str, Any] = {"slug": project.slug, "membership_id": editor_membership.pk, "page": "grading"}
     # Each area adds the kwargs of its own views, in its own module of tests/sample_objects/.
     for area in (grading, disputes, pools, evaluation):
         samples.update(area.sample_kwargs(project))

@@ -1,14 +1,7 @@
-"""Demo data for runs and comparisons; called by annotator/management/commands/demo.py last.
+"""Demo data for runs and comparisons, the last demo step: the seeds' two comparisons (the
+contract's E9/E10 and E1/E2) on the pool versions the pools step froze.
 
-The seeds' two comparisons, on the pool versions the pools step froze:
-
-- pool "Phone number change" v1 (q1: A3 B2 C1 D0 E0), K = 3: run 甲 (C, A, D, B, E) against run 乙
-  (A, B, C, D, E) -> NDCG@3 0.6075 vs 1.0000 (the contract's E9 and E10);
-- pool "Seed 000" v1 (q2: J-A 3, J-B 2, J-C 1, J-D 0), K = 2: [J-B, J-C] against [J-A, J-B] ->
-  0.617320 (1.0 if the ideal came from the candidates only) vs 1.0 (E1, E1' and E2).
-
-Idempotent: runs and comparisons are found by name and made only once. When the pool versions do
-not exist (earlier steps could not freeze them), the step logs why and skips.
+Idempotent: runs and comparisons are found by name; without those versions it logs why and skips.
 """
 
 from __future__ import annotations

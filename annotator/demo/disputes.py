@@ -1,13 +1,6 @@
-"""Demo data for the disputes feature; called by annotator/management/commands/demo.py in order.
-
-Both editors grade both demo sets through the grading service (`grade_submit`), which settles the
-unanimous pairs. On q1 / B they differ: editor-a gives 2 (the deadline is missing), editor-b 3;
-both give their reasons, both keep their grades after the reveal, and the dispute waits in the
-reviewer queue (the pools step then settles it as `reviewer`).
-
-The grading step creates the queries, documents and grading sets; without them (a partial
-checkout) this step logs a warning and adds nothing. Idempotent: grades, reasons and responses
-that exist are left alone.
+"""Demo data for disputes: both editors grade both demo sets through `grade_submit`; on q1 / B
+they differ (2 against 3), give their reasons and keep their grades, so the dispute waits for a
+reviewer. Idempotent; without the grading step's data it logs a warning and adds nothing.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Demo data for the grading feature; called by annotator/management/commands/demo.py in order.
-
-The seeds' help-center example: query `q1` with documents A-E (fictional help-center articles whose
-bodies match the seeds' descriptions), and the seed 000 example as query `q2` with documents
-J-A..J-D. Two open grading sets, no grades: the disputes and pools steps add those through
-`grade_submit`. Idempotent: documents go through the versioning upsert (unchanged text stays at
-version 1), everything else through get-or-create.
+"""Demo data for grading: the seeds' help-center query `q1` (documents A-E) and the seed 000
+example as `q2` (J-A..J-D), in two open grading sets without grades. Idempotent: documents go
+through the versioning upsert, everything else through get-or-create.
 """
 
 from __future__ import annotations
@@ -33,7 +29,8 @@ Q1_DOCUMENTS = [
         "报名提交后，如需修改联系电话，请登录后进入“我的报名”，在对应活动的报名记录右侧点击“修改信息”。\n\n"
         "在“联系电话”一栏填写新的手机号码，按页面提示获取并填写短信验证码，然后点击“保存修改”。"
         "保存成功后，报名记录中会显示新号码，后续通知将发送到新号码。\n\n"
-        "截止时间：联系电话可在活动开始前 48 小时之前自行修改；超过该时间，“修改信息”按钮将变为灰色，无法再修改。",
+        "截止时间：联系电话可在活动开始前 48 小时之前自行修改；超过该时间，“修改信息”按钮将变为灰色，"
+        "无法再修改。",
     ),
     (
         "B",
@@ -53,7 +50,8 @@ Q1_DOCUMENTS = [
     (
         "D",
         "秋季城市徒步活动火热报名中",
-        "秋季城市徒步活动现已开放报名！本次活动全程约 10 公里，沿途经过老城区和滨江步道，适合家庭和朋友结伴参加。\n\n"
+        "秋季城市徒步活动现已开放报名！本次活动全程约 10 公里，沿途经过老城区和滨江步道，"
+        "适合家庭和朋友结伴参加。\n\n"
         "完成全程的参与者将获得纪念奖牌和活动 T 恤，名额有限，先到先得，快来报名吧！",
     ),
     (
@@ -69,7 +67,8 @@ Q1_DOCUMENTS = [
 Q2 = (
     "q2",
     "计算 NDCG 时，理想排序（IDCG）应该来自哪一份文档集合？",
-    "固定的完整评估集合、候选内归一化的误区、示例数值（fixed judgment set, candidate-only pitfall, worked numbers）",
+    "固定的完整评估集合、候选内归一化的误区、"
+    "示例数值（fixed judgment set, candidate-only pitfall, worked numbers）",
 )
 
 # The seed 000 example: grades J-A 3, J-B 2, J-C 1, J-D 0.
@@ -77,10 +76,12 @@ Q2_DOCUMENTS = [
     (
         "J-A",
         "NDCG 的理想分母必须来自固定的评估集合",
-        "计算 NDCG 时，IDCG 应来自比较之前就固定好的完整评估集合（判断池），把集合中所有文档的等级从高到低排列，取前 K 个计算。"
+        "计算 NDCG 时，IDCG 应来自比较之前就固定好的完整评估集合（判断池），"
+        "把集合中所有文档的等级从高到低排列，取前 K 个计算。"
         "不能只用系统返回的候选来构造理想排序。\n\n"
         "例：评估集合 A3、B2、C1、D0，系统返回 [B, C]，K=2。DCG = 2 + 1/log2(3) ≈ 2.6309，"
-        "IDCG = 3 + 2/log2(3) ≈ 4.2619，NDCG ≈ 0.6173。若只用候选 [B, C] 计算理想排序，分母也变成 2.6309，NDCG 就成了 1，"
+        "IDCG = 3 + 2/log2(3) ≈ 4.2619，NDCG ≈ 0.6173。若只用候选 [B, C] 计算理想排序，分母也变成 2.6309，"
+        "NDCG 就成了 1，"
         "这只说明候选内排得好，不代表检索找到了最好的文档。",
     ),
     (

@@ -1,8 +1,5 @@
-"""Work in progress for the demo, so `make run` shows every role something to do.
-
-The earlier steps end with both seed sets settled and frozen. This step adds an open set on a
-third question (cancelling a registration) where `editor-b` has graded everything and `editor-a`
-nothing yet, and one pair the two editors disagree on, reasons given, waiting for `reviewer`.
+"""Work in progress for the demo, so `make run` shows every role something to do: an open set on
+a third question, graded by `editor-b` only, and one disputed pair waiting for `reviewer`.
 Idempotent: nothing is graded twice.
 """
 

@@ -1,11 +1,6 @@
-"""Demo data for the pools feature; called by annotator/management/commands/demo.py in order.
-
-Runs after the disputes step, which leaves q1/B of "Phone number change" in review (editor-a 2,
-editor-b 3) and everything else unanimous. Here the reviewer settles B as 2, then both sets are
-frozen: "Phone number change" v1 (A3 B2 C1 D0 E0) and "Seed 000" v1 (J-A 3, J-B 2, J-C 1, J-D 0).
-
-Idempotent: a settled dispute or an already frozen set is left alone. When the earlier steps have
-not produced final grades (a partial checkout), the step skips what it cannot do instead of failing.
+"""Demo data for pools: the reviewer settles the dispute on q1 / B as 2, then both demo sets are
+frozen as v1 of their pools. Idempotent; what the earlier steps did not produce (a partial
+checkout) is skipped, not failed on.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """How far editors agree on ordinal grades 0-3: pure functions (numpy and `krippendorff`), no Django.
 
-Every figure comes back as a `Figure`: a value, how many items it rests on, and, when the value
-would mislead, no value and a reason code instead. The page turns reason codes into sentences.
-
-Inputs are *raw* grades, keyed by unit (a query-document pair) and then by rater (an editor):
-`{unit: {rater: grade}}`. Units with a single grade are allowed (missing data); they simply add
-nothing pairable. Each mapping is checked once and turned into a `Table` (a units x raters
-array of grades, and each unit's count of every grade), from which every figure is counted with
-numpy: a grading set's page passes a million grades, which per-unit loops took about 8 s to count.
-
-Cohen's kappa is computed here with numpy rather than scikit-learn (a test-only dependency); the
-tests check it against `sklearn.metrics.cohen_kappa_score(..., labels=[0, 1, 2, 3],
-weights="quadratic")`.
+Every figure is a `Figure`: a value and how many items it rests on or, where a value would
+mislead, a reason code the page turns into a sentence. Raw grades in, counted with numpy, not
+per-unit loops: a set's page passes a million grades. scikit-learn is the tests' oracle only.
 """
 
 from __future__ import annotations
@@ -231,7 +222,7 @@ def _alpha_of_counts(counts: np.ndarray) -> Figure:
         return Figure(None, 0, NO_PAIRS)
     if len(pairable) < 2:
         # With one unit the expected disagreement comes from that unit alone: differing grades give
-        # exactly 0 whatever they are, which reads as "chance agreement" from no evidence (QA).
+        # exactly 0 whatever they are, which reads as "chance agreement" from no evidence.
         return Figure(None, n, ONE_PAIR)
     if int((pairable.sum(axis=0) > 0).sum()) < 2:
         # Expected disagreement is zero: alpha would be 0/0.

@@ -62,7 +62,8 @@ class ReasonForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         max_length=REASON_MAX_LENGTH,
         help_text=_(
-            "Which condition of the criteria the document meets or misses, and why. The other editors see it only once every reason is in."
+            "Which condition of the criteria the document meets or misses, and why. The other editors see it "
+            "only once every reason is in."
         ),
         error_messages={
             "required": _(
@@ -81,7 +82,7 @@ class RevisionForm(forms.Form):
     """After the reveal: the grade as the editor now sees it. The original grade means "keep".
 
     Nothing is chosen in advance: the answer is given once and cannot be changed, so a click on
-    the button alone must not record "kept" (QA report)."""
+    the button alone must not record "kept"."""
 
     grade = grade_field(
         _("Your grade after reading the other reasons"),
@@ -142,7 +143,7 @@ class RecheckForm(forms.Form):
     # What the page showed (services.disputes.recheck_token): a re-check made on an outdated page
     # is refused, not recorded.
     # Not required: a missing or mangled value is refused by the service like an outdated one
-    # (409, the pair as it is now), not with Django's "(Hidden field seen)" message (QA).
+    # (409, the pair as it is now), not with Django's "(Hidden field seen)" message.
     seen = forms.CharField(widget=forms.HiddenInput, required=False)
 
     def __init__(self, *args: Any, current: int, **kwargs: Any) -> None:
@@ -152,7 +153,7 @@ class RecheckForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         grade = data.get("grade")
-        # A note refused for its length is not a missing note (QA: both errors showed).
+        # A note refused for its length is not a missing note: one error, not both.
         if (
             grade is not None
             and grade != self.current

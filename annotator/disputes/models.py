@@ -14,7 +14,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotator.grading.models import Candidate
-from annotator.projects.models import Membership, Project, Role
+from annotator.projects.models import Membership, Permission, Project
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
@@ -52,7 +52,7 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
     def visible_to(self, membership: Membership) -> DisputeQuerySet:
         """Reviewers and owners see every dispute of the project; editors only the ones they are in."""
         disputes = self.in_project(membership.project)
-        if membership.can(Role.REVIEWER):
+        if membership.may(Permission.SEE_ALL_GRADES):
             return disputes
         return disputes.involving(membership.user)
 

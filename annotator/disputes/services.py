@@ -1,25 +1,8 @@
 """From raw grades to one final grade per pair: unanimity, reasons, the reveal, revision, review.
 
-The workflow of one pair, and who may move it on:
-
-    grades complete ──all equal──────────────────────────────> FinalGrade(unanimous)
-          │ any difference
-          v
-    Dispute(awaiting_reasons)  each editor of the dispute gives the basis of their grade, blind
-          │ the last reason is in
-          v
-    Dispute(revealed)          every editor sees all grades and reasons; each revises once or keeps
-          │ all agree ──────────────────────────────────────> FinalGrade(discussion)
-          │ everyone responded and they still differ
-          v
-    Dispute(in_review)         a reviewer who did not grade the pair decides -> FinalGrade(adjudicated)
-
-Raw grades are never overwritten: `Grade.grade` stays what the editor gave blind (the agreement
-statistics are computed on it). A revision is stored beside the original in the editor's
-`DisputeStatement` and logged in `GradeHistory` as `revised`; the decision is its own `FinalGrade`.
-
-Every step locks the dispute row first (`select_for_update`), so two people acting on the same
-dispute at once are serialised; `FinalGrade` being one-to-one with the pair is the last guard.
+Raw grades are never overwritten (agreement is computed on what editors gave blind): a revision
+sits beside the original in its `DisputeStatement`. Every step locks the dispute row first, so
+two people acting on one dispute are serialised; `FinalGrade` being one-to-one is the last guard.
 """
 
 from __future__ import annotations
@@ -50,7 +33,7 @@ from annotator.models import (
     GradeHistory,
     GradingSet,
     Membership,
-    Role,
+    Permission,
 )
 from annotator.web.text import enumeration
 
@@ -167,8 +150,8 @@ def closed_refusal(dispute: Dispute) -> str:
     if grading_set.is_open or dispute.status == DisputeStatus.SETTLED:
         return ""
     return _(
-        "The grading set “%(set)s” was frozen without this pair, so this dispute stays as it is. To grade the "
-        "pair again, add it to a new version of the set."
+        "The grading set “%(set)s” was frozen without this pair, so this dispute stays as it is. To grade "
+        "the pair again, add it to a new version of the set."
     ) % {"set": grading_set.name}
 
 
@@ -303,8 +286,8 @@ def departed_editors(dispute: Dispute, gone: set[int] | None = None) -> list[Use
     for them alone; [] while an editor who can still take their step has not. `gone`: the
     caller's `gone_editor_ids(dispute)`, when it has it already.
 
-    Only then may it go to review without them: sent earlier, it skipped the remaining editor's
-    reason and showed them the other grades before they wrote it (QA), which grading blind forbids.
+    Only then may it go to review without them: sent earlier, it would skip the remaining editor's
+    reason and show them the other grades before they wrote it, which grading blind forbids.
     """
     pending = dispute.pending_statements()
     if not pending:
@@ -336,11 +319,11 @@ def dispute_hand_to_review(*, dispute: Dispute, by: User) -> Dispute:
     if closed := closed_refusal(dispute):
         raise DisputeError(closed)
     membership = Membership.objects.filter(project=dispute.candidate.grading_set.project, user=by).first()
-    if membership is None or not membership.can(Role.REVIEWER):
+    if membership is None or not membership.may(Permission.SETTLE_DISPUTES):
         raise DisputeError(_("Only a reviewer or an owner of the project can send a dispute to review."))
     if graded_pair(candidate_id=dispute.candidate_id, user=by):  # it would reveal the others' grades to them
         raise DisputeError(_("You graded this pair, so you cannot settle it: another reviewer must."))
-    if dispute.status == DisputeStatus.IN_REVIEW:  # QA: sent twice, the second heard "it stays with them"
+    if dispute.status == DisputeStatus.IN_REVIEW:  # a second send is told it is in review already
         if dispute.escalated_by is not None:
             raise DisputeError(
                 _("This dispute is already with the reviewers: %(name)s sent it to review.")
@@ -363,7 +346,7 @@ def may_settle(*, dispute: Dispute, user: User) -> bool:
     membership = Membership.objects.filter(
         project_id=dispute.candidate.grading_set.project_id, user=user
     ).first()
-    if membership is None or not membership.can(Role.REVIEWER):
+    if membership is None or not membership.may(Permission.SETTLE_DISPUTES):
         return False
     return not graded_pair(candidate_id=dispute.candidate_id, user=user)
 
@@ -402,7 +385,7 @@ def dispute_settle(*, dispute: Dispute, by: User, grade: int, note: str = "") ->
             _("This dispute is not waiting for a reviewer yet: the editors have not finished.")
         )
     membership = Membership.objects.filter(project=dispute.candidate.grading_set.project, user=by).first()
-    if membership is None or not membership.can(Role.REVIEWER):
+    if membership is None or not membership.may(Permission.SETTLE_DISPUTES):
         raise DisputeError(_("Only a reviewer or an owner of the project can settle a dispute."))
     if graded_pair(candidate_id=dispute.candidate_id, user=by):
         raise DisputeError(_("You graded this pair, so you cannot settle it: another reviewer must."))
@@ -458,7 +441,8 @@ def _check_recheck(candidate: Candidate, user: User) -> None:
     if not hasattr(candidate, "final_grade"):
         raise DisputeError(
             _(
-                "This pair is not settled: its editors re-check their own grades while it is being graded or disputed."
+                "This pair is not settled: its editors re-check their own grades while it is being graded or "
+                "disputed."
             )
         )
     if not candidate.grading_set.is_open:
@@ -544,13 +528,14 @@ def final_grade_recheck(
         .get(pk=candidate.pk)
     )
     membership = Membership.objects.filter(project=candidate.grading_set.project, user=by).first()
-    if membership is None or not membership.can(Role.REVIEWER):
+    if membership is None or not membership.may(Permission.RECHECK_FINAL):
         raise DisputeError(_("Only a reviewer or an owner of the project can re-check a final grade."))
     _check_recheck(candidate, by)
     if seen != recheck_token(candidate):
         raise PairChangedSinceShown(
             _(
-                "This pair changed since the page was shown (its document, query, criteria or final grade): read it again, then re-check."
+                "This pair changed since the page was shown (its document, query, criteria or final grade): "
+                "read it again, then re-check."
             )
         )
     grade = check_grade(grade)
@@ -605,7 +590,8 @@ def recheck_needs_note_message(old: int, new: int) -> str:
 
 def override_needs_note_message(grade: int, on_record: set[int]) -> str:
     return _(
-        "Grade %(grade)s differs from every editor's grade (%(grades)s): write a note saying why you override them."
+        "Grade %(grade)s differs from every editor's grade (%(grades)s): write a note saying why you "
+        "override them."
     ) % {"grade": grade, "grades": enumeration(sorted(on_record))}
 
 
@@ -732,13 +718,12 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
     is_grader = any(g.editor_id == viewer.pk for g in grades) or (
         dispute is not None and dispute.has_participant(viewer)
     )
-    if not is_grader and not membership.can(Role.REVIEWER):
+    if not is_grader and not membership.may(Permission.SEE_ALL_GRADES):
         # An editor outside the pair never reads its grades: they may have the same query and
-        # document to grade in another set, and must do so blind (QA: settled pairs were open
-        # to every editor through this page).
+        # document to grade in another set, and must do so blind.
         hidden = "not_involved"
         # Not even that the grades differed (a dispute, its reveal, its link): disagreement tells
-        # them the pair is borderline (QA). Their own history (e.g. a grade they withdrew) stays.
+        # them the pair is borderline. Their own history (e.g. a grade they withdrew) stays.
         dispute = None
     elif final is not None or (dispute is not None and dispute.is_revealed):
         hidden = ""
@@ -746,7 +731,7 @@ def pair_timeline(*, candidate: Candidate, viewer: User, membership: Membership)
         hidden = "incomplete"
     elif dispute is None:
         # Left unfinished when its set closed: it gets no more grades there, so a reviewer who did
-        # not grade it reads it all (QA: "still being graded" for good); who graded it stays blind,
+        # not grade it reads it all, not "still being graded" for good; who graded it stays blind,
         # since the pair may come back to them in a later set.
         hidden = "unfinished" if is_grader else ""
     elif is_grader:

@@ -1,10 +1,7 @@
 """Disputes: editors' reasons and revisions, the reviewer queue and decision, timelines, agreement.
 
-Who sees what (tests/annotator/disputes/test_blindness.py holds these):
-- An editor sees only the disputes they are part of, and before the reveal only their own grade
-  and reason in it (not even the severity, which would tell how far off the other grade is).
-- Reviewers and owners see every dispute; one who graded the pair is treated as its editor there
-  (same blindness) and cannot settle it.
+Blind until the reveal: an editor sees only their own disputes, and in them only their own grade
+and reason; a reviewer who graded the pair is its editor there and cannot settle it.
 """
 
 from __future__ import annotations
@@ -58,11 +55,11 @@ from annotator.models import (
     FinalGrade,
     Grade,
     GradingSet,
+    Permission,
     PoolJudgment,
-    Role,
     StaleReason,
 )
-from annotator.web.access import ProjectRequest, project_role
+from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import post_from
 from annotator.web.paging import Paginator
 
@@ -88,7 +85,7 @@ def _page(request: ProjectRequest, items: Any, param: str = "page") -> Any:
 # Lists -------------------------------------------------------------------------------------------
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
     """Editors: their own disputes. Reviewers and owners: every dispute of the project."""
@@ -128,13 +125,12 @@ def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
         "rows": rows,
         "status": status,
         "statuses": DisputeStatus.choices,
-        "sees_all": request.membership.can(Role.REVIEWER),
     }
     template = "annotator/disputes/list.html" + ("#dispute-table" if request.htmx else "")
     return render(request, template, context)
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.SETTLE_DISPUTES)
 @require_GET
 def dispute_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     """Disputes waiting for a reviewer: the widest disagreements first, then the oldest."""
@@ -144,7 +140,7 @@ def dispute_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     page = _page(request, queue)
     rows = [{"dispute": d, "graded_by_me": d.has_participant(request.user)} for d in page]
     template = "annotator/disputes/queue.html" + ("#queue-table" if request.htmx else "")
-    # Not in the queue yet, and never would be by themselves (QA: shown only on their own page).
+    # Not in the queue yet, and never would be by themselves: listed here, not only on their page.
     stuck = (
         Dispute.objects.in_project(request.project)
         .waiting_for_departed()
@@ -171,7 +167,7 @@ def _pair_context(dispute: Dispute) -> dict[str, Any]:
     criteria = max((g.criteria_version for g in grades), key=lambda c: c.number, default=None)
     current_criteria = CriteriaVersion.objects.current_for(candidate.grading_set.project)
     # Queries keep no versions: a grade marked for it tells the text changed, and once the set is
-    # frozen (imports mark open sets only) the fingerprint its judgment recorded does (QA).
+    # frozen (imports mark open sets only) the fingerprint its judgment recorded does.
     query_changed = any(g.stale_for(StaleReason.QUERY) for g in grades)
     if not query_changed and not candidate.grading_set.is_open:
         judgment = PoolJudgment.objects.filter(
@@ -213,7 +209,7 @@ def _detail_context(
     if mine is not None and reason_form is None and dispute.status == DisputeStatus.AWAITING_REASONS:
         raw = pair["raw_grades"].get(request.user.pk)
         initial_reason = mine.reason or (raw.reason if raw else "")
-        # The grading page's reason is offered, not given: the page says so (QA: it read as given).
+        # The grading page's reason is offered, not given: the page says so.
         prefilled = not mine.has_reason and bool(initial_reason)
         reason_form = ReasonForm(initial={"reason": initial_reason, "criteria_level": mine.criteria_level})
     if (
@@ -225,15 +221,15 @@ def _detail_context(
         revision_form = RevisionForm()
     statements = list(dispute.statements.all())
     # With names hidden on the review page (kept for the session), a reviewer reading the dispute
-    # sees "Editor N" here too, numbered as there (QA: one click away, the names were back).
+    # sees "Editor N" here too, numbered as there: one click must not bring the names back.
     labels = _editor_labels([s.editor_id for s in statements]) if mine is None and _anonymous(request) else {}
     for statement in statements:
         statement.label = labels.get(statement.editor_id) or statement.editor.get_username()  # type: ignore[attr-defined]
     escalated_by = dispute.escalated_by
     closed = closed_refusal(dispute)
-    can_review = request.membership.can(Role.REVIEWER) and not is_grader
-    # A reviewer reading a dispute stuck on someone who left is told, with the way on (QA: the
-    # page said only "Revealed", the review page alone offered "Send to review").
+    can_review = request.membership.may(Permission.SETTLE_DISPUTES) and not is_grader
+    # A reviewer reading a dispute stuck on someone who left is told, with the way on ("Send to
+    # review"), not only on the review page.
     gone = gone_editor_ids(dispute)
     departed = departed_editors(dispute, gone) if can_review and not closed else []
     return {
@@ -275,7 +271,7 @@ def _render_detail(
     return render(request, template, _detail_context(request, dispute, **kwargs), status=status)
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def dispute_detail(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
     return _render_detail(request, _dispute_or_404(request, dispute_id))
@@ -292,7 +288,7 @@ def _after_action(
     return _render_detail(request, dispute, flash=message, flash_level="error" if error else "success")
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.GRADE)
 @post_from("dispute_detail")
 def dispute_reason(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
     dispute = _dispute_or_404(request, dispute_id)
@@ -325,7 +321,7 @@ def dispute_reason(request: ProjectRequest, slug: str, dispute_id: int) -> HttpR
     return _after_action(request, dispute_id, message)
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.GRADE)
 @post_from("dispute_detail")
 def dispute_revision(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
     dispute = _dispute_or_404(request, dispute_id)
@@ -397,7 +393,7 @@ def _review_context(
     can_settle = dispute.status == DisputeStatus.IN_REVIEW and not is_grader and not closed
     gone = gone_editor_ids(dispute)
     departed = [] if is_grader or closed else departed_editors(dispute, gone)
-    # Named as the columns name them: with names hidden, "Editor 2", not the account (QA).
+    # Named as the columns name them: with names hidden, "Editor 2", not the account.
     label_of = {column["statement"].editor_id: column["label"] for column in columns}
     departed_labels = [label_of.get(user.pk, user.get_username()) for user in departed]
     next_in_queue = (
@@ -425,7 +421,7 @@ def _review_context(
     }
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.SETTLE_DISPUTES)
 @require_http_methods(["GET", "POST"])
 def dispute_review(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
     """Side by side: query, document, criteria and each editor's grade, reason and revision; decide."""
@@ -461,7 +457,7 @@ def dispute_review(request: ProjectRequest, slug: str, dispute_id: int) -> HttpR
         if context["form"] is None:  # no form on the page (not in review, or graded by this reviewer)
             context.update(flash=exc.message, flash_level="error")
         # Refused by the dispute's state or the reviewer's part in it, not by the form: 409 for
-        # clients without htmx (QA: a 200 read as success), 200 for htmx, which swaps only 2xx.
+        # clients without htmx (a 200 reads as success), 200 for htmx, which swaps only 2xx.
         return render(request, template, context, status=200 if request.htmx else 409)
     message = _("Settled: final grade %(grade)s.") % {"grade": final.grade}
     if not request.htmx:
@@ -473,7 +469,7 @@ def dispute_review(request: ProjectRequest, slug: str, dispute_id: int) -> HttpR
     )
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.SETTLE_DISPUTES)
 @require_POST
 def dispute_hand_over(request: ProjectRequest, slug: str, dispute_id: int) -> HttpResponse:
     """Send to review a dispute that waits for an editor who left (see dispute_hand_to_review)."""
@@ -490,7 +486,7 @@ def dispute_hand_over(request: ProjectRequest, slug: str, dispute_id: int) -> Ht
 # Timeline ----------------------------------------------------------------------------------------
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpResponse:
     candidate = get_object_or_404(
@@ -500,7 +496,7 @@ def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpR
     )
     timeline = pair_timeline(candidate=candidate, viewer=request.user, membership=request.membership)
     # With names hidden on the review page (the choice is kept for the session), the editors here
-    # are "Editor N" too, numbered as there (QA: the timeline named them); reviewers keep their names.
+    # are "Editor N" too, numbered as there; reviewers keep their names.
     labels: dict[int, str] = {}
     if _anonymous(request):
         if timeline.dispute is not None:
@@ -536,7 +532,7 @@ def _to_recheck(request: ProjectRequest) -> Any:
     )
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.RECHECK_FINAL)
 @require_GET
 def final_recheck_list(request: ProjectRequest, slug: str) -> HttpResponse:
     """Settled pairs whose grades are marked for re-checking: their editors cannot re-grade them."""
@@ -566,7 +562,7 @@ def _recheck_context(
     )
     labels = _editor_labels([g.editor_id for g in grades])
     # A pair settled by a dispute: each editor's reason and revision were the basis of its final
-    # grade, so the reviewer re-reads them too (QA: a grade revised 1 -> 0 read as a plain 1).
+    # grade, so the reviewer re-reads them too: a revised grade shows as revised.
     statements = {s.editor_id: s for s in DisputeStatement.objects.filter(dispute__candidate=candidate)}
     current_criteria = CriteriaVersion.objects.current_for(request.project)
     refusal = final_recheck_refusal(candidate=candidate, user=request.user)
@@ -637,7 +633,7 @@ def _recheck_context(
 
 def _next_to_recheck(request: ProjectRequest, after: Candidate) -> Candidate | None:
     """The pair that follows `after` in the list (from the top again at its end) that this reviewer
-    may take: the list's order, not a jump back to its first row (QA)."""
+    may take: the list's order, not a jump back to its first row."""
     order = ("grading_set__name", "query__external_id", "document__external_id", "pk")
     rows = list(_to_recheck(request).exclude(pk=after.pk).values_list(*order))
     here = (after.grading_set.name, after.query.external_id, after.document.external_id, after.pk)
@@ -647,7 +643,7 @@ def _next_to_recheck(request: ProjectRequest, after: Candidate) -> Candidate | N
     return None if pk is None else Candidate.objects.get(pk=pk)
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.RECHECK_FINAL)
 @require_http_methods(["GET", "POST"])
 def final_recheck(request: ProjectRequest, slug: str, candidate_id: int) -> HttpResponse:
     """One settled pair, as it reads now: keep or change its final grade (final_grade_recheck)."""
@@ -663,7 +659,7 @@ def final_recheck(request: ProjectRequest, slug: str, candidate_id: int) -> Http
     if final is None or final_recheck_refusal(candidate=candidate, user=request.user):
         # Nothing this reviewer may record here (the page says why, as an alert: the answer to
         # their action), whatever the form holds; a grade they chose (e.g. another reviewer
-        # re-checked the pair first) is shown as not recorded, so a disagreement is not lost (QA).
+        # re-checked the pair first) is shown as not recorded, so a disagreement is not lost.
         context = _recheck_context(request, candidate)
         context["flash"] = context["refusal"]
         chosen = request.POST.get("grade", "")
@@ -685,7 +681,7 @@ def final_recheck(request: ProjectRequest, slug: str, candidate_id: int) -> Http
     except (AlreadyRechecked, PairChangedSinceShown) as exc:
         # Someone was faster, or the pair changed under the page: show it as it is now, with what
         # the reviewer had chosen and typed (the hidden token is the new page's). With no form
-        # left (another reviewer re-checked it), their choice is shown as not recorded (QA).
+        # left (another reviewer re-checked it), their choice is shown as not recorded.
         candidate.refresh_from_db()
         context = _recheck_context(request, candidate, flash=exc.message)
         context["unrecorded"] = {"grade": form.cleaned_data["grade"], "note": form.cleaned_data["note"]}
@@ -744,7 +740,7 @@ def _figure(fig: agreement.Figure) -> dict[str, Any]:
     return {"value": fig.value, "percent": percent, "n": fig.n, "note": NOT_ENOUGH.get(fig.reason, "")}
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.SEE_ALL_GRADES)
 @require_GET
 def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
     sets = (
@@ -762,7 +758,7 @@ def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, template, {"page": _page(request, sets)})
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.SEE_ALL_GRADES)
 @require_GET
 def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
     """Agreement on raw grades (before any discussion or decision) for one grading set."""
@@ -770,7 +766,7 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     # Reviewers and owners grade too, so the figures obey the timeline's rules: a pair still being
     # graded stays out (the viewer may be asked to grade it next), and so does a pair the viewer
     # graded until it is settled or its dispute revealed; a confusion matrix or a severity count
-    # would otherwise give them grades they must not see yet (QA reports).
+    # would otherwise give them grades they must not see yet.
     # Subqueries, not ID lists: a large set early in grading has thousands of incomplete pairs.
     unfinished = Candidate.objects.filter(
         Exists(Grade.objects.filter(candidate=OuterRef("pk"))),  # an ungraded pair leaves nothing out
@@ -783,8 +779,8 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         incomplete = unfinished
     else:
         # A closed set's unfinished pairs get no more grades here, so the grades they have count
-        # (QA: a frozen set left them out for good as "still being graded"); except for whoever
-        # graded them, who may grade them blind again if they come back in a later set.
+        # (left out, they would stay "still being graded" for good); except for whoever graded
+        # them, who may grade them blind again if they come back in a later set.
         incomplete = Candidate.objects.none()
         waiting |= Q(candidate__dispute__isnull=True)
     blind = (
@@ -864,10 +860,10 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
         "settled_count": FinalGrade.objects.filter(candidate__grading_set=grading_set).count(),
         "blind_count": blind.count(),
         "incomplete_count": incomplete.count(),
-        # Counted in: the viewer's own are among the blind ones (QA: both notes named the same pairs).
+        # Counted in: the viewer's own are among the blind ones, so no pair is named by both notes.
         "unfinished_count": 0 if grading_set.is_open else unfinished.exclude(pk__in=blind).count(),
         # Copied from a frozen version with their final grades, without raw grades: nothing to
-        # measure agreement on (QA: the index counted them, this page left them out unsaid).
+        # measure agreement on; counted, so the page says why they are left out.
         "copied_count": grading_set.candidates.filter(
             source=CandidateSource.COPIED, grades__isnull=True
         ).count(),

@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotator.models import CriteriaChange, CriteriaVersion
 from annotator.web.uploads import UploadForm
+from evaluation.formats.registry import FORMATS
 
 SEARCH_MAX_LENGTH = 200  # also the search box's maxlength (document and query lists)
 
@@ -45,8 +46,7 @@ class CriteriaForm(forms.Form):
         max_length=2000,
     )
     # The version the page showed and the edit starts from: publishing over a newer one would undo
-    # it without a word (QA: a stale tab turned a meaning-changing version back, "wording only").
-    # Required: a post without it (not sent by this page) skipped the check (QA).
+    # it without a word (a stale tab). Required: a post without it would skip the check.
     based_on = forms.IntegerField(
         widget=forms.HiddenInput,
         min_value=1,
@@ -81,8 +81,7 @@ class CriteriaForm(forms.Form):
         """An edit typed on `base`, carried onto `latest` (published meanwhile): each level the
         owner left as `base` had it takes `latest`'s text; a level only they changed keeps theirs.
         Returns (the levels for the form, the levels both changed: the form keeps the owner's text
-        there and the page shows `latest`'s beside it). So publishing again undoes nothing unseen
-        (QA: a stale tab's second click published over the newer version)."""
+        there and the page shows `latest`'s beside it). So publishing again undoes nothing unseen."""
         before, now = dict(base.levels()), dict(latest.levels())
         merged, conflicts = {}, []
         for level, text in typed.items():
@@ -102,7 +101,9 @@ class CriteriaForm(forms.Form):
         }
 
 
-FORMAT_CHOICES = [("", _("From the file name (.csv, .jsonl or .ndjson)")), ("csv", "CSV"), ("jsonl", "JSONL")]
+FORMAT_CHOICES = [("", _("From the file name (.csv, .jsonl or .ndjson)"))] + [
+    (name, fmt.label) for name, fmt in FORMATS.items() if fmt.records
+]
 
 
 class ImportForm(UploadForm):

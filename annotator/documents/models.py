@@ -27,8 +27,7 @@ class Unit(models.TextChoices):
 
 
 # IDs go into one statement at most this many at a time: SQLite refuses a statement with more than
-# 32,766 parameters, and an import, a frozen version or a pasted list can name more rows than that
-# (QA: continuing a version of 40,000 documents ended in "too many SQL variables").
+# 32,766 parameters, and an import, a frozen version or a pasted list can name more rows than that.
 ID_LIST_CHUNK = 1000
 
 
@@ -116,7 +115,9 @@ class Document(models.Model):
         url: str = "",
         unit: str = Unit.DOCUMENT,
     ) -> tuple[Document, str]:
-        """Create, update to a new version, or leave alone. Returns (document, "created"|"updated"|"unchanged")."""
+        """Create, update to a new version, or leave alone.
+
+        Returns (document, "created"|"updated"|"unchanged")."""
         digest = content_hash(title, body, url)
         doc = cls.objects.select_for_update().filter(project=project, external_id=external_id).first()
         if doc is None:
@@ -220,9 +221,8 @@ class Query(models.Model):
     def fingerprint(self) -> str:
         """A short digest of what the grading page shows of the query (its text and information
         need). Queries keep no versions, so the page sends this back with a grade and a save
-        against text changed meanwhile is refused, as a document's version is (QA: a grade given
-        on the old text was saved, never flagged). Lengths are hashed too, so that moving text
-        between the two fields changes it."""
+        against text changed meanwhile is refused, as a document's version is. Lengths are hashed
+        too, so that moving text between the two fields changes it."""
         h = hashlib.sha256()
         for part in (self.text, self.information_need):
             data = part.encode("utf-8")
@@ -273,7 +273,7 @@ DEFAULT_CRITERIA = {
 def default_criteria_text(level: int) -> str:
     """The default text of one level in both UI languages, Chinese first. Version 1 is read by every
     editor of the project, whatever language each has chosen: stored in the language of whoever
-    opened the project first, it was English to the Chinese editors or the other way round (QA)."""
+    opened the project first, it would be English to the Chinese editors or the other way round."""
     texts = []
     for code in ("zh-hans", "en"):
         with translation.override(code):

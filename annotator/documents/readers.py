@@ -1,33 +1,16 @@
-"""Reading documents, queries and runs from uploaded files: CSV, JSONL and TREC run format.
+"""Reading documents, queries and runs from uploaded files into validated records, without the database.
 
-Pure Python (no database): each reader turns bytes into validated records or raises
-`ImportFileError` listing every problem found (up to `MAX_ERRORS`), each naming the line, the
-field and the value, so a person can fix the file in one pass. Nothing here writes anything; the
-services in `annotator/grading/services.py` store the records, all or nothing.
-
-Formats (documented for users in the README's "Grading" section):
-
-- documents: CSV header / JSONL keys `doc_id` (required), `body` (required), `title`, `url`, `unit`
-  (`document`, `page` or `chunk`; default `document`).
-- queries: `query_id` (required), `text` (required), `information_need`.
-- runs (candidates): one run per file. TREC run lines `qid Q0 docno rank score tag`; CSV/JSONL
-  `query_id`, `doc_id` (required), `rank`, `score`, `system` (optional): the columns the
-  evaluation readers take (`evaluation.formats.tabular.RUN_COLUMNS`), so one run file serves
-  both pooling and comparing. Pooling alone also takes a plain list of pairs (neither score nor
-  rank: file order), and ranks need only be unique, not 1..n. A run is ordered per query by
-  score (descending; ties by document ID descending, as trec_eval does; TREC's rank column is not
-  interpreted, as in trec_eval), else by rank (ascending), else by file order. Pooling to depth k
-  takes each run's top k per query, plus any document tied on score with the k-th.
+Each reader raises `ImportFileError` listing every problem (up to `MAX_ERRORS`), each naming the
+line, the field and the value, so a person can fix the file in one pass. Runs are read as the
+comparison readers read them, so one run file serves both pooling and comparing.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -40,18 +23,24 @@ from annotator.web.text import enumeration
 from annotator.web.uploads import UploadTextError, upload_text
 from evaluation.formats.common import (
     MAX_DIGITS,
-    DuplicateKeyError,
-    JSONLineError,
     as_json,
     as_written,
     escape_unprintable,
     first_bad_id_char,
-    load_json_line,
     plain_number,
     text_lines,
     underflows,
 )
-from evaluation.formats.tabular import CSV_FIELD_LIMIT, JSON_LINE_PROBLEMS, JSON_SYNTAX_PROBLEM, RUN_COLUMNS
+from evaluation.formats.rows import (
+    CSV_FIELD_LIMIT,
+    JSON_LINE_PROBLEMS,
+    JSON_SYNTAX_PROBLEM,
+    CSVSyntaxError,
+    JSONProblem,
+    csv_records,
+    json_records,
+)
+from evaluation.formats.tabular import RUN_COLUMNS
 from evaluation.formats.trec import split_fields, trec_writable
 
 MAX_ERRORS = 20
@@ -60,12 +49,11 @@ PROVENANCE_MAX_LENGTH = 500  # Candidate.source_detail
 TITLE_MAX_LENGTH = 500
 URL_MAX_LENGTH = 2000
 # A query is a question, its information need a paragraph or two: longer text is a wrong column
-# (QA: a 3 MB "text" made the queries page 2.9 MB, and every grading page of it as large).
+# that would make the queries page, and every grading page of it, megabytes long.
 QUERY_TEXT_MAX_LENGTH = 10_000
 UNITS = ("document", "page", "chunk")
-FORMATS = ("csv", "jsonl", "trec")
 
-# The CSV field limit (long document bodies) is set once for the process by evaluation.formats.tabular,
+# The CSV field limit (long document bodies) is set once for the process by evaluation.formats.rows,
 # imported above.
 
 
@@ -80,7 +68,7 @@ class LineError:
     source: str = ""  # the file name, when several files are read together
 
     def __str__(self) -> str:
-        # Escaped: raw, a line break or U+2028 split the one-line error the import commands print (QA).
+        # Escaped: raw, a line break or U+2028 would split the one-line error the import commands print.
         value = escape_unprintable(self.value)
         value = value if len(value) <= 80 else value[:77] + "…"
         if self.field:
@@ -140,7 +128,7 @@ class DocumentRecord:
     url: str = ""
     unit: str = "document"
     # The optional fields the file gives (its columns; in JSONL, the line's keys). One it leaves
-    # out keeps the stored document's value: a body-only file must not wipe every title (QA).
+    # out keeps the stored document's value: a body-only file must not wipe every title.
     given: frozenset[str] = OPTIONAL_DOCUMENT_FIELDS
 
     def kept(self) -> frozenset[str]:
@@ -195,24 +183,10 @@ class PooledPair:
         return text + end
 
 
-def detect_format(filename: str, declared: str = "") -> str:
-    """The declared format, else one from the file extension (.csv, .jsonl/.ndjson/.json; else TREC)."""
-    if declared:
-        if declared not in FORMATS:
-            raise ValueError(declared)
-        return declared
-    suffix = PurePath(filename).suffix.lower()
-    if suffix == ".csv":
-        return "csv"
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        return "jsonl"
-    return "trec"
-
-
 def decode_upload(data: bytes | str) -> str:
     """The file's text, by the uploads' one rule (UTF-8, no NUL; a zip or gzip said to be one), or
     ImportFileError: every importer reads through it, and so does a check before the format is
-    known (a zip named anything is refused as a zip, QA)."""
+    known (a zip named anything is refused as a zip)."""
     try:
         return upload_text(data)
     except UploadTextError as exc:
@@ -223,12 +197,11 @@ def _csv_rows(
     text: str, allowed: tuple[str, ...], required: tuple[str, ...], errors: _Collector
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """(starting line, {column: value}) per data row of a CSV file with a header line."""
-    # strict: a quote that is never closed is an error, not a field swallowing the rest of the file.
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    records = csv_records(io.StringIO(text, newline=""))
     try:
-        header = next(reader, None)
-    except csv.Error as exc:
-        errors.add(1, "", "", _("the header line cannot be read as CSV (%(error)s).") % {"error": exc})
+        _start, _end, header = next(records, (1, 1, None))
+    except CSVSyntaxError as exc:
+        errors.add(1, "", "", _("the header line cannot be read as CSV (%(error)s).") % {"error": exc.detail})
         return
     if header is None or not any(h.strip() for h in header):
         errors.add(
@@ -269,31 +242,28 @@ def _csv_rows(
         seen.add(name)
     if bad_header:
         return
-    start = reader.line_num + 1
     any_row = False
     while True:
         try:
-            row = next(reader)
+            line, _end, row = next(records)
         except StopIteration:
             if not any_row:
                 # A header alone imports nothing: say so rather than report "created 0" as success.
                 errors.add(1, "", "", _("the file has a header but no rows: there is nothing to import."))
             return
-        except csv.Error as exc:
-            if str(exc) == "unexpected end of data":
+        except CSVSyntaxError as exc:
+            if exc.kind == "unclosed":
                 message = _(
                     "a quote opened on this line is never closed (the file ends inside the quoted field)."
                 )
-            elif str(exc).startswith("field larger than field limit"):
+            elif exc.kind == "too long":
                 message = _(
                     "a field on this line is longer than %(limit)s characters, the most a field may hold."
                 ) % {"limit": number_format(CSV_FIELD_LIMIT, force_grouping=True)}
             else:
-                message = _("this line cannot be read as CSV (%(error)s).") % {"error": exc}
-            errors.add(start, "", "", message)
+                message = _("this line cannot be read as CSV (%(error)s).") % {"error": exc.detail}
+            errors.add(exc.line, "", "", message)
             return
-        line = start
-        start = reader.line_num + 1
         if not row or not any(cell.strip() for cell in row):
             continue  # blank lines are allowed, e.g. at the end of the file
         any_row = True
@@ -323,28 +293,22 @@ def _jsonl_rows(
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """(line, {key: value as text}) per JSON object line; IDs may be JSON integers."""
     any_line = False
-    for number, raw in enumerate(text_lines(text), start=1):
-        if not raw.strip():
-            continue
+    for number, raw, obj in json_records(text_lines(text)):
         any_line = True
-        try:
-            obj = load_json_line(raw)
-        except json.JSONDecodeError as exc:
-            # The column, not json's English wording of the problem: the message is translated.
-            errors.add(number, "", raw.strip(), _(JSON_SYNTAX_PROBLEM) % {"column": exc.colno})
-            continue
-        except JSONLineError as exc:
-            problem = _(JSON_LINE_PROBLEMS[exc.kind]) % {"digits": MAX_DIGITS}
-            errors.add(number, "", "", f"{problem}.")
-            continue
-        except DuplicateKeyError as exc:
-            given = ", ".join(as_json(value) for value in exc.values)
-            errors.add(number, exc.key, given, _("this key appears twice in the object; keep one."))
-            continue
-        if not isinstance(obj, dict):
-            errors.add(
-                number, "", raw.strip(), _('each line must be one JSON object, like {"key": "value"}.')
-            )
+        if isinstance(obj, JSONProblem):
+            if obj.kind == "syntax":
+                # The column, not json's English wording of the problem: the message is translated.
+                errors.add(number, "", raw.strip(), _(JSON_SYNTAX_PROBLEM) % {"column": obj.column})
+            elif obj.kind == "duplicate":
+                given = ", ".join(as_json(value) for value in obj.values)
+                errors.add(number, obj.key, given, _("this key appears twice in the object; keep one."))
+            elif obj.kind == "not object":
+                errors.add(
+                    number, "", raw.strip(), _('each line must be one JSON object, like {"key": "value"}.')
+                )
+            else:
+                problem = _(JSON_LINE_PROBLEMS[obj.kind]) % {"digits": MAX_DIGITS}
+                errors.add(number, "", "", f"{problem}.")
             continue
         row: dict[str, str] = {}
         ok = True
@@ -391,7 +355,7 @@ def _jsonl_rows(
                 row[key] = value
             elif value == 0.0 and isinstance(value, float):
                 # Maybe a score written nonzero (1e-400): kept as written, so the score rule refuses
-                # it as it does in CSV and TREC files (QA). Only zeros are parsed again.
+                # it as it does in CSV and TREC files. Only zeros are parsed again.
                 row[key] = str(as_written(raw, key, value))
             else:
                 row[key] = json.dumps(value)
@@ -418,7 +382,7 @@ def _check_id(line: int, name: str, value: str, errors: _Collector) -> bool:
         errors.add(line, name, value, _("must not be empty."))
         return False
     # The readers' rule (evaluation.formats): an ID stored here ends up in pools and their exports.
-    # Checked before the spaces: str.strip() also takes NEL and U+2028, which are named here (QA).
+    # Checked before the spaces: str.strip() also takes NEL and U+2028, which are named here.
     if char := first_bad_id_char(value):
         errors.add(
             line,
@@ -629,7 +593,7 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
             any_line = True
             # maxsplit 5: text after the tag is ignored, as trec_eval and the comparison reader do
             # (trec_eval's own results.trunc has some). Split where trec_eval splits, as the
-            # comparison reader does: str.split() cut IDs at NEL, U+2028 or NBSP (QA).
+            # comparison reader does: str.split() would cut IDs at NEL, U+2028 or NBSP.
             parts = split_fields(raw, 5)
             if len(parts) != 6:
                 errors.add(
@@ -685,7 +649,8 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
                         "score" if "score" in (expected, _order_kind(r)) else "rank",
                         "",
                         _(
-                            "line %(first)d orders the run by %(a)s, this line by %(b)s: use one way on every line."
+                            "line %(first)d orders the run by %(a)s, this line by %(b)s: use one way on "
+                            "every line."
                         )
                         % {
                             "first": first.line,
@@ -716,7 +681,8 @@ def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
                     "rank",
                     str(row.rank),
                     _(
-                        "rank used twice for query %(query)s (line %(line)d): pooling needs an unambiguous order."
+                        "rank used twice for query %(query)s (line %(line)d): pooling needs an unambiguous "
+                        "order."
                     )
                     % {"query": row.query_id, "line": seen_rank[rank_key]},
                 )
@@ -795,7 +761,7 @@ def pool_top_k(runs: list[tuple[str, list[RunRow]]], depth: int | None) -> list[
 
 def unwritable_ids_warning(records: list[DocumentRecord] | list[QueryRecord]) -> str:
     """IDs a TREC line cannot hold (a space inside): valid here, but no TREC run or qrels file can
-    name them, which an owner learns at import rather than at the first export (QA)."""
+    name them, which an owner learns at import rather than at the first export."""
     spaced = [r for r in records if not trec_writable(r.external_id)]
     if not spaced:
         return ""

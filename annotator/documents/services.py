@@ -54,8 +54,8 @@ def documents_import(
 ) -> ImportSummary:
     """Store documents all or nothing: new ones at version 1, changed ones as a new version (their
     grades in open sets flagged stale), unchanged ones left alone. Works in batches so 100k rows
-    cost a few hundred queries, not a few hundred thousand, whether they are new or changed (QA:
-    30,000 changed documents took 29 s one save at a time, holding SQLite's write lock throughout)."""
+    cost a few hundred queries, not a few hundred thousand, whether they are new or changed: one
+    save at a time holds SQLite's write lock for many seconds."""
     summary = ImportSummary()
     changed: list[int] = []
     done = 0

@@ -22,7 +22,6 @@ from annotator.documents.readers import (
     LineError,
     QueryRecord,
     decode_upload,
-    detect_format,
     pool_top_k,
     read_documents,
     read_queries,
@@ -38,10 +37,11 @@ from annotator.documents.services import (
 )
 from annotator.grading.forms import CandidateImportForm
 from annotator.grading.services import CandidateSummary, CriteriaOutdated, GradingError, candidates_add
-from annotator.models import CriteriaVersion, Document, Query, Role
-from annotator.web.access import ProjectRequest, project_role
+from annotator.models import CriteriaVersion, Document, Permission, Query
+from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import post_from, redirect_after_post
 from annotator.web.paging import Paginator
+from evaluation.formats.registry import FORMATS, detect_format
 
 PAGE_SIZE = 50
 
@@ -50,7 +50,7 @@ def _search(request: ProjectRequest) -> str:
     return SearchForm.text(request.GET)
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def document_list(request: ProjectRequest, slug: str) -> HttpResponse:
     q = _search(request)
@@ -67,7 +67,7 @@ def document_list(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, template, context)
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def document_detail(request: ProjectRequest, slug: str, document_id: int) -> HttpResponse:
     document = get_object_or_404(Document, pk=document_id, project=request.project)
@@ -82,7 +82,7 @@ def document_detail(request: ProjectRequest, slug: str, document_id: int) -> Htt
     return render(request, "annotator/documents/document_detail.html", context)
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def query_list(request: ProjectRequest, slug: str) -> HttpResponse:
     q = _search(request)
@@ -99,21 +99,21 @@ def _criteria_context(request: ProjectRequest, form: CriteriaForm | None = None)
         .select_related("created_by")
         .order_by("-number")
     )
-    if form is None and request.membership.can(Role.OWNER):
+    if form is None and request.membership.may(Permission.PUBLISH_CRITERIA):
         form = CriteriaForm(current=current)
     # What a meaning-changing publish would flag (criteria_publish), for the question asked before
-    # it: one click flagged every grade of the open sets without a word (QA).
+    # it: one click may flag every grade of the open sets.
     to_flag = meaning_change_would_flag(request.project) if form is not None else 0
     return {"current": current, "history": history, "form": form, "grades_to_flag": to_flag}
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def criteria(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, "annotator/documents/criteria.html", _criteria_context(request))
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.PUBLISH_CRITERIA)
 @post_from("criteria")
 def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
     current = CriteriaVersion.objects.current_for(request.project)
@@ -141,7 +141,7 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
             data["based_on"] = str(latest.number)
             form = CriteriaForm(data, current=latest)
             form.is_valid()
-            if known is None:  # QA: "version 1 was published after this page showed version 999"
+            if known is None:  # a made-up number: "published after version 999" would be false
                 problem = _(
                     "The form named criteria version %(based)d, which does not exist. It now holds version "
                     "%(latest)d's text with your changes: check the text, then publish."
@@ -157,8 +157,8 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
                 form.add_error(
                     f"level_{level}",
                     _(
-                        "Version %(latest)d changed this level too; it says: “%(text)s”. The form keeps your text: "
-                        "merge the two before publishing."
+                        "Version %(latest)d changed this level too; it says: “%(text)s”. The form keeps your "
+                        "text: merge the two before publishing."
                     )
                     % {"latest": latest.number, "text": now[level]},
                 )
@@ -172,7 +172,8 @@ def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
                 messages.warning(
                     request,
                     _(
-                        "Grades in open grading sets made under older criteria, now flagged for re-checking: %(count)d."
+                        "Grades in open grading sets made under older criteria, now flagged for re-checking: "
+                        "%(count)d."
                     )
                     % {"count": flagged},
                 )
@@ -230,6 +231,14 @@ SECTION_TEXT = {
 }
 
 
+# The imports page shows the sections its visitor may use (import_page takes any of these).
+SECTION_PERMISSION = {
+    "documents": Permission.IMPORT_DOCUMENTS,
+    "queries": Permission.IMPORT_QUERIES,
+    "candidates": Permission.POOL_CANDIDATES,
+}
+
+
 def _auto_id(kind: str) -> str:
     """Element IDs per section: the three forms share field names, and a label must find its own field."""
     return f"id_{kind}_%s"
@@ -249,6 +258,8 @@ def _sections(request: ProjectRequest, **overrides: ImportSection) -> list[Impor
     }
     sections = []
     for kind in ("documents", "queries", "candidates"):
+        if not request.membership.may(SECTION_PERMISSION[kind]):
+            continue
         if kind in overrides:
             sections.append(overrides[kind])
             continue
@@ -265,7 +276,7 @@ def _sections(request: ProjectRequest, **overrides: ImportSection) -> list[Impor
     return sections
 
 
-@project_role(Role.OWNER)
+@project_permission(*SECTION_PERMISSION.values())
 @require_GET
 def import_page(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, "annotator/documents/imports.html", {"sections": _sections(request)})
@@ -297,9 +308,9 @@ def _summary_text(section: ImportSection) -> str:
     assert s is not None
     if section.checked_only:
         return _(
-            "%(kind)s, checked only: nothing was stored. Importing this file would create %(created)d, update "
-            "%(updated)d and leave %(unchanged)d unchanged; grades in open sets that would need re-checking: "
-            "%(count)d."
+            "%(kind)s, checked only: nothing was stored. Importing this file would create %(created)d, "
+            "update %(updated)d and leave %(unchanged)d unchanged; grades in open sets that would need "
+            "re-checking: %(count)d."
         ) % {
             "kind": section.title,
             "created": s.created,
@@ -339,8 +350,8 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     if not form.is_valid():
         return _respond(request, section)
     upload = form.cleaned_data["file"]
-    fmt = detect_format(upload.name, form.cleaned_data["format"])
-    if fmt == "trec":
+    fmt = detect_format(upload.name, form.cleaned_data["format"], kind="records")
+    if not FORMATS[fmt].records:
         try:
             decode_upload(upload.read())  # a zip (e.g. a pool export) is refused as one, whatever its name
         except ImportFileError as error:
@@ -352,7 +363,7 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
             ]
         return _respond(request, section)
     # "Check only" runs the very import and rolls it back: its counts (and the grades it would flag
-    # for re-checking) are exact, and an owner sees them before a re-import flags many grades (QA).
+    # for re-checking) are exact, and an owner sees them before a re-import flags many grades.
     section.checked_only = request.POST.get("check_only") == "1"
     try:
         data = upload.read()
@@ -379,19 +390,19 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     return _respond(request, section)
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.IMPORT_DOCUMENTS)
 @post_from("import_page")
 def import_documents(request: ProjectRequest, slug: str) -> HttpResponse:
     return _import_file(request, "documents")
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.IMPORT_QUERIES)
 @post_from("import_page")
 def import_queries(request: ProjectRequest, slug: str) -> HttpResponse:
     return _import_file(request, "queries")
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.POOL_CANDIDATES)
 @post_from("import_page")
 def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
     title, help_text = SECTION_TEXT["candidates"]
@@ -410,7 +421,7 @@ def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
     runs = []
     errors: list[str] = []
     for upload in form.cleaned_data["files"]:
-        fmt = detect_format(upload.name, form.cleaned_data["format"])
+        fmt = detect_format(upload.name, form.cleaned_data["format"], kind="run")
         try:
             runs.append((upload.name, read_run(upload.read(), fmt, default_name=upload.name)))
         except ImportFileError as error:

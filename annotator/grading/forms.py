@@ -11,7 +11,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
 from annotator.documents.models import by_external_id
-from annotator.documents.readers import FORMATS, ID_MAX_LENGTH
+from annotator.documents.readers import ID_MAX_LENGTH
 from annotator.models import (
     GRADE_VALUES,
     REASON_MAX_LENGTH,
@@ -23,6 +23,7 @@ from annotator.models import (
 from annotator.projects.forms import DigitsIntegerField
 from annotator.web.uploads import UploadForm
 from evaluation.formats.common import escape_unprintable
+from evaluation.formats.registry import FORMATS, pooled_names
 
 GRADE_CHOICES = [(str(g), str(g)) for g in GRADE_VALUES]
 
@@ -136,14 +137,14 @@ class CandidateAddForm(forms.Form):
         value = self.cleaned_data["query_id"].strip()
         query = Query.objects.filter(project=self.project, external_id=value).first()
         if query is None:
-            # Escaped: an invisible character (a zero-width space pasted along) must show (QA).
+            # Escaped: an invisible character (a zero-width space pasted along) must show.
             raise forms.ValidationError(
                 _("No query with ID “%(id)s” in this project.") % {"id": escape_unprintable(value)}
             )
         return query
 
     def clean_doc_ids(self) -> list[Document]:
-        # Commas, full-width ones and the enumeration comma too, as in pasted runs (QA: "d5，d6" was one ID).
+        # Commas, full-width ones and the enumeration comma too, as in pasted runs ("d5，d6" is two IDs).
         raw = re.sub("[,，、]", "\n", self.cleaned_data["doc_ids"])
         ids = list(dict.fromkeys(part.strip() for part in raw.splitlines() if part.strip()))
         if not ids:
@@ -155,18 +156,16 @@ class CandidateAddForm(forms.Form):
                 "ids": ", ".join(map(escape_unprintable, missing[:20]))
             }
             if any(" " in i for i in missing):
-                # An ID may hold spaces, so they cannot separate IDs; "A B C" typed as a list was read
-                # as one ID with no word on why (QA).
+                # An ID may hold spaces, so they cannot separate IDs; "A B C" typed as a list is read
+                # as one ID, so the message says why.
                 message += " " + _("Separate IDs with commas or line breaks: a space is part of an ID.")
             raise forms.ValidationError(message)
         return [found[i] for i in ids]
 
 
-RUN_FORMAT_CHOICES = [
-    ("", _("From the file name (.csv, .jsonl; anything else is a TREC run)")),
-    ("trec", _("TREC run")),
-    ("csv", "CSV"),
-    ("jsonl", "JSONL"),
+# Pooling reads run files; pasted lists are the comparison upload form's.
+RUN_FORMAT_CHOICES = [("", _("From the file name (.csv, .jsonl; anything else is a TREC run)"))] + [
+    (name, _(FORMATS[name].run_label)) for name in pooled_names()
 ]
 
 
@@ -230,6 +229,6 @@ class CandidateImportForm(UploadForm):
 
     def clean_format(self) -> str:
         value = self.cleaned_data.get("format") or ""
-        if value and value not in FORMATS:
+        if value and value not in dict(RUN_FORMAT_CHOICES):
             raise forms.ValidationError(_("Unknown format."))
         return value

@@ -46,7 +46,7 @@ class GradingSetQuerySet(SharedLockQuerySet["GradingSet"]):
     """`lock_shared(pk)`: every change to the grades of a set's pairs takes it first, before it
     reads whether the set is open: a freeze, which takes the row FOR UPDATE to close the set, then
     waits for the changes in flight, and a change waits for a freeze in flight and then finds the
-    set closed (QA: a grade saved 1 ms after a freeze settled a pair the version had left out)."""
+    set closed, so no grade saved just after a freeze settles a pair the version left out."""
 
     def in_project(self, project: Project) -> GradingSetQuerySet:
         return self.filter(project=project)

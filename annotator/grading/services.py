@@ -86,9 +86,9 @@ class CriteriaOutdated(GradingError):
     def __init__(self, latest: int, based_on: int) -> None:
         super().__init__(
             _(
-                "Criteria version %(latest)d was published after this page showed version %(based)d: publishing "
-                "your edit now would undo its changes. Read version %(latest)d below, make your edit on it, then "
-                "publish."
+                "Criteria version %(latest)d was published after this page showed version %(based)d: "
+                "publishing your edit now would undo its changes. Read version %(latest)d below, make your "
+                "edit on it, then publish."
             )
             % {"latest": latest, "based": based_on}
         )
@@ -558,7 +558,7 @@ def candidates_add(
             )
         )
     # Database IDs follow insertion order, and editors' pages carry candidate IDs: inserted in the
-    # runs' rank order, sorting a page by ID gave a system's ranking back (QA report).
+    # runs' rank order, sorting a page by ID would give a system's ranking back.
     random.SystemRandom().shuffle(new)
     Candidate.objects.bulk_create(new, batch_size=BATCH)
     summary.added = len(new)
@@ -596,8 +596,8 @@ def candidate_remove(*, candidate: Candidate) -> None:
     A pair copied from the frozen version a set continues is removed with its copied final grade:
     that grade was decided there, and stays there (the version is immutable); here it only means
     "keep this judgment in the next version". Removing it drops the pair from the next version, or,
-    added again, has it graded anew (QA: after its document changed, a copied pair could be neither
-    graded nor removed, though the version page said to grade the new content in a new version).
+    added again, has it graded anew, so a copied pair whose document changed can be graded on its
+    new content, as the version page says.
     """
     candidate = (
         Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=candidate.pk)

@@ -1,9 +1,7 @@
 """Grading sets, the editor's queue, the blind grading page, and the re-check list.
 
-Blindness is enforced here, on the server: nothing an editor can reach (the grading page, its
-row fragments, the queue, the set pages, the re-check list) carries another editor's grade or
-reason, a count of grades per value, or any system's rank or score. Candidate provenance (which
-run pooled it, at which position) reaches owners only, on the set page, never the grading page.
+Blind on the server: nothing an editor can reach carries another editor's grade or reason, a
+count of grades per value, or any system's rank or score; candidate provenance reaches owners only.
 """
 
 from __future__ import annotations
@@ -45,10 +43,10 @@ from annotator.models import (
     Document,
     Grade,
     GradingSet,
+    Permission,
     Query,
-    Role,
 )
-from annotator.web.access import ProjectRequest, project_role
+from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.converters import parse_id
 from annotator.web.http import gone, post_from, redirect_after_post
 from annotator.web.paging import Paginator
@@ -56,7 +54,7 @@ from annotator.web.text import sentences
 
 PAGE_SIZE = 100
 # Pairs per grading page. Help-center queries fit on one; a query continued from a TREC pool can
-# hold thousands of judged documents (QA: 20,000 pairs made one page of 74 MB).
+# hold thousands of judged documents, which on one page would weigh tens of megabytes.
 GRADE_PAGE_SIZE = 50
 
 
@@ -69,18 +67,18 @@ def _set_list_context(request: ProjectRequest, form: GradingSetForm | None = Non
         .with_progress(request.user)
         .order_by("-is_open", "name")
     )
-    if form is None and request.membership.can(Role.OWNER):
+    if form is None and request.membership.may(Permission.CREATE_SETS):
         form = GradingSetForm(project=request.project)
     return {"sets": [(s, *s.annotated_progress()) for s in sets], "form": form}
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def grading_set_list(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, "annotator/grading/set_list.html", _set_list_context(request))
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.CREATE_SETS)
 @post_from("grading_set_list")
 def grading_set_create(request: ProjectRequest, slug: str) -> HttpResponse:
     form = GradingSetForm(request.POST, project=request.project)
@@ -123,15 +121,14 @@ def _set_detail_context(
         "query_rows": list(per_query),
         "set_progress": grading_set.progress(),
         "my_progress": grading_set.progress_of(me),
-        # The queue's own rule, so the button is offered only where it leads to a pair (QA: on a
-        # set with nothing left for this editor it led to "nothing waiting" on the queue page).
+        # The queue's own rule, so the button is offered only where it leads to a pair, never to
+        # "nothing waiting".
         "waiting_for_me": queue_candidates(
             project=request.project, editor=me, grading_set=grading_set
         ).exists(),
-        "is_owner": request.membership.can(Role.OWNER),
     }
-    # Provenance (runs and positions) is for owners only: it is built here or not at all.
-    if context["is_owner"]:
+    # Provenance (runs and positions) is for those who pool candidates: built here or not at all.
+    if request.membership.may(Permission.POOL_CANDIDATES):
         listed = candidates.select_related("query", "document", "added_by").annotate(
             graded=Exists(Grade.objects.filter(candidate=OuterRef("pk")))
         )
@@ -142,7 +139,7 @@ def _set_detail_context(
     return context
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def grading_set_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
     # The version it started from is named on the page (its frozen text is not needed for that).
@@ -151,7 +148,7 @@ def grading_set_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpR
     return render(request, "annotator/grading/set_detail.html", _set_detail_context(request, grading_set))
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.POOL_CANDIDATES)
 @post_from("grading_set_detail")
 def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
     grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
@@ -185,7 +182,7 @@ def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpRespon
     return render(request, template, _set_detail_context(request, grading_set, add_form=form))
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.POOL_CANDIDATES)
 @require_POST
 def candidate_remove_view(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
     candidate = (
@@ -193,7 +190,7 @@ def candidate_remove_view(request: ProjectRequest, slug: str, set_id: int, candi
         .filter(pk=candidate_id, grading_set_id=set_id, grading_set__project=request.project)
         .first()
     )
-    if candidate is None:  # removed in another tab, say (QA: Django's bare 404)
+    if candidate is None:  # removed in another tab, say: a page that explains, not a bare 404
         grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
         return gone(
             request,
@@ -226,7 +223,7 @@ def _my_stale(request: ProjectRequest) -> GradeQuerySet:
     )
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.GRADE)
 @require_GET
 def grading_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     left = dict(
@@ -245,7 +242,7 @@ def grading_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, "annotator/grading/queue.html", context)
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.GRADE)
 @require_POST
 def grading_next(request: ProjectRequest, slug: str) -> HttpResponse:
     grading_set = None
@@ -411,7 +408,7 @@ def _page_context(
     number = _page_of(order.index(at)) if at in order else _page_number(request, order, waiting)
     page = Paginator(order, GRADE_PAGE_SIZE).get_page(number)
     # Where "every document on this page has your grade" sends the editor: the next page with
-    # something left for them, not merely the next page (QA: it offered finished pages).
+    # something left for them, not merely the next page, which may be finished.
     next_work_page = None
     if page.has_next():
         later = next(
@@ -434,7 +431,7 @@ def _page_context(
     }
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.GRADE)
 @require_GET
 def grade_page(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
     grading_set, query = _set_and_query(request, set_id, query_id)
@@ -508,7 +505,7 @@ def _row_response(
     )
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.GRADE)
 @require_http_methods(["GET", "POST"])
 def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
     candidate = get_object_or_404(
@@ -554,11 +551,11 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
                 "document": candidate.document.external_id,
             }
             # Saved under a wording-only change published since the page was read: the panel and
-            # the forms catch up too (QA: the panel kept the old wording).
+            # the forms catch up too, not the old wording.
             seen = form.cleaned_data["criteria_version"]
             criteria_changed = seen is not None and seen != grade.criteria_version.number
             # Said aloud too when this grade completed the pair (settled, or a dispute opened):
-            # the row shows it, and the announcement is all a screen-reader user hears (QA).
+            # the row shows it, and the announcement is all a screen-reader user hears.
             fresh = Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk)
             if locked := _lock_message(fresh, grade, candidate.grading_set):
                 done = f"{done} {locked}"
@@ -599,7 +596,7 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
     return render(request, "annotator/grading/grade.html", context, status=status)
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.GRADE)
 @post_from("grade_page")
 def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
     grading_set, query = _set_and_query(request, set_id, query_id)
@@ -619,7 +616,7 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
     )
     document = candidate.document.external_id
     # Undoing a first grade deletes it with its reason: the text stays in the box, unsaved, so that
-    # the next key saves it with the right grade (QA: the reason had to be typed again).
+    # the next key saves it with the right grade, without typing the reason again.
     # (Only where the row is swapped in place: a reloaded page shows stored text alone.) It is
     # swapped when it is on the page the editor sees (the form sends its number); a grade undone on
     # another page of the query takes the editor there, where the message shows.
@@ -634,7 +631,7 @@ def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: i
                 [text, _("Your reason stays in its box, not saved: a grade key saves it with the grade.")]
             )
     elif result.undone is not None and result.undone[0] == result.grade.grade:
-        # Only the reason changed back (QA: "back to grade 1" said nothing of the reason it removed).
+        # Only the reason changed back: the message names the reason, not only the grade.
         if result.grade.reason:
             text = _("Undone: the reason for %(document)s is back to what it was; the grade stays %(grade)d.")
         else:
@@ -676,12 +673,13 @@ def _locked_stale(candidate: Candidate) -> str | None:
     if hasattr(candidate, "final_grade"):
         # Not a dead end: the reviewers' list of settled pairs to re-check takes it from here.
         return _(
-            "This pair is settled: a reviewer re-checks its final grade on the new text, and the flag clears then."
+            "This pair is settled: a reviewer re-checks its final grade on the new text, and the flag clears "
+            "then."
         )
     return pair_lock_reason(candidate)
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.GRADE)
 @require_GET
 def stale_list(request: ProjectRequest, slug: str) -> HttpResponse:
     grades = (
@@ -702,8 +700,8 @@ def stale_list(request: ProjectRequest, slug: str) -> HttpResponse:
         )
     )
     # Two tables: the grades this editor re-checks (what every "need re-checking" count counts,
-    # Grade.to_recheck), and those on settled or disputed pairs, which a reviewer takes (QA: the
-    # overview said 1 while this page listed 4 rows, 3 of them out of the editor's hands).
+    # Grade.to_recheck), and those on settled or disputed pairs, which a reviewer takes: the first
+    # table matches the overview's count.
     mine = grades.to_recheck()
     page = Paginator(mine, PAGE_SIZE).get_page(request.GET.get("page"))
     waiting = Paginator(grades.exclude(pk__in=mine.values("pk")), PAGE_SIZE).get_page(

@@ -97,7 +97,8 @@ class PoolImportForm(UploadForm):
         if upload.size > MAX_IMPORT_BYTES:
             raise forms.ValidationError(
                 _(
-                    "%(name)s is %(size)d bytes; the limit is %(limit)d bytes. Use `manage.py import_pool` for bigger files."
+                    "%(name)s is %(size)d bytes; the limit is %(limit)d bytes. Use `manage.py import_pool` "
+                    "for bigger files."
                 )
                 % {"name": upload.name, "size": upload.size, "limit": MAX_IMPORT_BYTES}
             )
@@ -121,11 +122,12 @@ class PoolImportForm(UploadForm):
         ):
             self.add_error("pool_name", _("Name the new pool, or choose an existing pool above."))
         elif data.get("pool") is not None and (data.get("pool_name") or "").strip():
-            # Both: the name was dropped without a word (QA). Which one was meant is not ours to guess.
+            # Both: refused, not one silently dropped. Which one was meant is not ours to guess.
             self.add_error(
                 "pool_name",
                 _(
-                    "A name is for a new pool, but %(pool)s is chosen above: clear the name, or choose “A new pool”."
+                    "A name is for a new pool, but %(pool)s is chosen above: clear the name, or choose “A "
+                    "new pool”."
                 )
                 % {"pool": data["pool"].name},
             )

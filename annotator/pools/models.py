@@ -253,8 +253,8 @@ def exclusion_text(why: str, values: dict[str, Any]) -> str | None:
         return gettext("open dispute (%(status)s)") % {"status": label}
     if why == "no_final_grade" and {"grades", "required"} <= values.keys():
         if values.get("stale"):
-            # All grades in, yet no final grade: some wait for their editor's re-check (QA: "2 of 2
-            # grades" did not say what was missing).
+            # All grades in, yet no final grade: some wait for their editor's re-check, which "2 of
+            # 2 grades" alone would not say.
             return ngettext(
                 "no final grade (%(n)d of %(required)d grades; %(stale)d waits for its editor's re-check)",
                 "no final grade (%(n)d of %(required)d grades; %(stale)d wait for their editors' re-check)",
@@ -281,7 +281,7 @@ class PoolVersion(ImmutableModel):
     grading_set = models.ForeignKey(
         "annotator.GradingSet", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
-    # The judgments in their canonical serialisation (documented in the README) and its SHA-256.
+    # The judgments in their canonical serialisation (documented in evaluation/README.md) and its SHA-256.
     # Scores load from this text after re-checking the hash, so a tampered row can never score.
     canonical = models.TextField(_("canonical serialisation"), editable=False)
     sha256 = models.CharField(_("SHA-256"), max_length=64)
@@ -396,8 +396,8 @@ class PoolVersion(ImmutableModel):
         if pinned:
             problems.append(
                 gettext(
-                    "Comparisons computed on this version recorded its SHA-256 as %(pinned)s, not %(now)s…: the "
-                    "version changed after they were computed."
+                    "Comparisons computed on this version recorded its SHA-256 as %(pinned)s, not %(now)s…: "
+                    "the version changed after they were computed."
                 )
                 % {"pinned": ", ".join(f"{sha[:12]}…" for sha in pinned[:3]), "now": self.sha256[:12]}
             )
@@ -435,7 +435,8 @@ class PoolVersion(ImmutableModel):
             elif actual[pair] != expected[pair]:
                 problems.append(
                     gettext(
-                        "Stored row (%(query)s, %(doc)s) has grade %(stored)d, the hashed judgments say %(hashed)d."
+                        "Stored row (%(query)s, %(doc)s) has grade %(stored)d, the hashed judgments say "
+                        "%(hashed)d."
                     )
                     % {**where, "stored": actual[pair], "hashed": expected[pair]}
                 )

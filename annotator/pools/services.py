@@ -1,9 +1,7 @@
-"""Writing frozen pool versions. The only way a PoolVersion and its judgments come to exist.
+"""Writing frozen pool versions: the only way a PoolVersion and its judgments come to exist.
 
-- `pool_version_create`: the low-level writer (canonical text, hash, counts, rows).
-- `pool_freeze`: a grading set's final grades -> the next version of the set's pool.
-- `grading_set_create_from_version`: a frozen version -> a new open grading set to extend it.
-- `pool_import`: a qrels / CSV / JSONL file -> an externally sourced version (see pool_formats).
+`pool_freeze` (a set's final grades) and `pool_import` (a file) both write through
+`pool_version_create`; `grading_set_create_from_version` opens a set that extends a version.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC
 from functools import cached_property
-from pathlib import PurePath
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -34,6 +31,7 @@ from django.utils.translation import gettext_lazy as _lazy
 from annotator.disputes.models import DisputeStatus
 from annotator.grading.models import count_of
 from annotator.models import (
+    PERMISSIONS,
     Candidate,
     CandidateSource,
     CriteriaChange,
@@ -45,13 +43,13 @@ from annotator.models import (
     Grade,
     GradingSet,
     Membership,
+    Permission,
     Pool,
     PoolJudgment,
     PoolVersion,
     PoolVersionSource,
     Project,
     Query,
-    Role,
     StaleReason,
 )
 from annotator.pools.models import PoolIntegrityError, canonical_serialisation, exclusion_text, sha256_hex
@@ -61,6 +59,7 @@ from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_text
 from evaluation.formats import EvaluationError, read_qrels, write_qrels
 from evaluation.formats import Pool as Qrels
 from evaluation.formats import parse_grade_map as parse
+from evaluation.formats.registry import FORMATS, detect_format, qrels_name, qrels_names
 
 
 @transaction.atomic
@@ -158,13 +157,13 @@ def _newer_version_refusal(pool: Pool, continues: PoolVersion, latest: PoolVersi
     ) % {"v": continues.number, "pool": pool.name, "latest": latest.number}
 
 
-def _require_role(project: Project, user: User, role: Role) -> None:
-    """Services check the role too, so a shell or another view cannot skip the rule."""
+def _require_permission(project: Project, user: User, permission: Permission) -> None:
+    """Services check the permission too, so a shell or another view cannot skip the rule."""
     membership = Membership.objects.filter(project=project, user=user, user__is_active=True).first()
-    if membership is None or not membership.can(role):
+    if membership is None or not membership.may(permission):
         raise PermissionDenied(
             _("This needs the %(role)s role in project %(project)s.")
-            % {"role": role.label, "project": project}
+            % {"role": PERMISSIONS[permission].label, "project": project}
         )
 
 
@@ -215,7 +214,8 @@ class FreezeBlocked(FreezeError):
         more = _(" and %(n)d more") % {"n": len(blockers) - 20} if len(blockers) > 20 else ""
         super().__init__(
             _(
-                "Pairs that cannot be frozen yet (%(n)d): %(list)s%(more)s. Settle them, or leave them out with a reason."
+                "Pairs that cannot be frozen yet (%(n)d): %(list)s%(more)s. Settle them, or leave them out "
+                "with a reason."
             )
             % {"n": len(blockers), "list": listed, "more": more}
         )
@@ -226,8 +226,8 @@ class FreezePair:
     """One pair of a set as freezing reads it: IDs and the facts about its grades, no texts.
 
     A set can hold hundreds of thousands of pairs (pooled from deep runs): loading each as a
-    Candidate with its document, query and grades took 3 GB and ended in "too many SQL
-    variables" on SQLite (QA, 586,081 pairs); these rows come from one query.
+    Candidate with its document, query and grades takes gigabytes and ends in "too many SQL
+    variables" on SQLite; these rows come from one query.
     """
 
     pk: int
@@ -303,7 +303,7 @@ class FreezePreview:
     @property
     def criteria_versions(self) -> list[int]:
         """The criteria the final grades were decided under. An imported judgment carried along
-        was judged under none of this project's versions (QA: it claimed the current one)."""
+        was judged under none of this project's versions, so it claims none."""
         return sorted(
             {
                 p.criteria_number
@@ -364,7 +364,7 @@ def freeze_preview(grading_set: GradingSet) -> FreezePreview:
     based_on = grading_set.based_on
     if frozen_as is None and based_on is not None:
         # The same check pool_version_create makes under the pool's lock, said before the form is
-        # sent (QA: a file imported as the next version meanwhile was only reported on submit).
+        # sent: a file imported as the next version meanwhile is said before the submit.
         pool = grading_set.pool or based_on.pool
         refusal = _newer_version_refusal(pool, based_on, pool.latest_version())
     return FreezePreview(grading_set, candidates, blockers, ready, frozen_as, refusal)
@@ -372,7 +372,7 @@ def freeze_preview(grading_set: GradingSet) -> FreezePreview:
 
 # Details kept per source in a version's provenance: the most frequent ones, the rest summed in one
 # entry. Pooled pairs' details name each pair's runs and ranks, so a deep pool has as many as it
-# has pairs (QA: a 1.5 MB provenance printed on the version page and in every manifest).
+# has pairs, and would print megabytes on the version page and in every manifest.
 PROVENANCE_DETAILS = 50
 _IMPORT_LINE = re.compile(r":\d+$")
 
@@ -386,7 +386,7 @@ def _top_details(details: Counter[str]) -> list[dict[str, Any]]:
     """[{"detail", "pairs"}] for the most frequent details (then by name); what is left, as one
     entry with an empty detail and `other_details` (how many distinct details it sums), so that
     the pairs still add up to the source's."""
-    # Ties in natural order, so that "bm25 #2" comes before "bm25 #10" (QA: #1, #10, #100, #11…).
+    # Ties in natural order, so that "bm25 #2" comes before "bm25 #10" (not #1, #10, #100, #11…).
     ranked = sorted(details.items(), key=lambda item: (-item[1], _natural(item[0])))
     kept = [{"detail": d, "pairs": n} for d, n in ranked[:PROVENANCE_DETAILS]]
     if rest := ranked[PROVENANCE_DETAILS:]:
@@ -397,7 +397,7 @@ def _top_details(details: Counter[str]) -> list[dict[str, Any]]:
 def _provenance(preview: FreezePreview, included: list[FreezePair], excluded: int) -> dict[str, Any]:
     """Where the frozen pairs came from: which runs and depths were pooled, manual additions,
     imports, copies. Pairs left out are only counted (`excluded_pairs`): the sources add up to the
-    version's judgments (QA: a left-out pair was counted among them)."""
+    version's judgments."""
     by_source: dict[str, Counter[str]] = defaultdict(Counter)
     added_by: dict[str, Counter[str]] = defaultdict(Counter)
     for p in included:
@@ -425,8 +425,8 @@ def _provenance(preview: FreezePreview, included: list[FreezePair], excluded: in
             else None
         ),
         "candidates": candidates,
-        # As the judgments record them (QA: imported grades carried along were counted as settled
-        # by a reviewer, the stand-in source of their copied final grade).
+        # As the judgments record them: imported grades carried along are not settled by a
+        # reviewer, the stand-in source of their copied final grade.
         "final_grades": dict(sorted(Counter(preview.recorded_source(c) for c in included).items())),
         "excluded_pairs": excluded,
         # Frozen while marked for a re-check (the freeze page warned): the version page says so.
@@ -451,7 +451,7 @@ def pool_freeze(
     `blockers_seen` (FreezePreview.blockers_key of the page the person read): when it no longer
     matches, nothing is left out unseen: FreezeError, and the page shows the list as it is now.
     """
-    _require_role(grading_set.project, by, Role.REVIEWER)
+    _require_permission(grading_set.project, by, Permission.FREEZE)
     # One freezer at a time per set: the second waits here, then finds the version and stops.
     grading_set = (
         GradingSet.objects.select_for_update(of=("self",))
@@ -462,7 +462,8 @@ def pool_freeze(
     if preview.frozen_as is not None:
         raise FreezeError(
             _(
-                "%(set)s was already frozen as %(pool)s version %(n)d. Start a new version from it to change anything."
+                "%(set)s was already frozen as %(pool)s version %(n)d. Start a new version from it to change "
+                "anything."
             )
             % {"set": grading_set.name, "pool": preview.frozen_as.pool.name, "n": preview.frozen_as.number}
         )
@@ -526,7 +527,7 @@ def pool_freeze(
             document_versions[pair] = old.document_version_id
         # The query text the final grade stands on: a copy not re-checked here keeps what its
         # version recorded; else the current text, unless a mark says it changed since the grades
-        # (then an earlier one, which the next version's copies are marked for again, QA).
+        # (then an earlier one, which the next version's copies are marked for again).
         carried = p.source == CandidateSource.COPIED and p.pk not in rechecked
         if carried and old is not None and old.query_fingerprint:
             query_fingerprints[pair] = old.query_fingerprint
@@ -597,7 +598,8 @@ def continue_refusal(version: PoolVersion) -> str:
     )
     if started is not None:
         return _(
-            "Grading set “%(set)s” already continues %(pool)s from version %(v)d: add to it, or freeze it first."
+            "Grading set “%(set)s” already continues %(pool)s from version %(v)d: add to it, or freeze it "
+            "first."
         ) % {"set": started.name, "pool": version.pool.name, "v": version.number}
     return ""
 
@@ -610,7 +612,7 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     nothing is regraded; add queries and documents, grade them, then freeze the set as N+1.
     """
     project = version.pool.project
-    _require_role(project, by, Role.REVIEWER)
+    _require_permission(project, by, Permission.CONTINUE_POOL)
     problems = version.integrity_problems()
     if problems:
         raise PoolIntegrityError(" ".join(problems))
@@ -685,9 +687,9 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
     criteria = (
         CriteriaVersion.objects.filter(project=project, number=max(numbers)).first() if numbers else None
     ) or CriteriaVersion.objects.current_for(project)
-    # Who settled each pair and their note come along (the final grade keeps its provenance; QA:
-    # the copy dropped both). No sentence is stored: the timeline says "copied from" in its
-    # reader's language, from the candidate's source and the version's own record.
+    # Who settled each pair and their note come along (the final grade keeps its provenance).
+    # No sentence is stored: the timeline says "copied from" in its reader's language, from the
+    # candidate's source and the version's own record.
     originals = (
         {
             (f.candidate.query.external_id, f.candidate.document.external_id): f
@@ -699,10 +701,10 @@ def grading_set_create_from_version(*, version: PoolVersion, by: User, name: str
         else {}
     )
     # What changed since the version was frozen, or since its grades were decided, marks a copy for
-    # a reviewer's re-check, as it marked the grades of open sets (QA: a version of grades made
-    # under criteria v1 of v3 was copied and frozen again without a word). Imported judgments
-    # claim no criteria (they take the current ones here); a query is compared by the fingerprint
-    # its judgment recorded (none: not known, nothing to compare).
+    # a reviewer's re-check, as it marked the grades of open sets, so grades made under replaced
+    # criteria are not frozen again without a word. Imported judgments claim no criteria (they take
+    # the current ones here); a query is compared by the fingerprint its judgment recorded (none:
+    # not known, nothing to compare).
     newest_meaning = (
         CriteriaVersion.objects.filter(project=project, change=CriteriaChange.MEANING)
         .order_by("-number")
@@ -777,7 +779,7 @@ def pool_import(
     the manifest, and the new version must hash to the manifest's SHA-256. `max_unpacked` caps
     what its members may unpack to (None: no cap, for `import_pool` reading the owner's own disk).
     """
-    _require_role(project, by, Role.OWNER)
+    _require_permission(project, by, Permission.IMPORT_JUDGMENTS)
     if pool is not None and pool.project_id != project.pk:
         raise PoolImportError(_("That pool belongs to another project."))
     mapping = parse_grade_map(grade_map) if isinstance(grade_map, str) else dict(grade_map)
@@ -793,8 +795,8 @@ def pool_import(
         # Raised inside this function's transaction: the version just written is rolled back.
         raise PoolImportError(
             _(
-                "The judgments in the zip hash to %(got)s…, not to the %(expected)s… its manifest.json names: "
-                "the archive was changed after export. Nothing was imported."
+                "The judgments in the zip hash to %(got)s…, not to the %(expected)s… its manifest.json "
+                "names: the archive was changed after export. Nothing was imported."
             )
             % {"got": version.sha256[:12], "expected": expected_sha[:12]}
         )
@@ -933,24 +935,25 @@ def _import_rows(
 
 # ---- Exports (the readers and writers themselves live in evaluation/formats) ----------------------
 
-EXPORT_FORMATS: dict[str, Any] = {"qrels": _lazy("TREC qrels"), "csv": "CSV", "jsonl": "JSONL"}
-EXTENSIONS = {"qrels": "qrels", "csv": "csv", "jsonl": "jsonl"}
-# Our names -> evaluation.formats' names (qrels is their "trec").
-READER_FORMATS = {"qrels": "trec", "csv": "csv", "jsonl": "jsonl"}
+# Pool files' format names (also their extensions) -> the registry's: TREC judgments are "qrels".
+READER_FORMATS = qrels_names()
+EXPORT_FORMATS: dict[str, Any] = {
+    name: _lazy(FORMATS[fmt].qrels_label) for name, fmt in READER_FORMATS.items()
+}
 # How to recompute the SHA-256 from each export with standard tools (also in docs_pools.md).
 # `LC_ALL=C sort` orders UTF-8 bytes, which is Unicode code point order; TAB sorts before any ID
 # character, so sorting whole lines sorts by (query_id, doc_id).
 RECOMPUTE = {
     "qrels": 'awk \'{print $1 "\\t" $3 "\\t" $4}\' FILE | LC_ALL=C sort | sha256sum',
     "csv": "tail -n +2 FILE | tr ',' '\\t' | LC_ALL=C sort | sha256sum   (IDs without commas or quotes)",
-    "jsonl": "jq -r '[.query_id, .doc_id, (.grade|tostring)] | join(\"\\t\")' FILE | LC_ALL=C sort | sha256sum",
+    "jsonl": "jq -r '[.query_id, .doc_id, (.grade|tostring)] | join(\"\\t\")' FILE "
+    "| LC_ALL=C sort | sha256sum",
 }
 
 
 def guess_format(file_name: str) -> str:
-    """.csv -> csv, .jsonl/.ndjson -> jsonl, anything else qrels (trec_eval's files have no extension)."""
-    suffix = PurePath(file_name).suffix.lower()
-    return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "qrels")
+    """The pool file format of `file_name` by the registry's rule (.csv, .jsonl/.ndjson; else qrels)."""
+    return qrels_name(detect_format(file_name, kind="qrels"))
 
 
 class PoolExportError(Exception):
@@ -1011,7 +1014,7 @@ def read_judgments(
 
 def _refusal(name: str, line: int | None, problem: str) -> PoolImportError:
     """ "Nothing was imported: file NAME, line N: PROBLEM", located as the readers' own refusals
-    are (annotator.web.errors.located), so every refusal of a pool file reads alike (QA)."""
+    are (annotator.web.errors.located), so every refusal of a pool file reads alike."""
 
     return PoolImportError(
         _("Nothing was imported: %(error)s") % {"error": located(problem, file=name, line=line)}
@@ -1019,12 +1022,13 @@ def _refusal(name: str, line: int | None, problem: str) -> PoolImportError:
 
 
 def _file_stem(version: PoolVersion) -> str:
-    # allow_unicode: a Chinese pool name stays readable ("退款-v1"; QA: it became "qa-set-v1").
+    # allow_unicode: a Chinese pool name stays readable ("退款-v1", not "set-v1").
     return f"{slugify(version.pool.name, allow_unicode=True) or f'pool-{version.pool_id}'}-v{version.number}"
 
 
 def export_data(version: PoolVersion, fmt: str) -> tuple[str, str]:
-    """(file name, text) of `version` in `fmt`, written by evaluation.formats from the hash-checked judgments."""
+    """(file name, text) of `version` in `fmt`, written by evaluation.formats from the hash-checked
+    judgments."""
 
     if fmt not in READER_FORMATS:
         raise PoolExportError(

@@ -20,7 +20,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.grading.models import count_of
-from annotator.models import Candidate, FinalGrade, GradingSet, Pool, PoolVersion, Project, Query, Role
+from annotator.models import Candidate, FinalGrade, GradingSet, Permission, Pool, PoolVersion, Project, Query
 from annotator.pools.forms import ContinueForm, FreezeForm, PoolImportForm
 from annotator.pools.models import PoolIntegrityError, exclusion_row, sha256_hex
 from annotator.pools.services import (
@@ -39,7 +39,7 @@ from annotator.pools.services import (
     pool_freeze,
     pool_import,
 )
-from annotator.web.access import ProjectRequest, project_role
+from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import attachment_header, redirect_after_post
 from annotator.web.paging import Paginator
 from annotator.web.text import enumeration
@@ -74,7 +74,7 @@ def _unfrozen_sets(project: Project) -> list[GradingSet]:
     )
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_POOLS)
 @require_GET
 def pool_list(request: ProjectRequest, slug: str) -> HttpResponse:
     newest = PoolVersion.objects.filter(pool=OuterRef("pk")).order_by("-number").values("pk")[:1]
@@ -95,13 +95,12 @@ def pool_list(request: ProjectRequest, slug: str) -> HttpResponse:
         "open_sets": _unfrozen_sets(request.project),
         # Called by the template only when no set is open (a query the usual page does not need).
         "any_set": GradingSet.objects.in_project(request.project).exists,
-        "can_import": request.membership.can(Role.OWNER),
     }
     template = "annotator/pools/list.html" + ("#pool-table" if request.htmx else "")
     return render(request, template, context)
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_POOLS)
 @require_GET
 def pool_detail(request: ProjectRequest, slug: str, pool_id: int) -> HttpResponse:
     pool = get_object_or_404(Pool, pk=pool_id, project=request.project)
@@ -119,7 +118,7 @@ def pool_detail(request: ProjectRequest, slug: str, pool_id: int) -> HttpRespons
     return render(request, template, context)
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_POOLS)
 @require_GET
 def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
     version = _version_or_404(request, pool_id, version_id)
@@ -144,7 +143,7 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
 
     total = version.counts.get("judgments", 0) or 0
     context["distribution"] = [
-        # One decimal: whole percents rounded 62.5 and 12.5 down and the column added up to 99 (QA).
+        # One decimal: whole percents round 62.5 and 12.5 down and the column adds up to 99.
         (g, n, round(100 * n / total, 1) if total else 0)
         for g, n in ((g, version.counts.get("by_grade", {}).get(str(g), 0)) for g in (3, 2, 1, 0))
     ]
@@ -152,7 +151,7 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     context["gap_documents"] = gap.values("document_version__document").distinct().count()
     context["gap_rows"] = list(gap.order_by("doc_id", "query_id")[:20])
     # Judgments with no graded document version (imported from a file, or carried along from such
-    # a version): the gap cannot be checked for them, and the page says so (QA: silence read as
+    # a version): the gap cannot be checked for them, and the page says so (silence reads as
     # "no gap").
     context["unknown_text"] = version.judgments.filter(document_version__isnull=True).count()
     # The same for queries, which keep no versions: a fingerprint of the text recorded per judgment.
@@ -162,7 +161,7 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     context["unknown_query_text"] = version.judgments.filter(query_fingerprint="").count()
     context["exclusion_reasons"] = {OPEN_DISPUTE: _("open dispute"), NO_FINAL_GRADE: _("no final grade")}
     # TREC qrels split fields at spaces, so an ID holding one cannot be written there (the export
-    # refuses it): offer the formats that can hold every ID, and say why qrels is missing (QA).
+    # refuses it): offer the formats that can hold every ID, and say why qrels is missing.
     # The canonical text separates fields with tabs only, so a space in it is inside an ID.
     spaced = " " in version.canonical
     context["formats"] = [
@@ -171,8 +170,8 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     context["qrels_refused"] = spaced
     context["siblings"] = version.pool.versions.exclude(pk=version.pk).order_by("-number")
     context["latest"] = version.pool.latest_version()  # only the newest version can be continued
-    # Both grow with the set (QA: 9,051 left-out pairs and a 1.5 MB provenance made a 3 MB page):
-    # the left-out pairs come a page at a time, and a long provenance stays in the manifest.
+    # Both grow with the set (thousands of left-out pairs, a provenance of megabytes): the
+    # left-out pairs come a page at a time, and a long provenance stays in the manifest.
     exclusions = Paginator(version.exclusions, PAGE_SIZE).get_page(request.GET.get("left_out_page"))
     context["exclusions"] = exclusions
     context["exclusion_rows"] = [exclusion_row(entry) for entry in exclusions]
@@ -211,7 +210,7 @@ def _provenance_rows(provenance: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_POOLS)
 @require_GET
 def pool_version_export(
     request: ProjectRequest, slug: str, pool_id: int, version_id: int
@@ -261,14 +260,14 @@ def _export_refused(
     request: ProjectRequest, reason: str, slug: str, pool_id: int, version_id: int
 ) -> HttpResponseBase:
     """The version page itself, saying why, with 409: a script downloading the file is told it got
-    none (QA: a redirect to the page read as a successful download once followed)."""
+    none (a redirect to the page, once followed, reads as a successful download)."""
     messages.error(request, reason)
     response = pool_version_detail(request, slug=slug, pool_id=pool_id, version_id=version_id)
     response.status_code = 409
     return response
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_POOLS)
 @require_GET
 def pool_version_manifest(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
     version = _version_or_404(request, pool_id, version_id)
@@ -277,7 +276,7 @@ def pool_version_manifest(request: ProjectRequest, slug: str, pool_id: int, vers
     return JsonResponse(manifest, json_dumps_params={"ensure_ascii": False, "indent": 2})
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.VIEW_POOLS)
 @require_GET
 def pool_version_diff(
     request: ProjectRequest, slug: str, pool_id: int, version_id: int, other_id: int
@@ -307,7 +306,7 @@ def pool_version_diff(
     return render(request, template, context)
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.CONTINUE_POOL)
 @require_http_methods(["GET", "POST"])
 def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, version_id: int) -> HttpResponse:
     """Start version N+1: copy this frozen version into a new open grading set."""
@@ -321,7 +320,7 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
         except CopyError as exc:
             form.add_error(None, str(exc))
         except PoolIntegrityError as exc:
-            # Said as what it is (QA: only the row mismatch was shown, not that nothing was made).
+            # Said as what it is: nothing was made, not only that the rows mismatch.
             form.add_error(
                 None,
                 _("Nothing was created: this version failed its integrity check. %(problem)s")
@@ -331,8 +330,8 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
             messages.success(
                 request,
                 _(
-                    "Grading set “%(set)s” holds the %(n)d pairs of version %(v)d with their final grades. Add queries "
-                    "and documents, grade them, then freeze it as version %(next)d."
+                    "Grading set “%(set)s” holds the %(n)d pairs of version %(v)d with their final grades. "
+                    "Add queries and documents, grade them, then freeze it as version %(next)d."
                 )
                 % {
                     "set": grading_set.name,
@@ -345,7 +344,7 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
             return redirect_after_post(
                 request, reverse("grading_set_detail", kwargs={"slug": slug, "set_id": grading_set.pk})
             )
-    # Said before the form is filled in, not only after it is sent (QA).
+    # Said before the form is filled in, not only after it is sent.
     refusal = continue_refusal(version) if request.method == "GET" else ""
     if request.method == "GET" and not refusal and (problems := version.integrity_problems()):
         refusal = _("No new version can start from this one: it failed its integrity check. %(problem)s") % {
@@ -356,7 +355,7 @@ def pool_version_continue(request: ProjectRequest, slug: str, pool_id: int, vers
     return render(request, template, context)
 
 
-@project_role(Role.REVIEWER)
+@project_permission(Permission.FREEZE)
 @require_http_methods(["GET", "POST"])
 def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
     grading_set = get_object_or_404(
@@ -421,7 +420,7 @@ def _warn_if_same_as_earlier(request: ProjectRequest, version: PoolVersion) -> N
         )
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.IMPORT_JUDGMENTS)
 @require_http_methods(["GET", "POST"])
 def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
     posted = request.method == "POST"
@@ -443,8 +442,8 @@ def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
             )
         except PoolImportError as exc:
             form.add_error("file", str(exc))
-            # The page comes back without the chosen file, as after a form error (QA: the pool
-            # name refusal did not say to choose it again).
+            # The page comes back without the chosen file, as after a form error: say to choose
+            # it again.
             form.add_error("file", PoolImportForm.CHOOSE_AGAIN)
         else:
             messages.success(

@@ -13,7 +13,7 @@ from evaluation.formats.common import is_plain_integer
 class DigitsIntegerField(forms.IntegerField):
     """A whole number written with the digits 0-9, the one rule for K, seeds and counts in the
     app, the command line and the files: IntegerField alone takes full-width or Arabic-Indic
-    digits and "10.0", which the command line refuses (QA)."""
+    digits and "10.0", which the command line refuses."""
 
     default_error_messages = {"invalid": _("“%(value)s” is not a whole number written with the digits 0-9.")}
 
@@ -41,8 +41,8 @@ class MemberAddForm(forms.Form):
         if user is None:
             raise forms.ValidationError(
                 _(
-                    "No active user is called “%(username)s”. Ask an administrator to create the account first, "
-                    "with the command “python manage.py create_user %(username)s”."
+                    "No active user is called “%(username)s”. Ask an administrator to create the account "
+                    "first, with the command “python manage.py create_user %(username)s”."
                 ),
                 params={"username": username},
             )

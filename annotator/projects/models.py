@@ -1,12 +1,13 @@
 """Projects and the roles people hold in them.
 
 Every page of the app lives inside one project, and a person's role in that project decides what
-they may do there. The ordering editor < reviewer < owner is the whole permission model: each role
-can do everything the roles below it can.
+they may do there. Each role can do everything the roles below it can (editor < reviewer < owner);
+`PERMISSIONS` names each thing a member may do and the lowest role that may do it.
 """
 
 from __future__ import annotations
 
+import enum
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -36,13 +37,71 @@ class Role(models.TextChoices):
 
 ROLE_RANK = {Role.EDITOR: 1, Role.REVIEWER: 2, Role.OWNER: 3}
 
+
+class Permission(enum.StrEnum):
+    """What a member may do in a project, named by what it allows. Views are gated by one
+    (`annotator.web.access.project_permission`); templates ask `{% if "freeze" in may %}`."""
+
+    # Editor
+    VIEW_PROJECT = "view_project"  # the overview, documents, queries, criteria, sets, own disputes
+    GRADE = "grade"  # the queue and grading pages, own re-checks, reasons in own disputes
+    # Reviewer
+    SEE_ALL_GRADES = "see_all_grades"  # every dispute, every grade of a pair, editor agreement
+    SETTLE_DISPUTES = "settle_disputes"  # the review queue: settle; send on disputes stuck on someone
+    RECHECK_FINAL = "recheck_final"  # re-check final grades whose document, query or criteria changed
+    VIEW_POOLS = "view_pools"  # pool versions, their files, manifests and diffs
+    FREEZE = "freeze"  # freeze a grading set as the next version of its pool
+    CONTINUE_POOL = "continue_pool"  # start a grading set from a frozen version (the next version)
+    VIEW_COMPARISONS = "view_comparisons"  # runs, comparisons and their scores
+    COMPARE_RUNS = "compare_runs"  # upload and delete runs, create comparisons
+    # Owner
+    EDIT_SETTINGS = "edit_settings"  # names, description, content language; the setup checklist
+    MANAGE_MEMBERS = "manage_members"  # add members, change their roles, remove them
+    PUBLISH_CRITERIA = "publish_criteria"  # publish a new version of the grading criteria
+    IMPORT_DOCUMENTS = "import_documents"
+    IMPORT_QUERIES = "import_queries"
+    CREATE_SETS = "create_sets"  # create grading sets
+    POOL_CANDIDATES = "pool_candidates"  # a set's pairs: pool from runs, add or remove by hand, provenance
+    IMPORT_JUDGMENTS = "import_judgments"  # a qrels / CSV / JSONL file as a pool version
+
+
+PERMISSIONS: dict[Permission, Role] = {
+    Permission.VIEW_PROJECT: Role.EDITOR,
+    Permission.GRADE: Role.EDITOR,
+    Permission.SEE_ALL_GRADES: Role.REVIEWER,
+    Permission.SETTLE_DISPUTES: Role.REVIEWER,
+    Permission.RECHECK_FINAL: Role.REVIEWER,
+    Permission.VIEW_POOLS: Role.REVIEWER,
+    Permission.FREEZE: Role.REVIEWER,
+    Permission.CONTINUE_POOL: Role.REVIEWER,
+    Permission.VIEW_COMPARISONS: Role.REVIEWER,
+    Permission.COMPARE_RUNS: Role.REVIEWER,
+    Permission.EDIT_SETTINGS: Role.OWNER,
+    Permission.MANAGE_MEMBERS: Role.OWNER,
+    Permission.PUBLISH_CRITERIA: Role.OWNER,
+    Permission.IMPORT_DOCUMENTS: Role.OWNER,
+    Permission.IMPORT_QUERIES: Role.OWNER,
+    Permission.CREATE_SETS: Role.OWNER,
+    Permission.POOL_CANDIDATES: Role.OWNER,
+    Permission.IMPORT_JUDGMENTS: Role.OWNER,
+}
+"""The lowest role that has each permission: the one place the role ladder is read.
+
+Adding a permission: a member of `Permission`, named by what it allows, and its line here. Gate
+the view with `@project_permission(Permission.X)` (annotator/web/access.py); check it in Python
+with `membership.may(Permission.X)`, in services too, so a shell cannot skip it; in a template,
+`{% if "x" in may %}`. The access-matrix test reads this mapping and needs no change. Giving a
+permission to another role is its one line here, plus the roles help page
+(templates/docs/*/roles.md) and the tests that expect the old refusal (test_permissions.py).
+"""
+
 # A BCP 47 language tag as HTML's lang attribute takes it: a 2-3 letter language, then optional
 # subtags (script, region, ...) of 1-8 letters or digits, e.g. "zh-Hans", "en", "pt-BR".
 validate_language_tag = RegexValidator(
     r"\A[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*\Z",
     _(
-        "Enter a language tag: a 2- or 3-letter language code, then subtags after hyphens if needed, such as zh-Hans, "
-        "en or pt-BR."
+        "Enter a language tag: a 2- or 3-letter language code, then subtags after hyphens if needed, such as "
+        "zh-Hans, en or pt-BR."
     ),
 )
 
@@ -145,6 +204,14 @@ class Membership(models.Model):
 
     def can(self, needed: Role) -> bool:
         return self.role_enum.includes(needed)
+
+    def may(self, permission: Permission) -> bool:
+        return self.can(PERMISSIONS[permission])
+
+    @property
+    def permissions(self) -> frozenset[Permission]:
+        """Everything this member may do; templates read it as `may` (context_processors.project)."""
+        return frozenset(p for p in Permission if self.may(p))
 
     @property
     def is_last_owner(self) -> bool:

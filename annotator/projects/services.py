@@ -1,16 +1,8 @@
-"""Changing who may do what in a project.
+"""Changing who may do what in a project: roles, a new project, removing a member.
 
-- `membership_set_role`: give a member another role.
-- `project_create`: a new project with its first owner.
-- `membership_remove`: take a member out of the project (their grades and decisions stay theirs,
-  except grades still awaiting their re-check: only they could re-check them, so those are
-  withdrawn, with a history entry, and the pair goes back to the other editors' queues). A dispute
-  still waiting for their reason or their response to the reveal goes to a reviewer at once, with
-  what is on record: it would otherwise wait for them forever.
-
-Both refuse to leave a project without an active owner: nobody could then manage it. The check and
-the write happen under a lock on the project's row, so two owners demoting each other at the same
-moment cannot both succeed (each would otherwise count the other as the remaining owner).
+Nothing waits for a removed member forever: their pending re-checks are withdrawn and their
+waiting disputes go to a reviewer. No change leaves a project without an active owner; the check
+and the write share a lock on the project's row, so two owners demoting each other cannot both win.
 """
 
 from __future__ import annotations
@@ -132,7 +124,8 @@ def project_create(
     except ValidationError:
         raise ProjectCreateError(
             _(
-                "“%(slug)s” is not a valid slug: use letters, digits, hyphens and underscores (it appears in /p/<slug>/)."
+                "“%(slug)s” is not a valid slug: use letters, digits, hyphens and underscores (it appears in "
+                "/p/<slug>/)."
             )
             % {"slug": slug}
         ) from None

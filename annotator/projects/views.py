@@ -24,6 +24,7 @@ from annotator.models import (
     Grade,
     GradingSet,
     Membership,
+    Permission,
     PoolVersion,
     Project,
     Query,
@@ -32,7 +33,7 @@ from annotator.models import (
 from annotator.projects.forms import MemberAddForm, MemberRoleForm, ProjectSettingsForm
 from annotator.projects.overview import sections_context
 from annotator.projects.services import LastOwnerError, membership_remove, membership_set_role
-from annotator.web.access import ProjectRequest, SignedInRequest, project_role, signed_in
+from annotator.web.access import ProjectRequest, SignedInRequest, project_permission, signed_in
 from annotator.web.http import gone
 
 
@@ -45,7 +46,7 @@ def home(request: SignedInRequest) -> HttpResponse:
     return render(request, "annotator/projects/home.html", {"memberships": memberships})
 
 
-@project_role(Role.EDITOR)
+@project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
     """The project's front page: what is waiting for this person, by role.
@@ -65,21 +66,23 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         .count(),
         "my_open_disputes": Dispute.objects.in_project(project).involving(me).open().count(),
     }
-    if membership.can(Role.OWNER):
+    if membership.may(Permission.EDIT_SETTINGS):
         context["setup_steps"] = _setup_steps(project)
-    if membership.can(Role.REVIEWER):
+    if membership.may(Permission.SETTLE_DISPUTES):
         disputes = Dispute.objects.in_project(project)
         # Those waiting for someone who left need a reviewer too: the queue page lists them apart,
-        # and so does the overview (QA: one count of 3 over a table of 2).
+        # and so does the overview, so that its count matches the queue's table.
         context["review_count"] = disputes.review_queue().count()
         context["departed_count"] = disputes.waiting_for_departed().count()
-        # Counted in, but not theirs to settle: a reviewer never settles a pair they graded (QA).
+        # Counted in, but not theirs to settle: a reviewer never settles a pair they graded.
         context["review_graded_by_me"] = (
             disputes.review_queue().filter(statements__editor=request.user).count()
         )
+    if membership.may(Permission.RECHECK_FINAL):
         context["final_recheck_count"] = (
             Candidate.objects.filter(grading_set__project=project).final_to_recheck().count()
         )
+    if membership.may(Permission.VIEW_POOLS):
         context["pool_versions"] = (
             PoolVersion.objects.in_project(project)
             .select_related("pool")
@@ -128,7 +131,7 @@ def _setup_steps(project: Project) -> list[tuple[str, str, bool]] | None:
     return None if all(done for _what, _where, done in steps) else steps
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.EDIT_SETTINGS)
 @require_http_methods(["GET", "POST"])
 def project_settings(request: ProjectRequest, slug: str) -> HttpResponse:
     """The project's names, description and the language its queries and documents are in."""
@@ -144,7 +147,7 @@ def project_settings(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, "annotator/projects/project_settings.html", {"project": project, "form": form})
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.MANAGE_MEMBERS)
 @require_http_methods(["GET", "POST"])
 def member_list(request: ProjectRequest, slug: str) -> HttpResponse:
     project: Project = request.project
@@ -188,7 +191,7 @@ def member_list(request: ProjectRequest, slug: str) -> HttpResponse:
     return render(request, template, context)
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.MANAGE_MEMBERS)
 @require_POST
 def member_update(request: ProjectRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = get_object_or_404(Membership, pk=membership_id, project=request.project)
@@ -199,7 +202,7 @@ def member_update(request: ProjectRequest, slug: str, membership_id: int) -> Htt
         except LastOwnerError as refusal:
             messages.error(request, str(refusal))
         else:
-            if membership.user_id == request.user.pk and not membership.can(Role.OWNER):
+            if membership.user_id == request.user.pk and not membership.may(Permission.MANAGE_MEMBERS):
                 # Owners only may open the Members page: send them where their new role can go.
                 messages.success(
                     request,
@@ -220,11 +223,11 @@ def member_update(request: ProjectRequest, slug: str, membership_id: int) -> Htt
     return redirect("member_list", slug=request.project.slug)
 
 
-@project_role(Role.OWNER)
+@project_permission(Permission.MANAGE_MEMBERS)
 @require_POST
 def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> HttpResponse:
     membership = Membership.objects.filter(pk=membership_id, project=request.project).first()
-    if membership is None:  # removed in another tab, say (QA: Django's bare 404)
+    if membership is None:  # removed in another tab, say: a page that explains, not a bare 404
         return gone(
             request,
             _("This member is no longer in the project: removed already."),
@@ -252,8 +255,8 @@ def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> Htt
             messages.info(
                 request,
                 ngettext(
-                    "%(count)d grade awaited a re-check by them; it was withdrawn, and its pair goes to another "
-                    "editor.",
+                    "%(count)d grade awaited a re-check by them; it was withdrawn, and its pair goes to "
+                    "another editor.",
                     "%(count)d grades awaited a re-check by them; they were withdrawn, and their pairs go to "
                     "other editors.",
                     withdrawn,
@@ -266,8 +269,8 @@ def member_remove(request: ProjectRequest, slug: str, membership_id: int) -> Htt
                 ngettext(
                     "%(count)d dispute was waiting for them; it went to the reviewers with the grades and "
                     "reasons on record.",
-                    "%(count)d disputes were waiting for them; they went to the reviewers with the grades and "
-                    "reasons on record.",
+                    "%(count)d disputes were waiting for them; they went to the reviewers with the grades "
+                    "and reasons on record.",
                     to_review,
                 )
                 % {"count": to_review},

@@ -1,15 +1,8 @@
 """The one place that decides who may open which page.
 
-Every view is wrapped by exactly one of these decorators, and each records its rule on the view
-(`view.access_rule`) so the access-matrix test can walk the URL resolver and check every view:
-
-- `public`: anyone (login page, language switch).
-- `signed_in`: any logged-in user (home page).
-- `project_role(Role.X)`: logged in -> member of the project named by the `slug` URL kwarg ->
-  holds role X or higher. Not logged in: redirect to login. Not a member (or no such project):
-  404, so a URL never tells an outsider that a project exists. A member without the role: 403.
-
-The check runs before any method check, so an outsider cannot learn which methods a URL takes.
+Every view wears exactly one of `public`, `signed_in` or `project_permission(...)`, which records
+its rule for the access-matrix test. A non-member gets 404, so a URL never tells an outsider that
+a project exists; a member without the permission 403; both before any method check.
 """
 
 from __future__ import annotations
@@ -23,7 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponseBase
 from django.utils.translation import gettext as _
 from django_htmx.middleware import HtmxDetails
 
-from annotator.models import Membership, Project, Role
+from annotator.models import PERMISSIONS, Membership, Permission, Project
 from annotator.web.http import sign_in_again
 
 if TYPE_CHECKING:
@@ -38,14 +31,14 @@ class HtmxHttpRequest(HttpRequest):
 
 
 class SignedInRequest(HtmxHttpRequest):
-    """A request that passed `signed_in` or `project_role`: `login_required` ran first, so the
+    """A request that passed `signed_in` or `project_permission`: `login_required` ran first, so the
     user is a real, authenticated account (never `AnonymousUser`)."""
 
     user: User
 
 
 class ProjectRequest(SignedInRequest):
-    """A request that passed `project_role`: the project and the user's membership are attached."""
+    """A request that passed `project_permission`: the project and the user's membership are attached."""
 
     project: Project
     membership: Membership
@@ -75,8 +68,8 @@ def signed_in(view: View) -> View:
     return wrapped
 
 
-def membership_for(request: SignedInRequest, slug: str, needed: Role) -> Membership:
-    """The user's membership in project `slug`, or 404 (not a member) / 403 (role too low)."""
+def membership_for(request: SignedInRequest, slug: str, needed: tuple[Permission, ...]) -> Membership:
+    """The user's membership in project `slug`, or 404 (not a member) / 403 (holds none of `needed`)."""
     membership = (
         Membership.objects.select_related("project")
         .filter(project__slug=slug, user=request.user, user__is_active=True)
@@ -84,14 +77,19 @@ def membership_for(request: SignedInRequest, slug: str, needed: Role) -> Members
     )
     if membership is None:
         raise Http404(_("No such project."))
-    if not membership.can(needed):
+    if not any(membership.may(permission) for permission in needed):
+        lowest = min((PERMISSIONS[permission] for permission in needed), key=lambda role: role.rank)
         raise PermissionDenied(
-            _("This page needs the %(role)s role in this project.") % {"role": needed.label}
+            _("This page needs the %(role)s role in this project.") % {"role": lowest.label}
         )
     return membership
 
 
-def project_role(needed: Role) -> Callable[[View], View]:
+def project_permission(*needed: Permission) -> Callable[[View], View]:
+    """Members holding one of `needed` (the imports page: any import); the rule is read when the
+    page is asked for, so a change in `PERMISSIONS` takes effect everywhere."""
+    assert needed, "name at least one permission"
+
     def decorator(view: View) -> View:
         @wraps(view)
         def wrapper(request: SignedInRequest, *args: Any, slug: str, **kwargs: Any) -> HttpResponseBase:
@@ -101,7 +99,7 @@ def project_role(needed: Role) -> Callable[[View], View]:
             return view(request, *args, slug=slug, **kwargs)
 
         guarded = login_required(wrapper)
-        guarded.access_rule = needed  # type: ignore[attr-defined]
+        guarded.access_rule = ("permission", needed)  # type: ignore[attr-defined]
         return guarded
 
     return decorator

@@ -98,7 +98,7 @@ def gone(request: HttpRequest, message: str, back_url: str, back_label: str) -> 
 def attachment_header(name: str) -> str:
     """Content-Disposition for a download named `name` (RFC 6266): a name beyond ASCII goes as
     filename*=utf-8''..., with an ASCII filename= beside it for clients that read only that one
-    (QA: pool exports dropped Chinese names, then sent only filename*)."""
+    (both: some clients drop a non-ASCII filename=, others read no filename*)."""
     header = content_disposition_header(True, name) or ""
     if "filename*=" not in header:
         return header

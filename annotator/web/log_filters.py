@@ -7,7 +7,7 @@ import logging
 
 class OneLineForbidden(logging.Filter):
     """A refused request (403: a role the user lacks) is routine: Django logs it with the whole
-    PermissionDenied traceback, which made real tracebacks hard to find in the log (QA). Kept as
+    PermissionDenied traceback, which makes real tracebacks hard to find in the log. Kept as
     its one line, "Forbidden (Permission denied): /path"."""
 
     def filter(self, record: logging.LogRecord) -> bool:

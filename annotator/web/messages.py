@@ -1,12 +1,7 @@
 """Django's own messages that read badly in Simplified Chinese, given our wording.
 
-The project's catalog (annotator/locale) takes precedence over Django's (django/conf/locale), so
-marking a Django msgid here keeps it in our catalog (`make messages` extracts this file) with our
-translation. Nothing imports this module: it only exists to be extracted.
-
-- ":" is the form label suffix: Django's catalog keeps the ASCII colon ("理由:"); ours gives "：".
-- The length validators say "变量" (a programming variable) and use half-width brackets.
-- Django 6.1's empty choice of a select ("- Select an option -") has no Chinese yet.
+Our catalog takes precedence over Django's, so a Django msgid marked here (`make messages`
+extracts this file) gets our translation, e.g. "：" as the label suffix. Nothing imports it.
 """
 
 from django.utils.translation import gettext_noop, ngettext_lazy

@@ -64,8 +64,8 @@ class RejectNulCharactersMiddleware:
 
 def _refused_request(request: HttpRequest, error: Exception) -> HttpResponse:
     """A post beyond Django's limits, read first here: a page saying which limit and that nothing
-    was saved, not Django's bare 400 with a traceback in the log (QA: 101 files on the candidates
-    import replaced the whole page with it). The view never runs, so nothing was written.
+    was saved, not Django's bare 400 that replaces the whole page and logs a traceback. The view
+    never runs, so nothing was written.
 
     An htmx post gets the sentence in the page's message area (htmx does not swap a 4xx).
     """
@@ -126,7 +126,7 @@ class DatabaseBusyMiddleware:
 
     SQLite takes one writer at a time. An import of tens of thousands of documents holds the
     write lock for its whole transaction (all or nothing), and a grade saved meanwhile waited the
-    20-second timeout, then failed with a server error (QA). It is a moment's wait, not a fault:
+    20-second timeout, then failed with a server error. It is a moment's wait, not a fault:
     the person is told nothing was saved and to try again (the grading page retries by itself).
     PostgreSQL, which takes writers side by side, never gets here.
     """
@@ -174,7 +174,7 @@ TIME_ZONE_COOKIE = "tz"
 class BrowserTimeZoneMiddleware:
     """Show times in the reader's time zone, as their browser names it (app.js sets the cookie).
 
-    Times are stored in UTC; shown in UTC, an editor in Beijing read every time 8 hours off (QA).
+    Times are stored in UTC; shown in UTC, they read hours off to anyone outside it.
     An unknown or malformed name is ignored (UTC, as before), never an error. The page footer
     says which zone the times are in.
     """

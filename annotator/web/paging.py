@@ -1,7 +1,7 @@
 """The one Paginator of every list: Django's, with one rule changed for a page number that names
 no page. Django shows page 1 for "abc" but the *last* page for 0 or -1; here a number below 1
-shows page 1, a number past the end the last page, and the page says which number was asked for
-(templates/_pager.html prints it: QA found ?page=0 on a list showing its last page unexplained).
+shows page 1, a number past the end the last page, and templates/_pager.html says which number
+was asked for, so a last page shown for ?page=0 is not left unexplained.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ def clauses(items: Iterable[str]) -> str:
 
 def sentence_space() -> str:
     """What goes between two sentences in the active language: a space, or nothing in Chinese,
-    where "。 " reads as a stray gap (QA)."""
+    where "。 " reads as a stray gap."""
     return "" if (get_language() or "").lower().startswith(UNSPACED_LANGUAGES) else " "
 
 

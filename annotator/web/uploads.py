@@ -1,9 +1,7 @@
-"""Uploaded files as text: the one rule for what bytes an upload may hold, used by every importer
-(documents, queries, candidate runs, judgment pools, runs to compare).
+"""Uploaded files as text: the one rule for what bytes an upload may hold, used by every importer.
 
-UTF-8, with or without a byte-order mark, and no NUL character: PostgreSQL cannot store NUL in
-text, so a file holding one would import on SQLite and fail on PostgreSQL (or the other way round,
-half a feature). Each importer wraps `UploadTextError` in its own error, all or nothing.
+UTF-8 (a byte-order mark allowed) and no NUL, which PostgreSQL cannot store in text: such a file
+would import on SQLite and fail on PostgreSQL. Each importer wraps `UploadTextError`, all or nothing.
 """
 
 from __future__ import annotations
@@ -54,12 +52,13 @@ def upload_text(data: bytes | str) -> str:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            # Where on the line, and which byte, as `evaluate` says it (QA: "byte 7 of the file").
+            # Where on the line, and which byte, as `evaluate` says it: a byte offset alone is no help.
             line_start = data.rfind(b"\n", 0, exc.start) + 1
             raise UploadTextError(
                 data.count(b"\n", 0, exc.start) + 1,
                 _(
-                    "the file is not UTF-8 text: byte 0x%(byte)02x at column %(column)d. Save it as UTF-8 and upload again."
+                    "the file is not UTF-8 text: byte 0x%(byte)02x at column %(column)d. Save it as UTF-8 "
+                    "and upload again."
                 )
                 % {"byte": data[exc.start], "column": exc.start - line_start + 1},
             ) from None
@@ -71,7 +70,8 @@ def upload_text(data: bytes | str) -> str:
         raise UploadTextError(
             text.count("\n", 0, nul) + 1,
             _(
-                "the file contains a NUL character (character %(column)d of the line), which nothing here can store. Remove it and upload again."
+                "the file contains a NUL character (character %(column)d of the line), which nothing here "
+                "can store. Remove it and upload again."
             )
             % {"column": nul - line_start + 1},
         )

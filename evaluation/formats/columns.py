@@ -1,16 +1,8 @@
 """A whitespace-separated text as columns, split with numpy: the first pass of the TREC readers.
 
-Read line by line in Python, a TREC file of a million lines takes about a second, most of it
-spent making strings of fields nobody reads (iteration, Q0, rank, tag). Here the bytes are split
-with numpy instead: the offsets of every line's fields, then the columns a reader needs, each
-decoded in one go into a list of strings, and the document IDs' words for the engine
-(evaluation/metrics/lookup.py) read straight from the file's bytes.
-
-Only the usual file is taken: printable ASCII with spaces and tabs between fields, LF or CRLF
-line ends, no blank line, and the number of fields the format has. Anything else (a blank
-line, a lone CR, a control character, any non-ASCII byte) gets None, and the reader goes on
-line by line, which handles everything and names what is wrong. So both ways must give the same
-result; tests/evaluation/test_columns.py holds them to it.
+Only the usual file is taken (printable ASCII, LF or CRLF, no blank line); anything else gets
+None and the reader goes on line by line, which names what is wrong. Both ways must give the
+same result: tests/evaluation/test_columns.py holds them to it.
 """
 
 from __future__ import annotations

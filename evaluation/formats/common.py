@@ -17,7 +17,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 import numpy as np
 
@@ -30,9 +30,6 @@ from evaluation.metrics.policies import (
     is_integer,
 )
 
-Format = Literal["trec", "csv", "jsonl"]
-FORMATS: tuple[Format, ...] = ("trec", "csv", "jsonl")
-InputFormat = Literal["auto", "trec", "csv", "jsonl"]
 Source = str | os.PathLike[str] | IO[str]
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -76,8 +73,8 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 def text_lines(text: str) -> list[str]:
     """The lines of a text as files and editors count them. str.splitlines() also breaks at \\f,
-    \\x1c-\\x1e, \\x85, U+2028 and U+2029, which JSON strings may hold: a valid line was cut in
-    two, and every later line number was off by one (QA report)."""
+    \\x1c-\\x1e, \\x85, U+2028 and U+2029, which JSON strings may hold: a valid line would be cut
+    in two, and every later line number off by one."""
     return _LINE_BREAK.split(text)
 
 
@@ -124,7 +121,7 @@ def plain_number(token: str) -> float | None:
 def underflows(written: str, value: float) -> bool:
     """Whether a score written as nonzero reads as 0.0: 1e-400 is below the smallest double
     (~4.9e-324). It would tie with a 0 the file tells apart from it, and a tie message would
-    quote a 0.0 the file does not hold (QA); such scores are refused, as 1e400 is."""
+    quote a 0.0 the file does not hold; such scores are refused, as 1e400 is."""
     return value == 0.0 and any(c in "123456789" for c in written.lower().split("e")[0])
 
 
@@ -132,27 +129,6 @@ SCORE_UNDERFLOW = gettext_noop(
     "query %(query)r, document %(doc)r: score %(token)r is too close to 0 to be told apart from it "
     "(the smallest number a score can hold is about 4.9e-324)"
 )
-
-
-def detect_format(source: Source, explicit: str = "auto") -> Format:
-    """The explicit format, else by extension: .csv -> csv, .jsonl/.ndjson -> jsonl, else trec.
-
-    TREC files traditionally have no extension (qrels.test, results.test), hence the default.
-    """
-    if explicit != "auto":
-        if explicit not in FORMATS:
-            raise EvaluationError(
-                gettext_noop("unknown format %(format)r; allowed: auto, %(allowed)s"),
-                {"format": explicit, "allowed": ", ".join(FORMATS)},
-            )
-        return explicit  # type: ignore[return-value]
-    name = source_name(source)
-    suffix = Path(name).suffix.lower()
-    if suffix == ".csv":
-        return "csv"
-    if suffix in (".jsonl", ".ndjson"):
-        return "jsonl"
-    return "trec"
 
 
 def source_name(source: Source) -> str:
@@ -354,7 +330,7 @@ def parse_grade_map(text: str | None) -> dict[int, int]:
                 {"entry": part.strip()},
             )
         if any(_too_many_digits(piece.strip()) for piece in pieces):
-            # whole() would stand in 10**MAX_DIGITS, and the recorded map would differ from the one typed (QA).
+            # whole() would stand in 10**MAX_DIGITS: the recorded map would differ from the one typed.
             raise EvaluationError(
                 gettext_noop("grade map entry %(entry)r has a number with more than %(digits)s digits"),
                 {"entry": part.strip(), "digits": MAX_DIGITS},
@@ -445,7 +421,8 @@ class GradeReader:
         if not is_integer(value):
             raise EvaluationError(
                 gettext_noop(
-                    "query %(query)r, document %(doc)r: grade must be a JSON integer %(low)s..%(high)s, got %(value)s"
+                    "query %(query)r, document %(doc)r: grade must be a JSON integer %(low)s..%(high)s, got "
+                    "%(value)s"
                 ),
                 {"query": query, "doc": doc, "low": MIN_GRADE, "high": MAX_GRADE, "value": as_json(value)},
                 query=query,
@@ -485,7 +462,7 @@ def as_json(value: object, limit: int = 60) -> str:
 
 
 def _id_text(value: object) -> object:
-    """A JSON integer ID is its decimal text (the README: JSONL IDs may be JSON integers, as the
+    """A JSON integer ID is its decimal text (evaluation/README.md: JSONL IDs may be JSON integers, as the
     app's imports take them); anything else is left for the checks to refuse."""
     return str(value) if is_integer(value) else value
 
@@ -495,7 +472,7 @@ def check_query_id(value: object, *, source: str, line: int) -> str:
     if not isinstance(value, str) or not value or value != value.strip():
         if isinstance(value, str):
             # str.strip() also takes NEL, U+2028 and U+001C-U+001F: named as such, not as
-            # "surrounding spaces" invisible in the message (QA). The builders check the rest.
+            # "surrounding spaces" invisible in the message. The builders check the rest.
             check_id_chars(value, source=source, line=line)
         raise EvaluationError(
             gettext_noop(
@@ -515,8 +492,8 @@ def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
             check_id_chars(value, source=source, line=line, query=query)  # as above
         raise EvaluationError(
             gettext_noop(
-                "query %(query)r: doc_id must be non-empty text or a whole number, without surrounding spaces, "
-                "got %(value)s"
+                "query %(query)r: doc_id must be non-empty text or a whole number, without surrounding "
+                "spaces, got %(value)s"
             ),
             {"query": query, "value": as_json(value)},
             query=query,
@@ -529,11 +506,10 @@ def check_doc_id(value: object, *, source: str, line: int, query: str) -> str:
 # Control characters (tab and line breaks included; C1 too, with NEL), the Unicode line and
 # paragraph separators and a byte-order mark cannot be part of an ID: a tab or a line break breaks
 # the TAB-separated pool serialisation and the text table, and a BOM in mid-file (files joined with
-# cat) made a query 'q2' the pool could not find, invisibly (QA). The one rule for every ID the app
-# reads, from files and from its own imports alike (an imported document ID the pool readers
-# refused made a frozen version's own exports fail to import back: QA). Invisible characters too
-# (zero-width spaces and joiners, soft hyphen, bidi marks and overrides): 'd1' + U+200B looks
-# exactly like 'd1' on every page and in every message, yet matches nothing (QA).
+# cat) makes a query 'q2' the pool cannot find, invisibly. The one rule for every ID the app reads,
+# from files and from its own imports alike, so a frozen version's own exports import back.
+# Invisible characters too (zero-width spaces and joiners, soft hyphen, bidi marks and overrides):
+# 'd1' + U+200B looks exactly like 'd1' on every page and in every message, yet matches nothing.
 # The characters that break the canonical pool text (lines, fields) were refused first; a pool
 # version frozen before the invisible ones were may hold those, and its hash must stay verifiable.
 _UNSERIALISABLE = "\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff"
@@ -568,8 +544,8 @@ def check_id_chars(value: str, *, source: str, line: int, query: str | None = No
         raise EvaluationError(
             gettext_noop(
                 "query ID %(value)r contains the character %(char)s; IDs cannot hold control characters, "
-                "tabs, line breaks, invisible characters (zero-width spaces, direction marks) or a byte-order "
-                "mark (U+FEFF, often left by joining files)"
+                "tabs, line breaks, invisible characters (zero-width spaces, direction marks) or a "
+                "byte-order mark (U+FEFF, often left by joining files)"
             ),
             {"value": value, "char": char},
             source=source,
@@ -685,7 +661,8 @@ class RunBuilder:
         if doc in seen:
             raise EvaluationError(
                 gettext_noop(
-                    "query %(query)r: document %(doc)r appears twice in the run (lines %(first)s and %(second)s)"
+                    "query %(query)r: document %(doc)r appears twice in the run (lines %(first)s and "
+                    "%(second)s)"
                 ),
                 {"query": query, "doc": doc, "first": seen[doc], "second": line},
                 query=query,
@@ -784,7 +761,7 @@ def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> 
 
 # A run with both a score and a rank is ordered by score and its rank is not read, as trec_eval
 # does with a TREC run; said as a warning when the two order a query differently, since a file
-# whose ranks are the intended order was otherwise scored in another order without a word (QA).
+# whose ranks are the intended order would otherwise be scored in another order without a word.
 RANK_AGAINST_SCORE = gettext_noop(
     "query %(query)r: the rank and score columns order the documents differently (document %(doc)r has "
     "rank %(rank)s but a higher score than %(other)r at rank %(other_rank)s); the run is ordered by score "
@@ -848,7 +825,7 @@ def run_name(source: Source, name: str | None) -> str:
     if name is not None:
         return name
     # A file name that is not UTF-8 reaches Python with surrogate escapes, which no UTF-8 report
-    # can hold (QA: the JSON and CSV reports carried a raw 0xff): such bytes become U+FFFD.
+    # can hold (the JSON and CSV reports would carry a raw 0xff): such bytes become U+FFFD.
     file_name = Path(source_name(source)).name
     return file_name.encode("utf-8", "surrogateescape").decode("utf-8", "replace") or "run"
 

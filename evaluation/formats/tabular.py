@@ -1,23 +1,7 @@
-"""CSV and JSONL equivalents of the TREC files (UTF-8; any Unicode ID, e.g. Chinese, is fine).
+"""CSV and JSONL equivalents of the TREC files: the same judgments and runs, columns by name.
 
-CSV (comma-separated, first row = header, columns found by name, other columns ignored):
-
-* qrels: `query_id,doc_id,grade`
-* run:   `query_id,doc_id,rank,score,system`; `score` or `rank` is required. With both, the score
-  orders the rows (under the tie policy) and the rank is not read (as trec_eval), except for the
-  run's `warnings`: the first query whose ranks order it differently from its scores;
-  without one the run is rank-only and each query's ranks must be exactly 1..n. `system` is
-  informational (the run is named after its file), but one file holds one run: a second, different
-  `system` value is refused.
-
-JSONL (one JSON object per line, blank lines skipped, other keys ignored):
-
-* qrels: `{"query_id": "q1", "doc_id": "d1", "grade": 2}`; grade is a JSON integer (not 2.0,
-  "2" or true).
-* run:   `{"query_id": "q1", "doc_id": "d1", "rank": 1, "score": 12.5, "system": "bm25"}` with
-  the same score/rank rule as CSV.
-
-IDs are non-empty strings without surrounding spaces.
+A run with both a score and a rank is ordered by its scores, as trec_eval orders a TREC run, and
+one file holds one run. The layouts are in evaluation/README.md.
 """
 
 from __future__ import annotations
@@ -32,9 +16,7 @@ from typing import Any
 from evaluation.formats.common import (
     MAX_DIGITS,
     SCORE_UNDERFLOW,
-    DuplicateKeyError,
     GradeReader,
-    JSONLineError,
     QrelsBuilder,
     RunBuilder,
     Source,
@@ -42,7 +24,6 @@ from evaluation.formats.common import (
     as_written,
     check_doc_id,
     check_query_id,
-    load_json_line,
     open_target,
     parse_rank,
     parse_score,
@@ -51,15 +32,17 @@ from evaluation.formats.common import (
     underflows,
     with_source,
 )
+from evaluation.formats.rows import (
+    CSV_FIELD_LIMIT,
+    JSON_LINE_PROBLEMS,
+    JSON_SYNTAX_PROBLEM,
+    CSVSyntaxError,
+    JSONProblem,
+    csv_records,
+    json_records,
+)
 from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.policies import EvaluationError, gettext_noop, is_integer
-
-# One limit for every CSV this process reads (the csv module's is process-wide): runs, pools and
-# the app's document imports alike, so a file one path accepts is not refused by another (QA:
-# `evaluate` refused a run the app had accepted, because only the app had raised the limit).
-# Document bodies are long; the default (128 KiB) would reject them.
-CSV_FIELD_LIMIT = 16 * 1024 * 1024
-csv.field_size_limit(CSV_FIELD_LIMIT)
 
 QRELS_COLUMNS = ("query_id", "doc_id", "grade")
 RUN_COLUMNS = ("query_id", "doc_id", "rank", "score", "system")
@@ -69,26 +52,25 @@ def _csv_rows(
     lines: Iterator[str], name: str, required: tuple[str, ...], one_of: tuple[str, ...] = ()
 ) -> tuple[dict[str, int], Iterator[tuple[int, list[str]]]]:
     """(column -> index, rows) of a CSV with a header holding `required` and one of `one_of`."""
-    # strict: a quote that is never closed is an error, not a field swallowing the rest of the file.
-    reader = csv.reader(lines, strict=True)
+    records = csv_records(lines)
     try:
-        header = next(reader)
+        _start, header_end, header = next(records)
     except StopIteration:
         raise EvaluationError(
             gettext_noop("the file is empty; expected a header %(header)s"),
             {"header": ",".join(required)},
             source=name,
         ) from None
-    except csv.Error as error:
-        raise _malformed(error, name, reader.line_num) from None
+    except CSVSyntaxError as error:
+        raise _malformed(error, name, error.reached) from None
     columns = {column.strip(): i for i, column in enumerate(header)}
-    if len(columns) != len(header):  # the last copy won silently (QA: grade,grade read the second)
+    if len(columns) != len(header):  # else the last copy wins silently: grade,grade reads the second
         twice = next(column for column, n in Counter(c.strip() for c in header).items() if n > 1)
         raise EvaluationError(
             gettext_noop("the header %(header)r names the column %(column)r twice; keep one"),
             {"header": ",".join(header), "column": twice},
             source=name,
-            line=reader.line_num,
+            line=header_end,
         )
     missing = [column for column in required if column not in columns]
     # "score|rank": one of them; written with symbols, so the sentence around it can be translated.
@@ -104,16 +86,13 @@ def _csv_rows(
                 "required": ",".join([*required, alternatives] if one_of else required),
             },
             source=name,
-            line=reader.line_num,
+            line=header_end,
         )
 
     def rows() -> Iterator[tuple[int, list[str]]]:
-        ended = reader.line_num  # the last line of the previous record: errors point at the next one
         try:
-            for row in reader:
-                # A quoted field may span lines: a record is named by the line it starts on
-                # (QA: a duplicate was reported at the last line of a three-line record).
-                start, ended = ended + 1, reader.line_num
+            # A record is named by the line it starts on, not the last line of a multi-line record.
+            for start, _end, row in records:
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
                 if len(row) != len(header):
@@ -126,14 +105,14 @@ def _csv_rows(
                         line=start,
                     )
                 yield start, row
-        except csv.Error as error:
-            raise _malformed(error, name, ended + 1) from None
+        except CSVSyntaxError as error:
+            raise _malformed(error, name, error.line) from None
 
     return columns, rows()
 
 
-def _malformed(error: csv.Error, name: str, line: int) -> EvaluationError:
-    if str(error) == "unexpected end of data":
+def _malformed(error: CSVSyntaxError, name: str, line: int) -> EvaluationError:
+    if error.kind == "unclosed":
         return EvaluationError(
             gettext_noop(
                 "a quote opened on this line is never closed (the file ends inside the quoted field)"
@@ -141,7 +120,7 @@ def _malformed(error: csv.Error, name: str, line: int) -> EvaluationError:
             source=name,
             line=line,
         )
-    if str(error).startswith("field larger than field limit"):
+    if error.kind == "too long":
         return EvaluationError(
             gettext_noop(
                 "a field on this line is longer than %(limit)s characters, the most a field may hold"
@@ -151,7 +130,7 @@ def _malformed(error: csv.Error, name: str, line: int) -> EvaluationError:
             line=line,
         )
     return EvaluationError(
-        gettext_noop("malformed CSV: %(error)s"), {"error": str(error)}, source=name, line=line
+        gettext_noop("malformed CSV: %(error)s"), {"error": error.detail}, source=name, line=line
     )
 
 
@@ -224,54 +203,33 @@ def read_csv_run(source: Source, *, name: str | None = None) -> Run:
     return with_source(source, read, newline="")
 
 
-# A line that json cannot parse, for every reader of JSON lines (runs, pools, and the app's document
-# and query imports): one sentence, so one translation. The msgid is the one the imports already use.
-JSON_SYNTAX_PROBLEM = gettext_noop("not valid JSON (the problem is at column %(column)d).")
-
-# What JSONLineError's kinds mean, worded for a reader's message (the line is added by it).
-JSON_LINE_PROBLEMS = {
-    "digits": gettext_noop("a number on this line has more than %(digits)s digits"),
-    "depth": gettext_noop("the JSON on this line is nested too deeply"),
-    "surrogate": gettext_noop(
-        "a text on this line holds an unpaired surrogate escape (\\ud800 to \\udfff), which is not Unicode text"
-    ),
-    "nul": gettext_noop("a text on this line holds a NUL character (\\u0000)"),
-}
-
-
 def _json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[str, Any], str]]:
     """(line number, object, the line's text) per object line; the text serves error messages."""
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = load_json_line(
-                line.rstrip("\r\n")
-            )  # else an error at the end is "column 1" of the next line
-        except json.JSONDecodeError as error:
-            # The column, not json's English wording of the problem (error.msg), which no catalog
-            # translates: a Chinese page showed "Expecting value" (QA).
-            raise EvaluationError(
-                JSON_SYNTAX_PROBLEM, {"column": error.colno}, source=name, line=number
-            ) from None
-        except JSONLineError as error:
-            problem = JSON_LINE_PROBLEMS[error.kind]  # each marked where it is written
-            raise EvaluationError(problem, {"digits": MAX_DIGITS}, source=name, line=number) from None
-        except DuplicateKeyError as error:
-            raise EvaluationError(
-                gettext_noop("the key %(key)r appears twice in this object"),
-                {"key": error.key},
-                source=name,
-                line=number,
-            ) from None
-        if not isinstance(value, dict):
-            raise EvaluationError(
-                gettext_noop("expected a JSON object, found %(value)s"),
-                {"value": as_json(value)},
-                source=name,
-                line=number,
-            )
-        yield number, value, line
+    for number, line, record in json_records(lines):
+        if isinstance(record, JSONProblem):
+            raise _json_problem(record, name, number)
+        yield number, record, line
+
+
+def _json_problem(problem: JSONProblem, name: str, line: int) -> EvaluationError:
+    if problem.kind == "syntax":
+        return EvaluationError(JSON_SYNTAX_PROBLEM, {"column": problem.column}, source=name, line=line)
+    if problem.kind == "duplicate":
+        return EvaluationError(
+            gettext_noop("the key %(key)r appears twice in this object"),
+            {"key": problem.key},
+            source=name,
+            line=line,
+        )
+    if problem.kind == "not object":
+        return EvaluationError(
+            gettext_noop("expected a JSON object, found %(value)s"),
+            {"value": as_json(problem.value)},
+            source=name,
+            line=line,
+        )
+    template = JSON_LINE_PROBLEMS[problem.kind]  # each marked where it is written
+    return EvaluationError(template, {"digits": MAX_DIGITS}, source=name, line=line)
 
 
 def _key(record: dict[str, Any], key: str, name: str, line: int) -> Any:

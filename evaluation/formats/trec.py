@@ -1,15 +1,8 @@
-"""TREC qrels (`query iteration document grade`) and runs (`query Q0 document rank score tag`).
+"""TREC qrels and runs, read as trec_eval reads them (the rank column is not interpreted).
 
-Fields are separated by whitespace. As in trec_eval, the iteration and Q0 columns are not
-interpreted, the rank column is ignored (the order comes from the scores and the tie policy) and
-anything after the tag is tolerated (see trec_eval's results.trunc). Blank lines are skipped.
-
-Reading has up to three passes over the same text, each giving the next one what it cannot take.
-The column pass (columns.py) splits a usual file with numpy. The fast pass is the lean line loop:
-it assumes a well-formed file and gives up at the first surprise. The careful pass then re-reads
-the file with full validation and either raises the precise error (file, line, value, what is
-allowed) or, for files that were merely unusual (blank lines, non-canonical grade tokens such as
-"+1"), returns the same result.
+Up to three passes, each giving the next what it cannot take: columns with numpy (columns.py), a
+lean line loop that gives up at the first surprise, and a careful pass that either names the
+error or returns the same result.
 """
 
 from __future__ import annotations
@@ -40,9 +33,9 @@ from evaluation.metrics.policies import EvaluationError, gettext_noop
 
 # Fields are separated by C's whitespace (space, \t, \n, \r, \v, \f), as trec_eval's C parser
 # reads them. str.split() also splits at Unicode spaces (NBSP, U+3000) and, even in ASCII text, at
-# the information separators U+001C-U+001F: an ID holding one became two fields and the rest of
-# the line shifted, a rank read as the score, with exit 0 (QA, twice). Lines holding either are
-# split here instead; the separators then stay in the ID, which the ID rule refuses by name.
+# the information separators U+001C-U+001F: an ID holding one would become two fields and the rest
+# of the line shift, a rank read as the score, with exit 0. Lines holding either are split here
+# instead; the separators then stay in the ID, which the ID rule refuses by name.
 _ASCII_SPACE = re.compile(r"[ \t\n\r\v\f]+")
 _ASCII_STRIP = " \t\n\r\v\f"
 _INFO_SEPARATOR = re.compile("[\x1c-\x1f]")
@@ -366,7 +359,8 @@ def _check_field(value: str, query: str | None = None) -> str:
             )
         raise EvaluationError(
             gettext_noop(
-                "query %(query)r: document ID %(value)r cannot be written to a TREC file (it contains whitespace)"
+                "query %(query)r: document ID %(value)r cannot be written to a TREC file (it contains "
+                "whitespace)"
             ),
             {"query": query, "value": value},
             query=query,

@@ -1,21 +1,8 @@
-"""NDCG@K of a whole run at once, vectorised with numpy.
+"""NDCG@K of a whole run at once, vectorised with numpy: no Python loop per query on the hot path.
 
-The hot path has no Python loop per query: rankings become a (queries x positions) matrix,
-ordering is one vectorised check (a run file is usually already in score order, and then its
-input order is the ranking) or one sort of the rows that are not, grades of the top K are found
-with numpy in the pool's hash table of ID words (lookup.py; its dicts answer what the words
-cannot), and DCG/IDCG are cumulative sums along the rows. Only queries whose top K holds tied
-scores go through the per-query ordering helper, so that every tie policy has exactly one
-implementation. IDCG and the hash table depend on the frozen pool alone and are made once per
-pool (IDCG per K and gain); a Run's ID words are made when it is built, from its IDs alone;
-nothing about scoring a run is kept between calls.
-
-Where the time goes (10,000 queries, 100-deep runs, K = 10, see tests/benchmarks/bench_engine.py):
-about a third is finding the 100,000 top-K grades (it was two thirds, ~30 ms, with dict lookups
-of the Python strings, which wait on memory for every string), a fifth is the ordering check.
-
-The numbers equal `score_query`'s bit for bit (same discounts, same divisions, same left-to-right
-sums); a test holds them to 1e-12 and the breakdown of any query is `RunResult.explain(query)`.
+Only queries whose top K holds tied scores go through the per-query ordering helper, so every tie
+policy has one implementation. The numbers equal `score_query`'s bit for bit (same discounts,
+divisions and left-to-right sums); the breakdown of any query is `RunResult.explain(query)`.
 """
 
 from __future__ import annotations
@@ -30,7 +17,8 @@ import numpy as np
 
 from evaluation.metrics import lookup
 from evaluation.metrics.data import Pool, Run
-from evaluation.metrics.ndcg import _UNJUDGED_ERROR, QueryResult, discounts, ranked_indices, score_query
+from evaluation.metrics.ndcg import _UNJUDGED_ERROR, QueryResult, discounts, score_query
+from evaluation.metrics.ordering import _average_tied_gains, _order_by_score
 from evaluation.metrics.policies import (
     DEFAULT_SETTINGS,
     EvaluationError,
@@ -39,13 +27,11 @@ from evaluation.metrics.policies import (
     gain_table,
     gettext_noop,
 )
+from evaluation.metrics.results import Metric, SystemResult
 
 # Grade codes inside the engine: -1 = unjudged ID, -2 = no document at this position.
 _UNJUDGED = lookup.NOT_IN_POOL  # -1
 _EMPTY = -2
-# Rankings longer than this many times the positions needed are partially sorted (argpartition);
-# shorter ones are sorted outright, which numpy does faster at those sizes.
-PARTIAL_SORT_RATIO = 32
 
 
 @dataclass(frozen=True)
@@ -144,6 +130,25 @@ class RunResult:
                 strict=True,
             )
         ]
+
+    def to_system(self, label: str, metrics: Sequence[Metric]) -> SystemResult:
+        """This run in the results shape (results.py), with the values of each of `metrics`."""
+        counts = self.counts
+        return SystemResult(
+            label=label,
+            name=self.name,
+            missing=tuple(self.missing.tolist()),
+            unjudged=tuple(self.unjudged.tolist()),
+            retrieved=tuple(self.retrieved.tolist()),
+            run_counts={
+                "queries": counts.queries,
+                "missing_from_run": counts.missing_from_run,
+                "unjudged_in_top_k": counts.unjudged_in_top_k,
+                "extra_queries_skipped": counts.extra_queries_skipped,
+            },
+            extra_queries=tuple(self.extra_queries),
+            metrics={metric.name: metric.values(self) for metric in metrics},
+        )
 
     def explain(self, query_id: str) -> QueryResult:
         """The per-position breakdown of one query (the same numbers, term by term)."""
@@ -263,8 +268,8 @@ def evaluate_run(
             first = int(extra_at[0])
             raise EvaluationError(
                 gettext_noop(
-                    "query %(query)r of run %(run)r is not in the pool (run queries not in the pool: %(count)s); "
-                    "the extra-queries policy 'ignore' would skip them"
+                    "query %(query)r of run %(run)r is not in the pool (run queries not in the pool: "
+                    "%(count)s); the extra-queries policy 'ignore' would skip them"
                 ),
                 {"query": run.query_ids[first], "run": run.name, "count": len(extra_queries)},
                 query=run.query_ids[first],
@@ -405,120 +410,3 @@ def _dcg(gains: np.ndarray, width: int) -> np.ndarray:
     contributions = gains / discounts(width)
     # cumsum accumulates strictly left to right (np.sum would pair terms and change the last bit).
     return np.cumsum(contributions, axis=1)[:, -1].copy()
-
-
-def _order_by_score(
-    run: Run,
-    kept: np.ndarray,
-    is_extra: np.ndarray,
-    starts: np.ndarray,
-    lengths: np.ndarray,
-    longest: int,
-    width: int,
-    settings: Settings,
-) -> tuple[np.ndarray | None, np.ndarray]:
-    """Global row indices of the first `width` ranked documents per query (-1 = none), and the
-    rows whose top K holds a tie; None instead of the indices when every ranking is already in
-    score order and no tie reaches into its top K (the usual file: then the input order is it).
-
-    Rows whose top K holds a tie are re-ordered by `ranked_indices`, the single implementation of
-    the tie policies; elsewhere the score order is unique where it matters, so a row only needs
-    its first `width` (+1, to see a tie at position K) documents in order (a partial sort when
-    the rankings are long).
-    """
-    assert run._scores is not None
-    k = settings.k
-    n_rows = len(kept)
-    scores = run._scores
-    if is_extra.any():
-        scores = scores[np.repeat(~is_extra, run._lengths)]
-    # Scores as a (rows x longest) matrix; a padded cell (short ranking) is -inf, below any score.
-    if n_rows and int(lengths.min()) == longest:
-        matrix = scores.reshape(n_rows, longest)
-    else:
-        matrix = np.full((n_rows, longest), -np.inf)
-        matrix[np.arange(longest) < lengths[:, None]] = scores
-    head = min(longest, max(width, k) + 1)
-    # A row needs sorting unless its first `head` scores fall and none after them is higher than
-    # the last of those: then they are its top `head` in order (a tie among them is found below,
-    # and one between the last and a later score lies past position K, which head exceeds).
-    unsorted = np.zeros(0, np.intp)
-    if longest > 1:
-        rising = (matrix[:, 1:head] > matrix[:, : head - 1]).any(axis=1)
-        if head < longest:
-            rising |= matrix[:, head:].max(axis=1) > matrix[:, head - 1]
-        unsorted = np.flatnonzero(rising)
-    if len(unsorted):
-        ranked = np.broadcast_to(np.arange(head), (n_rows, head)).copy()
-        keys = np.negative(matrix[unsorted])  # ascending keys = descending scores
-        if longest > PARTIAL_SORT_RATIO * head:  # only then does selection beat a full sort
-            part = np.argpartition(keys, head - 1, axis=1)[:, :head]
-            inner = np.argsort(np.take_along_axis(keys, part, axis=1), axis=1)
-            ranked[unsorted] = np.take_along_axis(part, inner, axis=1)
-        else:
-            ranked[unsorted] = np.argsort(keys, axis=1)[:, :head]
-        sorted_scores = np.take_along_axis(matrix, ranked, axis=1)
-    else:
-        ranked = None
-        sorted_scores = matrix[:, :head]
-    # A tie matters when it touches positions 1..K: equal scores at (j, j+1) with j < K.
-    pairs = max(0, min(k, head - 1))
-    equal = (sorted_scores[:, 1 : pairs + 1] == sorted_scores[:, :pairs]) & np.isfinite(
-        sorted_scores[:, :pairs]
-    )
-    tied_rows = np.flatnonzero(equal.any(axis=1))
-    if ranked is None and not len(tied_rows):
-        return None, tied_rows
-    if ranked is None:
-        ranked = np.broadcast_to(np.arange(width), (n_rows, width))
-    ranked = ranked[:, :width]
-    top = np.where(ranked < lengths[:, None], starts[:, None] + ranked, -1)
-    for row in tied_rows.tolist():
-        start = int(starts[row])
-        end = start + int(lengths[row])
-        indices = ranked_indices(
-            run._docs[start:end],
-            run._scores[start:end].tolist(),
-            settings.ties,
-            k=k,
-            query_id=run.query_ids[int(kept[row])],
-            lines=run._lines[start:end].tolist() if run._lines is not None else None,
-            source=run.source,
-        )
-        filled = min(width, len(indices))
-        top[row, :filled] = np.asarray(indices[:filled], dtype=np.int64) + start
-    return top, tied_rows
-
-
-def _average_tied_gains(
-    run: Run,
-    top: np.ndarray,
-    gains: np.ndarray,
-    unjudged: np.ndarray,
-    scored_unjudged: np.ndarray,
-    tied_rows: np.ndarray,
-    k: int,
-) -> np.ndarray:
-    """ties="expected": replace the gains of each tied group by the group's mean, in place.
-
-    Returns the mask of unjudged IDs that enter the score: the top K plus the members of tied
-    groups that reach into it (their grades enter the mean even below K).
-    """
-    assert run._scores is not None
-    sub_top = top[tied_rows]
-    valid = sub_top >= 0
-    keys = np.where(valid, run._scores[np.where(valid, sub_top, 0)], -np.inf)
-    starts_group = np.ones(keys.shape, dtype=bool)
-    starts_group[:, 1:] = keys[:, 1:] != keys[:, :-1]
-    group = np.cumsum(starts_group.ravel()) - 1
-    sub_gains = gains[tied_rows]
-    # bincount adds the weights in element order: the same sum, term by term, as score_query.
-    totals = np.bincount(group, weights=sub_gains.ravel())
-    sizes = np.bincount(group)
-    gains[tied_rows] = (totals / sizes)[group].reshape(sub_gains.shape)
-    first_column = np.flatnonzero(starts_group.ravel()) % keys.shape[1]
-    reaches_top = (first_column < k)[group].reshape(keys.shape)
-    widened = np.zeros(unjudged.shape, dtype=bool)
-    widened[:, : scored_unjudged.shape[1]] = scored_unjudged
-    widened[tied_rows] |= unjudged[tied_rows] & reaches_top & valid
-    return widened

@@ -1,35 +1,8 @@
-"""Comparing two systems on the same pool under the same settings.
+"""Comparing two systems on the same pool under the same settings: a paired randomization test,
+a bootstrap CI (BCa) and a paired t-test, each answering its own question.
 
-Three different questions, three different tools:
-
-* **Paired randomization test** (`sign_flip_test`): under the null hypothesis the two systems
-  are exchangeable on every query, so each per-query delta is as likely to carry either sign.
-  The statistic is |sum of deltas|; p is the share of sign patterns at least as extreme (a
-  pattern whose statistic equals the observed one up to the rounding of the sums counts as at
-  least as extreme). With 2^n <= n_permutations every pattern is enumerated and p is exact
-  (count / 2^n, the observed pattern included); otherwise `n_permutations` random patterns are
-  drawn from `numpy.random.default_rng(seed)` and p = (count + 1) / (n_permutations + 1), the +1
-  counting the observed pattern so p is never 0. The same seed gives the same p to the last
-  digit. This is the sign-flip test of `scipy.stats.permutation_test(permutation_type="samples")`
-  on one sample (a test checks they agree exactly when enumerated); it is implemented here with
-  random bytes, each flipping 8 deltas whose flipped sum is looked up in a 256-entry table,
-  because scipy's general version takes seconds on 10,000 queries.
-* **Bootstrap CI** (`bootstrap_ci`, BCa, 95%): the uncertainty of the mean delta when queries are
-  resampled with replacement. The method and formulas are those of
-  `scipy.stats.bootstrap(method="BCa")` (tests compare the two), implemented here with numpy
-  because scipy's takes ~0.7 s on 10,000 queries: the resample means come from chunks of
-  resamples, each with its own random stream spawned from `numpy.random.SeedSequence(seed)`, run
-  on up to MAX_THREADS threads (the result does not depend on how many), and the jackknife of
-  the mean is analytic. The same seed gives the same interval to the last digit; it is not
-  scipy's stream, so it differs from scipy's interval by Monte-Carlo noise only.
-* **Paired t-test** (`scipy.stats.ttest_rel`): the parametric counterpart, for readers used to it.
-
-Both resampling statistics take the paired queries sorted by query ID, so that they depend on the
-pool's content and the seed only, never on the order of a file.
-
-Degenerate cases never produce NaN: with no paired query every statistic is None; with one, the
-t-test and the CI are None; when every delta is equal the t statistic is undefined (None) and the
-CI is that single value.
+Both resampling statistics take the paired queries sorted by query ID, so they depend on the pool
+and the seed only, never on a file's order; degenerate cases give None, never NaN.
 """
 
 from __future__ import annotations
@@ -45,6 +18,7 @@ import numpy as np
 from evaluation.metrics.batch import RunResult, evaluate_run
 from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.policies import DEFAULT_SETTINGS, EvaluationError, Settings, gettext_noop
+from evaluation.metrics.results import ComparisonStats
 
 N_PERMUTATIONS = 10_000
 N_RESAMPLES = 10_000
@@ -109,6 +83,28 @@ class Comparison:
     def regressions(self, n: int = 5) -> list[tuple[str, float]]:
         """The n queries where B lost most against A, largest loss first."""
         return self._ranked(-1, n)
+
+    def to_stats(self, a: str, b: str, metric: str) -> ComparisonStats:
+        """This comparison in the results shape (results.py); `a` and `b` label its systems."""
+        return ComparisonStats(
+            a=a,
+            b=b,
+            metric=metric,
+            delta=tuple(None if math.isnan(v) else v for v in self.delta.tolist()),
+            paired=self.paired,
+            mean_delta=self.mean_delta,
+            wins=self.wins,
+            ties=self.ties,
+            losses=self.losses,
+            randomization_p=self.randomization_p,
+            randomization_exact=self.randomization_exact,
+            n_permutations=self.n_permutations,
+            t_statistic=self.t_statistic,
+            t_test_p=self.t_test_p,
+            delta_ci95=self.delta_ci95,
+            n_resamples=self.n_resamples,
+            seed=self.seed,
+        )
 
 
 def _tie_tolerance(d: np.ndarray, observed: float) -> float:
@@ -308,7 +304,7 @@ def compare_results(
     delta.flags.writeable = False
     # The resampling statistics draw queries by position, so they take the paired queries in one
     # canonical order, sorted by ID: the same pool gives the same p and interval whatever the
-    # order of its file (QA: the CLI kept file order, the app a sorted one, and their CIs differed).
+    # order of its file, and the command line and the app agree.
     paired_ids = np.flatnonzero(paired_mask).tolist()
     order = sorted(paired_ids, key=a.query_ids.__getitem__)
     deltas = delta[order] if paired_ids else delta[paired_mask]
@@ -327,8 +323,7 @@ def compare_results(
     finally:
         if pool is not None:
             pool.shutdown()
-    # The same order for the t-test: its sums, too, change in the last digit with the order
-    # (QA: 0.451031039364782 from one file order, 0.4510310393647819 from another).
+    # The same order for the t-test: its sums, too, change in the last digit with the order.
     t_statistic, t_p = paired_t_test(a.ndcg[order], b.ndcg[order])
     return Comparison(
         settings=a.settings,

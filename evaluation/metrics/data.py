@@ -1,9 +1,7 @@
 """The two inputs of every computation: a frozen judgment `Pool` and a system's `Run`.
 
-Both are validated once, when they are built, and are immutable afterwards. They keep their data
-in flat, query-grouped columns so the batch engine can work on whole arrays (document IDs also as
-words of their UTF-8 bytes, for its lookups: lookup.py); the mapping-style accessors are for the
-web layer and for tests.
+Validated once when built, immutable afterwards, and kept in flat query-grouped columns so the
+batch engine works on whole arrays; the mapping-style accessors are for the web layer and tests.
 """
 
 from __future__ import annotations
@@ -493,12 +491,14 @@ def _check_ranking(
             first = seen[doc]
             if lines is not None:
                 template = gettext_noop(
-                    "query %(query)r: document %(doc)r appears twice in the ranking (lines %(first)s and %(second)s)"
+                    "query %(query)r: document %(doc)r appears twice in the ranking (lines %(first)s and "
+                    "%(second)s)"
                 )
                 params = {"first": lines[first], "second": lines[position]}
             else:
                 template = gettext_noop(
-                    "query %(query)r: document %(doc)r appears twice in the ranking (positions %(first)s and %(second)s)"
+                    "query %(query)r: document %(doc)r appears twice in the ranking (positions %(first)s and "
+                    "%(second)s)"
                 )
                 params = {"first": first + 1, "second": position + 1}
             raise EvaluationError(

@@ -1,27 +1,8 @@
 """How the batch engine finds the grade of a ranked document: IDs as 64-bit words, a hash table.
 
-Scoring a run means finding, for each of its top-K document IDs, the grade the pool gives it in
-that query. Python dicts keyed by strings answer in ~270 ns an ID at the benchmark's size
-(100,000 top-10 IDs over 10,000 queries): each lookup reads the run's string, a slot of the dict
-and the pool's string, scattered over the heap, and that memory latency was two thirds of the
-engine's time. So both sides also hold their IDs as numbers:
-
-* `encode_ids` turns a list of IDs into their UTF-8 bytes as little-endian 64-bit words, zero
-  after the ID's end (`IdWords`, one row per ID). A Run does this once, when it is built, from
-  its IDs alone: it knows nothing of any pool.
-* `IdTable` holds a pool's IDs the same way, each at a slot chosen by a hash of its words inside
-  the slots of its query (linear probing: an ID is at its home slot or further on, never past an
-  empty slot). It is made once per pool, like the pool's IDCG.
-* `IdTable.grades` takes the rows to score and their queries: a row's words are compared with
-  the slot's words, all of them, so an answer is byte equality within the query, never a hash
-  coincidence. The hash only says where to look.
-
-UTF-8 (with "surrogatepass", so that strings holding lone surrogates encode one-to-one too) is
-injective, and a valid ID has no NUL byte, so a zero byte marks the end: equal words, equal IDs.
-What the words cannot settle is left to the caller's dicts (ASK): an ID longer than the width
-(the narrowest holding all but 1 in 256 of the IDs, at most 64 bytes), or still unplaced after
-PROBES slots. A list holding an ID with NUL gets no words at all (None): its rows all go to the
-dicts. So the grades never depend on this module, only the time does.
+Dict lookups of Python strings wait on memory for every string. Words compared in full give byte
+equality within the query, never a hash coincidence; what they cannot settle goes to the caller's
+dicts (ASK), so the grades never depend on this module, only the time does.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""NDCG@K of one query, with every term of the sum written out.
+"""NDCG@K of one query, with every term of the sum written out: the reference path.
 
-`score_query` is the reference path: plain Python, one query, returning the rows a page prints
-(rank, document, grade, gain, discount, contribution, running DCG) for the ranking and for the
-ideal ranking. DCG is literally the last running total of those rows, so the breakdown is the
-computation, not a re-derivation. The batch engine (`batch.py`) reproduces these numbers bit for
-bit: same discount values, same division, same left-to-right summation.
+DCG is the last running total of the rows a page prints, so the breakdown is the computation;
+the batch engine (`batch.py`) reproduces these numbers bit for bit.
 """
 
 from __future__ import annotations
@@ -13,22 +10,23 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 from evaluation.metrics.data import _check_doc_id, _check_ranking, _check_score
+from evaluation.metrics.ordering import _tie_groups, ranked_indices
 from evaluation.metrics.policies import (
     DEFAULT_SETTINGS,
     MAX_BREAKDOWN_K,
     EvaluationError,
-    Listed,
     Settings,
-    Ties,
     as_settings,
     gain_function,
     gettext_noop,
     validate_grade,
 )
+from evaluation.metrics.results import Metric, MetricValues
 
 _UNJUDGED_ERROR = gettext_noop(
     "query %(query)r: document %(doc)r has no grade in the pool (unjudged); "
@@ -98,86 +96,6 @@ class QueryResult:
     unjudged_in_top_k: int
     retrieved: int
     missing_from_run: bool = False
-
-
-def _tie_groups(ordered_scores: Sequence[float]) -> list[tuple[int, int]]:
-    """[start, end) spans of equal scores in an ordered score list."""
-    groups = []
-    start = 0
-    for i in range(1, len(ordered_scores) + 1):
-        if i == len(ordered_scores) or ordered_scores[i] != ordered_scores[start]:
-            groups.append((start, i))
-            start = i
-    return groups
-
-
-def ranked_indices(
-    doc_ids: Sequence[str],
-    scores: Sequence[float],
-    ties: Ties,
-    *,
-    k: int | None = None,
-    query_id: str = "",
-    lines: Sequence[int] | None = None,
-    source: str | None = None,
-) -> list[int]:
-    """Input indices in ranked order: score high to low, ties under `ties`.
-
-    ties="error" refuses a tie that reaches into the first `k` positions (any tie when k is
-    None); ties below K cannot change NDCG@K. ties="expected" orders each tied group by ascending
-    document ID for display; the averaging itself happens when gains are computed.
-    """
-    order = list(range(len(doc_ids)))
-    if ties in ("docid-desc", "docid-asc", "expected"):
-        order.sort(key=doc_ids.__getitem__, reverse=ties == "docid-desc")
-    # Python's sort is stable, also with reverse=True, so the secondary order survives.
-    order.sort(key=scores.__getitem__, reverse=True)
-    if ties == "error":
-        ordered = [scores[i] for i in order]
-        for start, end in _tie_groups(ordered):
-            if end - start > 1 and (k is None or start < k):
-                members = sorted(order[start:end])  # input (file) order reads best in a message
-                params: dict[str, object] = {
-                    "query": query_id,
-                    "docs": Listed((doc_ids[i] for i in members[:5]), more=len(members) > 5),
-                    "score": ordered[start],
-                    "first": start + 1,
-                    "last": end,
-                }
-                if lines is not None:
-                    template = gettext_noop(
-                        "query %(query)r: documents %(docs)s share the score %(score)r at ranks "
-                        "%(first)s-%(last)s (lines %(lines)s); "
-                        "choose a tie policy: docid-desc (trec_eval), docid-asc, input-order or expected"
-                    )
-                    params["lines"] = Listed(lines[i] for i in members[:5])
-                else:
-                    template = gettext_noop(
-                        "query %(query)r: documents %(docs)s share the score %(score)r at ranks %(first)s-%(last)s; "
-                        "choose a tie policy: docid-desc (trec_eval), docid-asc, input-order or expected"
-                    )
-                raise EvaluationError(
-                    template,
-                    params,
-                    query=query_id,
-                    doc_id=doc_ids[members[0]],
-                    source=source,
-                    line=lines[members[0]] if lines is not None else None,
-                )
-    return order
-
-
-def order_scored(
-    pairs: Iterable[tuple[str, float]], ties: Ties = "error", *, k: int | None = None, query_id: str = ""
-) -> list[tuple[str, float]]:
-    """Order (document ID, score) pairs under a tie policy; see `ranked_indices`."""
-    items = list(pairs)
-    docs = [doc for doc, _score in items]
-    scores = [score for _doc, score in items]
-    _check_ranking(query_id, docs, None, None)
-    for doc, score in items:
-        _check_score(score, query=query_id, doc_id=doc)
-    return [items[i] for i in ranked_indices(docs, scores, ties, k=k, query_id=query_id)]
 
 
 def _checked_pool(pool_grades: Mapping[str, int], query_id: str) -> dict[str, int]:
@@ -377,3 +295,53 @@ def score_query(
         retrieved=len(docs),
         missing_from_run=missing_from_run,
     )
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The positions of a table after the `shown` ones, summed in one row: ranks first..last,
+    how many hold a document, what they add to the DCG and where its running total ends."""
+
+    first: int
+    last: int
+    count: int
+    documents: int
+    added: float
+    cumulative: float
+
+
+def tail(rows: Sequence[PositionRow], shown: int) -> Tail | None:
+    """The rows after the first `shown`, as one `Tail`; None when none is left."""
+    hidden = rows[shown:]
+    if not hidden:
+        return None
+    before = rows[shown - 1].cumulative if shown > 0 else 0.0
+    return Tail(
+        first=hidden[0].rank,
+        last=hidden[-1].rank,
+        count=len(hidden),
+        documents=sum(1 for row in hidden if row.doc_id is not None),
+        # The running DCG's own difference: the sum of the hidden terms, added as the total was.
+        added=hidden[-1].cumulative - before,
+        cumulative=hidden[-1].cumulative,
+    )
+
+
+def values(result: Any) -> MetricValues:
+    """NDCG's part of the results shape (results.py), read off an evaluated run (a
+    `batch.RunResult`: batch imports this module, so it is not named here)."""
+    counts = result.counts
+    return MetricValues(
+        per_query={
+            "dcg": tuple(result.dcg.tolist()),
+            "idcg": tuple(result.idcg.tolist()),
+            "ndcg": tuple(None if math.isnan(v) else v for v in result.ndcg.tolist()),
+            "zero_idcg": tuple(result.zero_idcg.tolist()),
+            "excluded": tuple(result.excluded.tolist()),
+        },
+        aggregates={"mean": result.mean, "micro": result.micro},
+        counts={"evaluated": counts.evaluated, "zero_idcg": counts.zero_idcg, "excluded": counts.excluded},
+    )
+
+
+METRIC = Metric(name="ndcg", label="NDCG@K", measure=lambda settings: f"ndcg_cut_{settings.k}", values=values)

@@ -40,8 +40,8 @@ def gettext_noop(message: str) -> str:
     return message
 
 
-# How much of one value a message quotes: a whole 1 MB line, or a CSV row of 500,000 fields, made
-# the error page megabytes long (QA report). The attributes (query, doc_id) keep whole values.
+# How much of one value a message quotes: a whole 1 MB line, or a CSV row of 500,000 fields, would
+# make the error page megabytes long. The attributes (query, doc_id) keep whole values.
 MAX_QUOTED_CHARS = 300
 MAX_QUOTED_ITEMS = 20
 
@@ -62,7 +62,7 @@ def _quoted(value: object) -> object:
 class Listed(tuple[object, ...]):
     """Values an error message lists (tied documents, their lines). In English, for the command
     line, they read 'A', 'B' (IDs quoted as %r quotes them) and `more` adds ", ..."; a page joins
-    them in its own quotes and list separator (Chinese lists with "，", not ", ": QA)."""
+    them in its own quotes and list separator (Chinese lists with "，", not ", ")."""
 
     more: bool
 
@@ -182,7 +182,8 @@ def grade_error(
         )
     else:
         template = gettext_noop(
-            "query %(query)r, document %(doc)r: grade must be an integer %(low)s..%(high)s, got %(grade)r (%(type)s)"
+            "query %(query)r, document %(doc)r: grade must be an integer %(low)s..%(high)s, got %(grade)r "
+            "(%(type)s)"
         )
         params["type"] = type(grade).__name__
     return EvaluationError(template, params, query=query, doc_id=doc_id, source=source, line=line)
@@ -256,7 +257,8 @@ class Settings:
         """Each policy in words, for reports."""
         gain = {
             "linear": "linear gain: a document of grade r adds r / log2(i + 1) at position i",
-            "exponential": "exponential gain: a document of grade r adds (2^r - 1) / log2(i + 1) at position i",
+            "exponential": "exponential gain: a document of grade r adds (2^r - 1) / log2(i + 1) "
+            "at position i",
         }[self.gain]
         unjudged = {
             "error": "unjudged documents: an error (every ID in the top K must have a grade in the pool)",

@@ -13,7 +13,7 @@ try {
 }
 // The CSRF token as it is now, not as the page was rendered: signing in again (in another tab,
 // after a session ended) issues a new one, and every htmx request from the old page, a Retry
-// included, was refused (QA). The cookie is Django's csrftoken (readable: not HttpOnly).
+// included, would be refused. The cookie is Django's csrftoken (readable: not HttpOnly).
 document.addEventListener("htmx:configRequest", (event) => {
   const cookie = document.cookie.split("; ").find((c) => c.startsWith("csrftoken="));
   if (!cookie) return;
@@ -56,7 +56,7 @@ document.addEventListener("htmx:confirm", (event) => {
 
 // A form sent with htmx answers in place (its errors) or with a new page (its own messages): the
 // messages of the previous submission are out of date either way, and one left standing beside
-// the new answer contradicts it (QA: "added 1" in green above the next attempt's error).
+// the new answer contradicts it.
 document.addEventListener("htmx:beforeRequest", (event) => {
   const config = event.detail.requestConfig;
   if (!config || config.verb === "get") return;
@@ -135,7 +135,7 @@ document.addEventListener("htmx:afterSettle", (event) => {
 });
 
 // A filter or a pager replaces a table and the focus stays on the control used: a screen reader
-// heard nothing of the result (QA). Say it: what the new content marks with data-announce (the
+// hears nothing of the result. Say it: what the new content marks with data-announce (the
 // what-if banner), else the table's empty state ("No query matches these filters."), else its page
 // ("Page 2 of 5"). Form posts say their own result in #messages.
 document.addEventListener("htmx:afterSettle", (event) => {
@@ -148,7 +148,7 @@ document.addEventListener("htmx:afterSettle", (event) => {
   const said =
     scope.querySelector("[data-announce]") || scope.querySelector(".empty-state") || scope.querySelector(".pager span");
   // Emptied first, so the same sentence twice in a row (two filters, both empty) is said twice;
-  // and when the new table has nothing to say, nothing stale stays (QA).
+  // and when the new table has nothing to say, nothing stale stays.
   live.textContent = "";
   if (said) setTimeout(() => { live.textContent = said.textContent.trim(); }, 50);
 });
@@ -172,12 +172,12 @@ document.addEventListener("htmx:afterSettle", markScrollable);
 
 // A page that comes back with an error (a form sent without htmx, a refused action) puts the
 // focus on the field in error, else on the error message: otherwise it starts at the top and
-// keyboard and screen-reader users must search for it (QA: Members, "add nobody").
+// keyboard and screen-reader users must search for it.
 document.addEventListener("DOMContentLoaded", () => {
   if (document.activeElement && document.activeElement !== document.body) return;
   if (document.querySelector("[autofocus]")) return;
   // Else the message that says what the last action did ("Settled: final grade 2."): present at
-  // load, a status is not read out, and a screen-reader user would not know it worked (QA).
+  // load, a status is not read out, and a screen-reader user would not know it worked.
   const place =
     document.querySelector('main [aria-invalid="true"]') ||
     document.querySelector('#messages .message-error, main .message-error, main .errorlist, main [role="alert"]') ||

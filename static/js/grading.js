@@ -57,8 +57,8 @@
       if (isOpen(row) && row !== all[start]) return focusRow(row);
     }
     if (start >= 0 && isOpen(all[start])) {
-      // The document in front of the editor is the only one left: stay on it and say so (QA:
-      // "every document has your grade" was announced and focus left an ungraded row).
+      // The document in front of the editor is the only one left: stay on it and say so, rather
+      // than announce "every document has your grade" and leave an ungraded row.
       announce(msg("msgLastLeft"));
       focusRow(all[start]);
       return;
@@ -86,7 +86,7 @@
 
   // A grade chosen while the row's previous save is on its way waits for the answer, and the newest
   // choice wins. htmx would queue it on the row's form, but the answer replaces that form and the
-  // queued request went with it: the second of two quick keys was dropped without a word (QA).
+  // queued request goes with it: the second of two quick keys would be dropped without a word.
   const waiting = new Map();
   const press = (row, value) =>
     row.querySelectorAll(".grade-buttons button").forEach((b) => b.setAttribute("aria-pressed", String(b.value === String(value))));
@@ -103,8 +103,8 @@
     announce(`${lead}${lead.endsWith("：") ? "" : " "}${row.querySelector(".row-status").textContent.trim()}`);
   };
   // After `r` found no reason box, the keys that follow are most likely the reason being typed:
-  // single-key shortcuts stay off until the typing pauses (QA: "ok 2" typed after `r` on a locked
-  // row moved up with k and saved a 2 for another document).
+  // single-key shortcuts stay off until the typing pauses, or "ok 2" would move with k and save a 2
+  // for another document.
   const TYPING_PAUSE_MS = 1500;
   let shortcutsOffUntil = 0;
 
@@ -162,8 +162,8 @@
     const status = event.type === "htmx:responseError" ? event.detail.xhr.status : 0;
     if (status === 403 || status === 404) {
       // The server answered: the pair left the set, or grading here is no longer allowed. No retry
-      // can succeed and nothing is kept to save (QA: a 404 read "the server could not be reached",
-      // was retried, and leaving the page asked to stay).
+      // can succeed and nothing is kept to save: not "the server could not be reached", no retry,
+      // and no prompt on leaving the page.
       delete row.dataset.pending;
       row.classList.remove("saving");
       row.classList.add("state-failed");
@@ -192,7 +192,7 @@
   }
   // Signed out meanwhile: the server answers a save with a full-page redirect to the login page
   // (HX-Redirect) instead of the row. Nothing was saved. The row says so before htmx leaves the
-  // page; if the editor chooses to stay (the leave prompt), it is not left "saving" forever (QA).
+  // page; if the editor chooses to stay (the leave prompt), it is not left "saving" forever.
   document.body.addEventListener("htmx:beforeOnLoad", (event) => {
     const row = event.detail.elt.closest && event.detail.elt.closest("article.candidate");
     if (!row || !event.detail.xhr.getResponseHeader("HX-Redirect")) return;
@@ -261,8 +261,8 @@
     }
     if (event.ctrlKey) return;
     // Single keys act only on the grading area: a key pressed on the site's menu, the language
-    // button or the footer keeps its meaning (QA: "2" on a menu link saved a grade, which could
-    // complete the pair and lock it; WCAG 2.1.4).
+    // button or the footer keeps its meaning: a grade saved from there could complete the pair
+    // and lock it (WCAG 2.1.4).
     const nowhere = target === document.body || target === document.documentElement;
     if (!nowhere && !root.contains(target)) return;
     if (event.key.length === 1 && event.timeStamp < shortcutsOffUntil) {

@@ -125,7 +125,8 @@ def run(args: argparse.Namespace) -> None:
             )
         )
         print(
-            f"  setup: uploaded {name} ({len(data) / 1e6:.1f} MB, {run_object.entry_count:,} rows) in {seconds:.2f} s"
+            f"  setup: uploaded {name} ({len(data) / 1e6:.1f} MB, {run_object.entry_count:,} rows) in "
+            f"{seconds:.2f} s"
         )
         runs.append(run_object)
         scored.append(per_query)
@@ -145,7 +146,8 @@ def run(args: argparse.Namespace) -> None:
     )
     verdict = "ok" if first <= 2.0 else "OVER TARGET"
     print(
-        f"\nFirst computation (comparison_create, everything stored): {first:.3f} s   [target <= 2 s: {verdict}]"
+        f"\nFirst computation (comparison_create, everything stored): {first:.3f} s   [target <= 2 s: "
+        f"{verdict}]"
     )
 
     client = Client()
@@ -184,8 +186,8 @@ def run(args: argparse.Namespace) -> None:
         f"evaluator {seconds:.3f} s + both runs {both:.3f} s = {seconds + both:.3f} s"
     )
     print(
-        f"  ratio first computation / pytrec_eval: {first / (seconds + both):.1f}x "
-        "(the app also checks the pool hash, parses the stored runs, runs the statistics and stores every number)"
+        f"  ratio first computation / pytrec_eval: {first / (seconds + both):.1f}x (the app also checks the "
+        "pool hash, parses the stored runs, runs the statistics and stores every number)"
     )
     key = f"ndcg_cut_{k}"
     stored = dict(zip(comparison.results["query_ids"], comparison.results["a"]["ndcg"], strict=True))

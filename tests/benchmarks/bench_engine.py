@@ -78,17 +78,19 @@ CONTAINS = {
     "holds its qrels); nothing about the run is kept between calls",
     WORDS: "inside: encode_ids over the run's 1,000,000 document IDs, which every Run does when it is built "
     "(a file reader makes them from the file's bytes instead); a part of the next row",
-    FROM_DICT: "inside: Run.from_scores (validation, the columns, the IDs' words) then evaluate_run as above: "
-    "from the same dict pytrec_eval's evaluate takes",
+    FROM_DICT: "inside: Run.from_scores (validation, the columns, the IDs' words) then evaluate_run as "
+    "above: from the same dict pytrec_eval's evaluate takes",
     ENGINE_BUILD: "inside: Pool(qrels) (validation, copies), its IDCG and hash table, then evaluate_run as "
     "above; not inside: building the Run",
-    PYTREC: "inside: evaluate(run dict); not inside: building the evaluator from the qrels (done once before)",
+    PYTREC: "inside: evaluate(run dict); not inside: building the evaluator from the qrels "
+    "(done once before)",
     PYTREC_BUILD: "inside: RelevanceEvaluator(qrels, measures) + evaluate(run dict)",
     SKLEARN: "inside: ndcg_score(y_true, y_score); not inside: building the dense matrices",
     COMMAND: "inside: a whole `manage.py evaluate` process: interpreter start (no Django setup: the command "
     "runs from evaluation/cli.py), reading both TREC files (split by columns with numpy: "
     "evaluation/formats/columns.py), the pool's IDCG and hash table, scoring, the report",
-    SCRIPT: "inside: a whole python process: interpreter start, parse_qrel, parse_run, evaluate, per-query print",
+    SCRIPT: "inside: a whole python process: interpreter start, parse_qrel, parse_run, evaluate, "
+    "per-query print",
     PIPELINE: "inside: that script's parse_qrel + parse_run + evaluate only (its own clock)",
 }
 TARGET = 20.0  # engine evaluate_run at least this many times faster than pytrec_eval's evaluate
@@ -187,7 +189,8 @@ def run_quietly(args: list[str]) -> str:
 def main() -> None:
     started = time.perf_counter()
     print(
-        f"data: {QUERIES} queries x {POOL_SIZE}-document pools x {DEPTH}-deep scored runs, NDCG@{K}, seed {SEED}"
+        f"data: {QUERIES} queries x {POOL_SIZE}-document pools x {DEPTH}-deep scored runs, NDCG@{K}, seed "
+        f"{SEED}"
     )
     qrels, run_dict, y_true, y_score = generate()
     pool = Pool(qrels)

@@ -90,8 +90,8 @@ def run(n: int) -> None:
     summary = documents_import(project=project, records=records)
     store_s = time.perf_counter() - start
     print(
-        f"  first import: read {read_s:.2f} s + store {store_s:.2f} s = {n / (read_s + store_s):,.0f} documents/s "
-        f"(created {summary.created:,})"
+        f"  first import: read {read_s:.2f} s + store {store_s:.2f} s = {n / (read_s + store_s):,.0f} "
+        f"documents/s (created {summary.created:,})"
     )
 
     # Grade a few hundred of them, so the re-import has grades to flag.
@@ -110,8 +110,8 @@ def run(n: int) -> None:
         summary = documents_import(project=project, records=read_documents(data, "jsonl"))
         seconds = time.perf_counter() - start
         print(
-            f"  re-import, {label}: {seconds:.2f} s = {n / seconds:,.0f} documents/s (updated {summary.updated:,}, "
-            f"unchanged {summary.unchanged:,}, grades flagged {summary.stale_grades:,})"
+            f"  re-import, {label}: {seconds:.2f} s = {n / seconds:,.0f} documents/s (updated "
+            f"{summary.updated:,}, unchanged {summary.unchanged:,}, grades flagged {summary.stale_grades:,})"
         )
     print(f"  stale grades now: {Grade.objects.filter(stale=True).count():,}")
 

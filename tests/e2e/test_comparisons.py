@@ -84,8 +84,8 @@ def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arit
     comparison = Comparison.objects.get(name="baseline vs candidate")
     assert page.url.endswith(comparison.get_absolute_url())
     expect(page.get_by_test_id("wtl")).to_contain_text("0 / 1 / 2")
-    # Each filter select applies on change: the second one ("Order") did nothing, since
-    # "change from:find select" listens to the first select only (QA report).
+    # Each filter select applies on change, the second one ("Order") too: "change from:find
+    # select" listens to the first select only.
     page.get_by_label("Order").select_option(index=1)
     expect(page).to_have_url(re.compile(r"[?&]sort="))
     page.wait_for_load_state("networkidle")
@@ -114,7 +114,7 @@ def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arit
     page.get_by_role("button", name="Re-score this query").click()
     expect(page.locator(".what-if-banner")).to_contain_text("What-if:")
     expect(page.get_by_test_id("ndcg-b")).to_contain_text("NDCG@2 = DCG / IDCG")
-    # Said once, the banner alone: the tables are no live region (QA: every re-score queued them all).
+    # Said once, the banner alone: the tables are no live region, or each re-score queues them all.
     expect(page.locator("#live-status")).to_contain_text("What-if: this query re-scored with K = 2")
     assert page.locator("#breakdown[aria-live], #breakdown [aria-live]").count() == 0
     # Enter in the K field sends one request and adds one history entry (it sent two: a change,
@@ -150,8 +150,8 @@ def test_an_editor_finds_no_comparisons_in_the_demo(
 def test_the_worked_breakdowns_sit_side_by_side_only_where_both_fit_whole(
     page: Page, live_server: Any, transactional_db: None
 ) -> None:
-    """QA: at 1300, 1440 and 1920 px each system's card scrolled sideways and cut the Running DCG
-    column to "Ru". Now two cards share a row only where both tables fit; otherwise they stack."""
+    """Two cards share a row only where both tables fit; otherwise they stack, so no card scrolls
+    sideways and cuts the Running DCG column to "Ru"."""
     from evaluation.comparisons import comparison_create
     from evaluation.metrics import Settings
     from evaluation.runs import run_upload

@@ -103,7 +103,7 @@ def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
     rita.goto(f"{base}/p/alpha/")
     rita.get_by_role("link", name="Disputes waiting for a reviewer: 1").click()
     rita.get_by_role("link", name="Review q1 / B").click()
-    # A grade chosen and a note begun survive hiding the names (QA: the toggle threw them away).
+    # A grade chosen and a note begun survive hiding the names.
     rita.get_by_label("3", exact=True).check()
     rita.get_by_role("textbox", name="Note").fill("a first thought")
     rita.get_by_role("link", name="Hide names (Editor 1, Editor 2…)").click()
@@ -165,8 +165,8 @@ def cast_for_browser(transactional_db: None) -> dict[str, Any]:
 def test_a_reason_without_spaces_wraps_instead_of_widening_the_dispute_pages(
     browser: Browser, live_server: Any, cast_for_browser: dict[str, Any], width: int
 ) -> None:
-    """QA: a reason of a URL and 4,970 more characters made the review page, the dispute page and
-    the timeline ~47,000 px wide, the text running over the other editor's column."""
+    """A reason of a URL and thousands more characters wraps: the review page, the dispute page
+    and the timeline stay as wide as the window, the text within its editor's column."""
     from annotator.models import DisputeStatement
     from tests.annotator.disputes.factories import in_review
 
@@ -242,7 +242,7 @@ def test_a_reviewer_re_checks_a_settled_pair_whose_document_changed_with_the_key
 def test_a_re_check_refused_because_another_reviewer_was_first_takes_the_focus_to_the_refusal(
     page: Page, live_server: Any, cast_for_browser: dict[str, Any]
 ) -> None:
-    """QA: the 409 page said who was first, but the focus stayed on <body>."""
+    """The 409 page says who was first and takes the focus, not left on <body>."""
     from annotator.disputes.services import final_grade_recheck, recheck_token
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
@@ -271,7 +271,7 @@ def test_a_reason_saved_while_the_database_is_busy_says_so_in_the_page(
     cast_for_browser: dict[str, Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """QA: an htmx form answered 503 (SQLite locked by an import) said only that the request failed."""
+    """An htmx form answered 503 (SQLite locked by an import) says why, not only that it failed."""
     from django.db import OperationalError
 
     from annotator.disputes import views as dispute_views

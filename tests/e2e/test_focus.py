@@ -1,5 +1,5 @@
 """The keyboard focus survives htmx swaps: a person paging a table or sending a form with an
-error keeps their place (QA found the focus dropped to <body> after each swap)."""
+error keeps their place, not dropped to <body>."""
 
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ def test_a_refused_dispute_reason_puts_the_focus_on_the_field(
 def test_an_error_takes_the_focus_to_its_field_even_from_a_disabled_button_or_another_field(
     page: Page, live_server: Any, transactional_db: None
 ) -> None:
-    """The upload button is disabled during its request, so the focus fell to <body>; and htmx put
-    it back on the field that had it, while the error was on another (QA report)."""
+    """The upload button is disabled during its request, so the focus would fall to <body>; and
+    htmx would put it back on the field that had it, while the error is on another."""
     from annotator.models import GradingSet
 
     project = build_demo()
@@ -84,7 +84,7 @@ def test_an_error_takes_the_focus_to_its_field_even_from_a_disabled_button_or_an
 def test_a_filter_link_keeps_the_focus_after_its_table_is_replaced(
     page: Page, live_server: Any, transactional_db: None
 ) -> None:
-    """QA: after Enter on a status filter the focus went to the whole table and Tab started over."""
+    """After Enter on a status filter the focus stays on the filter, so Tab does not start over."""
     build_demo()
     log_in(page, live_server.url, "reviewer", DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{DEMO_SLUG}/disputes/")
@@ -92,13 +92,13 @@ def test_a_filter_link_keeps_the_focus_after_its_table_is_replaced(
     page.keyboard.press("Enter")
     expect(page).to_have_url(f"{live_server.url}/p/{DEMO_SLUG}/disputes/?status=settled")
     expect(page.locator(":focus")).to_have_attribute("href", "?status=settled")
-    # A filter that leaves the table empty says so to screen readers too (QA: nothing was heard).
+    # A filter that leaves the table empty says so to screen readers too.
     page.locator('#dispute-table a[href="?status=awaiting_reasons"]').focus()
     page.keyboard.press("Enter")
     expect(page.locator("#dispute-table .empty-state")).to_have_text("No disputes with this status.")
     expect(page.locator("#live-status")).to_have_text("No disputes with this status.")
     expect(page.locator(":focus")).to_have_attribute("href", "?status=awaiting_reasons")
-    # A table with rows and one page has nothing to say: the old sentence does not stay (QA).
+    # A table with rows and one page has nothing to say: the old sentence does not stay.
     page.locator('#dispute-table a[href="?status=settled"]').focus()
     page.keyboard.press("Enter")
     expect(page.locator("#dispute-table .empty-state")).to_have_count(0)
@@ -108,7 +108,7 @@ def test_a_filter_link_keeps_the_focus_after_its_table_is_replaced(
 def test_the_names_toggle_keeps_the_focus_so_enter_toggles_back(
     page: Page, live_server: Any, transactional_db: None
 ) -> None:
-    """QA: after the toggle's swap the focus sat on the whole review, so Enter did nothing."""
+    """After the toggle's swap the focus is on the toggle, not the whole review where Enter does nothing."""
     from annotator.models import Dispute
 
     build_demo()
@@ -126,7 +126,7 @@ def test_the_names_toggle_keeps_the_focus_so_enter_toggles_back(
 def test_a_form_sent_without_htmx_comes_back_with_the_focus_on_its_error(
     page: Page, live_server: Any, transactional_db: None
 ) -> None:
-    """QA: Members, "add nobody" (a plain post): the page came back with the focus at the top."""
+    """Members, "add nobody" (a plain post): the page comes back with the focus on the error."""
     build_demo()
     log_in(page, live_server.url, "owner", DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{DEMO_SLUG}/members/")
@@ -140,7 +140,7 @@ def test_the_message_a_finished_action_leaves_takes_the_focus_on_the_next_page(
     page: Page, live_server: Any, transactional_db: None
 ) -> None:
     """A success message present when a page loads is not read out as a status: a screen-reader
-    user did not learn that the action worked (QA). It takes the focus, as an error does."""
+    user would not learn that the action worked. It takes the focus, as an error does."""
     build_demo()
     log_in(page, live_server.url, "owner", DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{DEMO_SLUG}/members/")
@@ -148,7 +148,7 @@ def test_the_message_a_finished_action_leaves_takes_the_focus_on_the_next_page(
     page.get_by_role("button", name="Yes, remove editor-b").click()
     expect(page.locator("#messages .message").first).to_contain_text("editor-b was removed from the project.")
     expect(page.locator("#messages .message").first).to_be_focused()
-    # A failed sign-in says so in the window title too (QA: only the page said it).
+    # A failed sign-in says so in the window title too, not only in the page.
     page.context.clear_cookies()
     log_in(page, live_server.url, "owner", "wrong password", succeeds=False)
     expect(page).to_have_title("Error: Log in · ranking-lab")

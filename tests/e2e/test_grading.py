@@ -98,7 +98,7 @@ def test_editor_a_grades_every_demo_candidate_with_the_keyboard_and_the_grades_s
 def test_enter_on_the_last_ungraded_document_stays_on_it_and_says_so(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """QA: Enter announced "every document has your grade" and left the last, ungraded row."""
+    """Enter on the last ungraded row stays on it, not "every document has your grade"."""
     log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.get_by_role("button", name="Start grading").click()
@@ -188,8 +188,8 @@ def test_undo_and_the_shortcut_help_work_from_the_keyboard(
 def test_grade_keys_pressed_on_the_site_menu_keep_their_meaning_and_save_nothing(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """QA: "2" pressed with the focus on a menu link saved a grade (which could complete the pair
-    and lock it at once); WCAG 2.1.4. Single keys act on the grading area only."""
+    """A grade key pressed on a menu link must not save a grade, which could complete the pair
+    and lock it at once (WCAG 2.1.4). Single keys act on the grading area only."""
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.keyboard.press("Enter")  # Start grading
@@ -200,7 +200,7 @@ def test_grade_keys_pressed_on_the_site_menu_keep_their_meaning_and_save_nothing
     expect(page.get_by_role("link", name="Grading sets")).to_be_focused()
     expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "ungraded")
     assert not Grade.objects.filter(editor__username="editor-b").exists()
-    # On the grading area's own buttons a grade key says why it did nothing (QA: silence).
+    # On the grading area's own buttons a grade key says why it did nothing.
     page.locator("#undo-form button").focus()
     page.keyboard.press("3")
     expect(page.locator("#announcer")).to_contain_text("A grade key grades the document that has the focus")
@@ -214,8 +214,8 @@ def test_grade_keys_pressed_on_the_site_menu_keep_their_meaning_and_save_nothing
 def test_on_a_narrow_screen_tab_goes_down_the_page_as_it_is_shown(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """QA (WCAG 2.4.3): at 640 px the criteria panel is shown above the documents, but came after
-    them in the page, so Tab jumped from the last document back up to Undo. It is first now."""
+    """WCAG 2.4.3: at 640 px the criteria panel is shown above the documents, so it comes first in
+    the page too, or Tab would jump from the last document back up to Undo."""
     page.set_viewport_size({"width": 640, "height": 900})
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
@@ -253,8 +253,8 @@ def test_a_save_that_cannot_reach_the_server_is_kept_and_retried(
 def test_a_save_the_server_answers_busy_says_so_and_is_sent_again(
     page: Page, live_server: Any, grading_demo: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """QA: during a large import SQLite stayed locked; the row said "the server could not be
-    reached". The server's 503 is now said as it is, and the save is sent again until it lands."""
+    """While a large import keeps SQLite locked, the server's 503 is said as it is (not "the server
+    could not be reached"), and the save is sent again until it lands."""
     from django.db import OperationalError
 
     real = grading_views.grade_submit
@@ -283,8 +283,8 @@ def test_a_save_the_server_answers_busy_says_so_and_is_sent_again(
 def test_a_save_answered_by_the_login_page_says_so_when_the_editor_stays(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """QA: signed out in another tab, a grade key left the row "Saving…" for good once the editor
-    chose to stay in the leave prompt."""
+    """Signed out in another tab, a grade key must not leave the row "Saving…" for good once the
+    editor chooses to stay in the leave prompt."""
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.get_by_role("button", name="Start grading").click()
@@ -302,7 +302,7 @@ def test_a_save_answered_by_the_login_page_says_so_when_the_editor_stays(
     assert "/grade/" in page.url
     assert not Grade.objects.filter(editor__username="editor-b").exists()
     # As the row says: sign in again in a new tab, then Retry. The new sign-in has a new CSRF
-    # token, which the page's requests now carry (QA: Retry was refused with 403).
+    # token, which the page's requests carry, or Retry would be refused with 403.
     other = page.context.new_page()
     log_in(other, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     other.close()
@@ -314,8 +314,8 @@ def test_a_save_answered_by_the_login_page_says_so_when_the_editor_stays(
 def test_a_save_for_a_pair_removed_meanwhile_says_so_and_neither_retries_nor_holds_the_page(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """QA: the owner removed the pair while the page was open; the save's 404 read "the server
-    could not be reached", was retried again and again, and leaving the page asked to stay."""
+    """A pair the owner removed while the page was open: the save's 404 is said as it is, not
+    retried, and leaving the page does not ask to stay."""
     from annotator.grading.services import candidate_remove
     from annotator.models import Candidate
 
@@ -343,15 +343,15 @@ def test_a_save_for_a_pair_removed_meanwhile_says_so_and_neither_retries_nor_hol
 def test_r_on_a_locked_document_says_why_and_the_reason_typed_next_is_not_read_as_shortcuts(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """QA: `r` on a locked document did nothing; "ok 2" typed next moved up with k and saved a 2
-    for the document there."""
+    """After `r` on a locked document, "ok 2" typed next must not move up with k and save a 2 for
+    the document there."""
     from annotator.models import GradingSet
 
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.get_by_role("button", name="Start grading").click()
-    # The grading page first (CI: a reload while the click's navigation was still going failed
-    # with "Not attached to an active page").
+    # The grading page first: a reload while the click's navigation is still going fails with
+    # "Not attached to an active page".
     expect(page.locator("article.candidate:focus")).to_be_visible()
     GradingSet.objects.update(is_open=False)  # every row of the page is locked once it reloads
     page.reload()
@@ -376,8 +376,8 @@ def test_r_on_a_locked_document_says_why_and_the_reason_typed_next_is_not_read_a
 def test_a_grade_from_before_a_meaning_change_of_the_criteria_is_refused_and_the_page_catches_up(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """QA: a page loaded under criteria v1 saved its grade under v2, published meanwhile. Refused
-    now; the reply brings the criteria panel and every row's form to v2, so the next key saves."""
+    """A page loaded under criteria v1 cannot save its grade under v2, published meanwhile; the
+    reply brings the criteria panel and every row's form to v2, so the next key saves."""
     from django.contrib.auth import get_user_model
 
     from annotator.documents.models import CriteriaChange
@@ -420,7 +420,7 @@ def _type_a_reason_without_saving(page: Page, live_server: Any) -> Locator:
 def test_leaving_with_a_typed_reason_not_yet_saved_asks_first(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """The prompt covered rows still saving or failed, not a reason typed and never sent (QA report)."""
+    """The leave prompt covers a reason typed and never sent, not only rows saving or failed."""
     _type_a_reason_without_saving(page, live_server)
     # Waits for the prompt itself (a fixed 500 ms wait missed it on a loaded machine).
     with page.expect_event("dialog", timeout=10_000) as prompt:
@@ -432,8 +432,8 @@ def test_leaving_with_a_typed_reason_not_yet_saved_asks_first(
 def test_staying_on_the_page_after_a_language_switch_keeps_the_page_and_the_switch_as_they_were(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """Choosing "stay" in the leave-page prompt once left a language menu on the language not
-    switched to (QA report); the switch is a button now, still offering the other language."""
+    """Choosing "stay" in the leave-page prompt leaves the language switch offering the other
+    language: it is a button, not a menu left on the language not switched to."""
     box = _type_a_reason_without_saving(page, live_server)
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.type), dialog.dismiss()))
@@ -448,8 +448,8 @@ def test_staying_on_the_page_after_a_language_switch_keeps_the_page_and_the_swit
 def test_a_second_key_pressed_while_the_first_grade_is_saving_wins(
     page: Page, live_server: Any, grading_demo: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The second of two quick keys was queued on the row's form, which the first answer replaced:
-    it was dropped without a word and the first grade stayed (QA report)."""
+    """The second of two quick keys must not be queued on the row's form, which the first answer
+    replaces: it would be dropped without a word and the first grade would stay."""
     import time
 
     from annotator.grading import views as grading_views
@@ -463,8 +463,8 @@ def test_a_second_key_pressed_while_the_first_grade_is_saving_wins(
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.get_by_role("button", name="Start grading").click()
-    # The row grading.js focuses once it has bound its keys (CI: the first row, read before the
-    # script ran, took the key press without a handler, so nothing was saved).
+    # The row grading.js focuses once it has bound its keys: a row read before the script ran
+    # would take the key press without a handler, so nothing would be saved.
     row_id = page.locator("article.candidate:focus").get_attribute("id")
     monkeypatch.setattr(grading_views, "grade_submit", slow_submit)
     page.keyboard.press("1")
@@ -486,8 +486,8 @@ def test_a_second_key_pressed_while_the_first_grade_is_saving_wins(
 def test_the_sticky_announcer_never_covers_the_focused_button(
     page: Page, live_server: Any, transactional_db: None, size: tuple[int, int]
 ) -> None:
-    """QA: on a short query page the announcer covered "Next query" once Enter had put the focus
-    there (and the reason box's bottom at 390 px). Checked at three points of the button."""
+    """On a short query page the announcer must not cover "Next query" once Enter puts the focus
+    there (nor the reason box's bottom at 390 px). Checked at three points of the button."""
     import re
 
     from annotator.models import Candidate
@@ -525,8 +525,8 @@ def test_the_sticky_announcer_never_covers_the_focused_button(
 def test_a_touch_phone_gets_the_documents_without_the_keyboard_shortcut_list(
     browser: Any, live_server: Any, grading_demo: None
 ) -> None:
-    """QA at 390 px: the criteria, then eight rows of keyboard shortcuts, came before the first
-    document, 1,380 px down; a phone without a keyboard has no use for the shortcuts."""
+    """At 390 px the shortcut list would push the first document far down, and a phone without a
+    keyboard has no use for the shortcuts."""
     phone = browser.new_context(
         locale="en-US", viewport={"width": 390, "height": 800}, is_mobile=True, has_touch=True
     )
@@ -553,8 +553,8 @@ def test_a_touch_phone_gets_the_documents_without_the_keyboard_shortcut_list(
 def test_a_new_submission_takes_the_last_ones_message_away(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """QA: after "Candidates: added 1" a refused second attempt showed its error under the field
-    while the green "added 1" stayed at the top of the page, as if it were this attempt's result."""
+    """After "Candidates: added 1", a refused second attempt shows its error without the green
+    "added 1" at the top of the page, which would read as this attempt's result."""
     from annotator.models import GradingSet
 
     log_in(page, live_server.url, "owner", demo.DEMO_PASSWORD)
@@ -576,7 +576,7 @@ def test_a_new_submission_takes_the_last_ones_message_away(
 def test_a_meaning_changing_publish_asks_first_with_the_number_of_grades_it_flags(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """QA: one click on Publish flagged every grade of the open sets for re-checking, unasked."""
+    """Publish asks before it flags every grade of the open sets for re-checking."""
     from django.contrib.auth import get_user_model
 
     from annotator.grading.services import grade_submit

@@ -78,7 +78,7 @@ def test_a_failed_htmx_request_is_reported_in_the_pages_language(
 
 def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transactional_db: None) -> None:
     """At 390 px every page of the demo fits the screen: a wide table scrolls inside its own box,
-    a long ID wraps in its cell (QA found tables pushing whole pages to 450-850 px)."""
+    a long ID wraps in its cell, so no table pushes the whole page sideways."""
     from annotator.documents.readers import read_queries
     from annotator.documents.services import queries_import
     from evaluation.models import Comparison
@@ -113,8 +113,8 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
         f"/comparisons/{comparison.pk}/query/",
     ]
     too_wide, squeezed, unreachable, broken = {}, {}, {}, {}
-    # A link made of words (a set's name) breaks between its words, not inside one (QA at 390 px:
-    # "Cancellatio|n and refunds"); IDs without spaces may still break anywhere.
+    # A link made of words (a set's name) breaks between its words, not inside one
+    # ("Cancellatio|n and refunds"); IDs without spaces may still break anywhere.
     words_cut = """(() => {
       const cut = [];
       for (const a of document.querySelectorAll('.table td a')) {
@@ -131,9 +131,9 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
         probe.remove();
       }
       return cut;
-    })()"""
+    })()"""  # noqa: E501 (JavaScript run as is: its lines are not Python's)
     # A cell holding a name or an ID (a link, code) keeps room for a few words: long IDs may wrap
-    # anywhere, which once squeezed such columns to one character per line (QA at 390 px).
+    # anywhere, which may squeeze such columns to one character per line at 390 px.
     narrowest_named_cell = (
         "Math.min(Infinity, ...[...document.querySelectorAll('.table td')]"
         ".filter(td => td.querySelector('a, code')).map(td => td.getBoundingClientRect().width))"
@@ -146,9 +146,10 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
         if (cell := page.evaluate(narrowest_named_cell)) < 100:
             squeezed[path] = cell
         # A table that scrolls in its box takes the keyboard focus, or keyboard users cannot
-        # scroll it (axe: scrollable-region-focusable, QA).
+        # scroll it (axe: scrollable-region-focusable).
         if stuck := page.evaluate(
-            "[...document.querySelectorAll('.table')].filter(t => t.scrollWidth > t.clientWidth + 1 && t.tabIndex < 0).length"
+            "[...document.querySelectorAll('.table')].filter(t => t.scrollWidth > t.clientWidth + 1 && "
+            "t.tabIndex < 0).length"
         ):
             unreachable[path] = stuck
         if cut := page.evaluate(words_cut):
@@ -157,8 +158,8 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
     assert not squeezed, squeezed
     assert not unreachable, unreachable
     assert not broken, broken
-    # The narrowest phones and the tablet widths between the phone layout and the desktop one (QA:
-    # the overview's cards at 320 px; the pools, disputes and comparisons lists at 701-850 px).
+    # The narrowest phones and the tablet widths between the phone layout and the desktop one
+    # (the overview's cards at 320 px; the pools, disputes and comparisons lists at 701-850 px).
     for width in (320, 768, 880):
         page.set_viewport_size({"width": width, "height": 800})
         for path in paths:
@@ -168,11 +169,12 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
     assert not too_wide, too_wide
     page.set_viewport_size({"width": 390, "height": 800})
     # ...and a breakdown table keeps a readable document column, in Chinese too, where six number
-    # columns squeezed it to one character per line (QA report).
+    # columns would squeeze it to one character per line.
     page.get_by_role("button", name="中文").click()
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
     narrowest = page.evaluate(
-        "Math.min(...[...document.querySelectorAll('.positions td.doc')].map(td => td.getBoundingClientRect().width))"
+        "Math.min(...[...document.querySelectorAll('.positions td.doc')].map(td => "
+        "td.getBoundingClientRect().width))"
     )
     assert narrowest >= 100, narrowest
 
@@ -180,13 +182,13 @@ def test_no_page_is_wider_than_a_phone(page: Page, live_server: Any, transaction
 def test_an_editors_queue_and_disputes_show_every_column_on_a_phone(
     page: Page, live_server: Any, transactional_db: None
 ) -> None:
-    """QA at 390 px: the queue's "Next in ..." button and the disputes' "Your part" (the final
-    grade) were off screen, inside tables scrolled sideways. There they are cards."""
+    """At 390 px the queue's "Next in ..." button and the disputes' "Your part" (the final grade)
+    would be off screen inside tables scrolled sideways: there they are cards."""
     from annotator.models import Document, GradingSet, Query
 
     build_demo()
-    # A long set name, and IDs too long for any column (QA: the button ran off the card, and at
-    # 1280 px the disputes list grew past the window).
+    # A long set name, and IDs too long for any column: the button stays on the card, and at
+    # 1280 px the disputes list stays within the window.
     long_name = "Cancellation and refunds, the long second round with a rather long name"
     GradingSet.objects.filter(name="Cancellation and refunds").update(name=long_name)
     Query.objects.update(external_id=Concat(F("external_id"), Value("-" + "q" * 120)))
@@ -201,7 +203,8 @@ def test_an_editors_queue_and_disputes_show_every_column_on_a_phone(
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
     # Each value is named on its card, the header row being hidden there.
     labels = page.evaluate(
-        "[...document.querySelectorAll('.table td[data-label]')].map(td => getComputedStyle(td, '::before').content)"
+        "[...document.querySelectorAll('.table td[data-label]')].map(td => getComputedStyle(td, "
+        "'::before').content)"
     )
     assert '"Graded by you"' in labels and '"Waiting for you"' in labels, labels
     page.goto(f"{live_server.url}/p/{DEMO_SLUG}/disputes/")
@@ -220,7 +223,7 @@ def test_an_editors_queue_and_disputes_show_every_column_on_a_phone(
 def test_the_language_switch_changes_nothing_until_it_is_pressed(
     page: Page, live_server: Any, transactional_db: None
 ) -> None:
-    """QA (WCAG 3.2.2): the language menu reloaded the page on a single arrow key."""
+    """WCAG 3.2.2: no language control reloads the page on a single arrow key."""
     build_demo()
     log_in(page, live_server.url, "editor-a", DEMO_PASSWORD)
     switch = page.get_by_role("button", name="中文")
@@ -238,7 +241,7 @@ def test_the_language_switch_changes_nothing_until_it_is_pressed(
 def test_times_are_shown_in_the_browsers_time_zone(
     browser: Any, live_server: Any, transactional_db: None
 ) -> None:
-    """QA: every time was UTC, unlabelled; an editor in Beijing read them 8 hours off."""
+    """Times are shown in the browser's zone and labelled, not in UTC, hours off for Beijing."""
     build_demo()
     context = browser.new_context(locale="en-US", timezone_id="Asia/Shanghai")
     try:

@@ -34,7 +34,7 @@ def evaluate_json(*args: str) -> dict[str, Any]:
 
 
 def csv_report(text: str) -> tuple[dict[str, Any], list[list[str]]]:
-    """The `# section {json}` lines and the table rows after them, as the README says to read them."""
+    """The `# section {json}` lines and the table rows after them, read as evaluation/README.md says."""
     lines = text.splitlines(keepends=True)
     sections: dict[str, Any] = {}
     while lines and lines[0].startswith("#"):
@@ -193,9 +193,9 @@ def test_csv_quotes_every_field_of_a_row_holding_a_hash(tmp_path: Path) -> None:
 def test_run_names_from_odd_file_names_keep_every_report_one_line_per_section_and_utf8(
     tmp_path: Path,
 ) -> None:
-    """QA: a file name holding U+2028 split the CSV's `# systems` line for str.splitlines(); one
-    with a byte that is not UTF-8 put that raw byte into the JSON and CSV reports; one holding a
-    line feed broke the text table's header line."""
+    """A file name holding U+2028 must not split the CSV's `# systems` line for str.splitlines();
+    one with a byte that is not UTF-8 must not put that raw byte into the JSON and CSV reports; one
+    holding a line feed must not break the text table's header line."""
     import os
 
     pool = tmp_path / "pool.txt"
@@ -227,14 +227,14 @@ def test_text_breakdown_writes_out_the_arithmetic() -> None:
 
 
 def test_text_breakdown_columns_line_up_whatever_the_id_length(tmp_path: Path) -> None:
-    """QA: every row's numbers moved with its ID's length; wide (Chinese) characters count twice."""
+    """No row's numbers move with its ID's length; wide (Chinese) characters count twice."""
     (tmp_path / "pool.txt").write_text(
         "q 0 文档一 3\nq 0 a 1\nq 0 very-long-document-id 2\n", encoding="utf-8"
     )
     (tmp_path / "run.txt").write_text("q Q0 a 1 3 s\nq Q0 文档一 2 2 s\nq Q0 x 3 2 s\n", encoding="utf-8")
     text = evaluate(
-        str(tmp_path / "pool.txt"), str(tmp_path / "run.txt"), "--breakdown", "--k", "4", "--unjudged", "zero",
-        "--ties", "expected", "--gain", "exponential",
+        str(tmp_path / "pool.txt"), str(tmp_path / "run.txt"), "--breakdown", "--k", "4",
+        "--unjudged", "zero", "--ties", "expected", "--gain", "exponential",
     )  # fmt: skip
     table = [line for line in text.splitlines() if line.startswith("    ")]
     assert len(table) == 2 + 4 + 3  # two header lines, K ranking rows, the pool's three ideal rows
@@ -261,7 +261,7 @@ def test_bad_input_through_call_command_is_a_command_error_with_status_2() -> No
 
 
 def test_one_run_given_twice_is_refused_as_the_web_form_refuses_it(tmp_path: Path) -> None:
-    """QA: the command compared a file with itself (every delta +0.0000, exit 0); the web refused."""
+    """A file compared with itself gives every delta +0.0000: refused, as the web form does."""
     done = manage(QRELS, RESULTS, str(ORACLE / ".." / "trec_eval" / "results.test"))
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("CommandError: RUN_A and RUN_B are the same file (")
@@ -296,7 +296,7 @@ def test_json_output_ends_with_a_newline() -> None:
             "K may be at most 10000 for it, got 10001",
         ),
         ((QRELS, RESULTS, "--k", "1.5"), "'1.5' is not a whole number written with the digits 0-9"),
-        # int() alone took full-width digits, "+3" and " 3" (QA report), unlike scores in files.
+        # int() alone takes full-width digits, "+3" and " 3", unlike scores in files.
         ((QRELS, RESULTS, "--k", "\uff13"), "'\uff13' is not a whole number written with the digits 0-9"),
         ((QRELS, RESULTS, "--k", "+3"), "'+3' is not a whole number"),
         ((QRELS, RESULTS, "--seed", "1e3"), "argument --seed: '1e3' is not a whole number"),
@@ -340,8 +340,8 @@ def test_csv_breakdown_has_one_row_per_term() -> None:
 
 
 def test_a_csv_with_a_field_over_128_kib_reads_as_in_the_app(tmp_path: Path) -> None:
-    """QA: the csv module's field limit is process-wide and only the app raised it, so `evaluate`
-    refused a run file the app had accepted (a fresh process here, as from the shell)."""
+    """The csv module's field limit is process-wide: `evaluate` raises it too, or it would refuse
+    a run file the app accepts (a fresh process here, as from the shell)."""
     note = "x" * 200_000
     pool = tmp_path / "pool.csv"
     pool.write_text(f"query_id,doc_id,grade,note\nq1,A,3,{note}\nq1,B,1,\n")
@@ -353,7 +353,7 @@ def test_a_csv_with_a_field_over_128_kib_reads_as_in_the_app(tmp_path: Path) -> 
 
 
 def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> None:
-    """QA: `evaluate ... > /dev/full` printed a traceback ending in OSError."""
+    """`evaluate ... > /dev/full` says so in one line, not a traceback ending in OSError."""
 
     class Full(io.StringIO):
         def write(self, text: str) -> int:
@@ -363,7 +363,8 @@ def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> 
         call_command("evaluate", QRELS, RESULTS, *TREC_EVAL, stdout=Full())
     assert caught.value.returncode == 2
     done = subprocess.run(
-        f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc > /dev/full',
+        f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc > '
+        "/dev/full",
         shell=True,
         cwd=ROOT,
         capture_output=True,
@@ -372,7 +373,7 @@ def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> 
     )
     assert done.returncode == 2
     assert done.stderr == "CommandError: cannot write the report: No space left on device\n"
-    closed = subprocess.run(  # QA: stdout closed ended in an AttributeError traceback
+    closed = subprocess.run(  # stdout closed: one error line, not an AttributeError traceback
         f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc >&-',
         shell=True,
         cwd=ROOT,
@@ -385,7 +386,7 @@ def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> 
         2,
         "CommandError: cannot write the report: standard output is closed\n",
     )
-    # Only stderr closed (`2>&-`): the report is out, status 0 (QA: 1, from flushing a closed stderr).
+    # Only stderr closed (`2>&-`): the report is out, status 0, not 1 from flushing a closed stderr.
     quiet = subprocess.run(
         f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc 2>&-',
         shell=True,
@@ -398,7 +399,8 @@ def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> 
     assert quiet.returncode == 0 and "ndcg_cut_10" in quiet.stdout
     # The same through Django's own parser (a Django option sends it there).
     closed = subprocess.run(
-        f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc --traceback >&-',
+        f'"{sys.executable}" manage.py evaluate {QRELS} {RESULTS} --unjudged zero --ties docid-desc '
+        "--traceback >&-",
         shell=True,
         cwd=ROOT,
         capture_output=False,
@@ -413,7 +415,7 @@ def test_a_report_that_cannot_be_written_is_one_error_line_not_a_traceback() -> 
 
 
 def test_a_zip_is_named_as_a_zip_not_as_bad_utf8(tmp_path: Path) -> None:
-    """QA: the app's export zip fed to `evaluate` was "not valid UTF-8: byte 0xfc at column 15"."""
+    """The app's export zip fed to `evaluate` is named a zip, not "not valid UTF-8: byte 0xfc"."""
     import zipfile
 
     archive = tmp_path / "pool-v1-qrels.zip"
@@ -437,7 +439,7 @@ def test_a_zip_is_named_as_a_zip_not_as_bad_utf8(tmp_path: Path) -> None:
     ],
 )
 def test_the_text_breakdown_counts_marks_and_joiners_as_no_column(text: str, columns: int) -> None:
-    """QA: Thai vowel signs (Mn), a variation selector and a zero-width joiner each took a column."""
+    """Thai vowel signs (Mn), a variation selector and a zero-width joiner take no column."""
     from evaluation.reports import _display_width
 
     assert _display_width(text) == columns
@@ -464,12 +466,12 @@ def test_the_shell_command_starts_without_django_and_django_options_go_through_d
     fast = manage_env(QRELS, RESULTS, *TREC_EVAL, "--format", "json", **broken)
     assert fast.returncode == 0, fast.stderr
     assert json.loads(fast.stdout)["counts"]["queries"] == 3
-    # Abbreviated as Django's parser allows (QA: "--trace" and "--verb 1" were refused).
+    # Abbreviated as Django's parser allows ("--trace", "--verb 1").
     for django_option in ("--traceback", "-v2", "--verbosity=2", "--trace", "--verb=1", "--no-col"):
         slow = manage_env(QRELS, RESULTS, *TREC_EVAL, django_option, **broken)
         assert slow.returncode != 0
         assert "no_such_settings_module" in slow.stderr
-    # The shell command's help lists Django's options too (QA: they were missing).
+    # The shell command's help lists Django's options too.
     helped = manage_env("--help", **broken)
     assert helped.returncode == 0 and "--traceback" in helped.stdout and "--grade-map" in helped.stdout
 

@@ -11,8 +11,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotator.documents.readers import ImportFileError, decode_upload, detect_format, unwritable_ids_warning
+from annotator.documents.readers import ImportFileError, decode_upload, unwritable_ids_warning
 from annotator.models import Project
+from evaluation.formats.registry import FORMATS, detect_format, names
 
 
 def counted(n: int, singular: str, plural: str) -> str:
@@ -78,15 +79,15 @@ class RecordImportCommand(BaseCommand):
         add_project_argument(parser)
         parser.add_argument("file", help="CSV or JSONL file ('-' reads standard input; then give --format)")
         parser.add_argument(
-            "--format", choices=["csv", "jsonl"], default="", help="default: from the file name"
+            "--format", choices=names("records"), default="", help="default: from the file name"
         )
         parser.add_argument("--dry-run", action="store_true", help="validate and count, then roll back")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = get_project(options["project"])
         path = options["file"]
-        fmt = detect_format(path, options["format"])
-        if fmt not in ("csv", "jsonl"):
+        fmt = detect_format(path, options["format"], kind="records")
+        if not FORMATS[fmt].records:
             try:
                 decode_upload(
                     read_bytes(path)
@@ -114,7 +115,7 @@ class RecordImportCommand(BaseCommand):
         prefix = "Dry run (nothing stored): " if options["dry_run"] else ""
         self.stdout.write(
             self.style.SUCCESS(
-                f"{prefix}created {summary.created}, updated {summary.updated}, unchanged {summary.unchanged}; "
-                f"{summary.stale_grades} grades in open sets flagged for re-checking."
+                f"{prefix}created {summary.created}, updated {summary.updated}, unchanged "
+                f"{summary.unchanged}; {summary.stale_grades} grades in open sets flagged for re-checking."
             )
         )

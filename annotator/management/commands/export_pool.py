@@ -1,9 +1,6 @@
-"""`manage.py export_pool PROJECT POOL [--number N] [--format qrels|csv|jsonl] [--output PATH]`.
+"""`manage.py export_pool`: a frozen pool version and its manifest, as the web page's download.
 
-Writes a frozen pool version as TREC qrels, CSV or JSONL with its manifest. Without --output the
-data goes to stdout; with --output FILE the manifest goes beside it as FILE.manifest.json, and
---output NAME.zip writes both into one zip (what the web page's download gives). Exit status 2 and
-a one-line error for bad input.
+Bad input is one error line and exit status 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -38,7 +35,10 @@ class Command(BaseCommand):
         parser.add_argument("--number", type=int, help="version number (default: the newest)")
         parser.add_argument(
             "--format",
-            help=f"one of {', '.join(EXPORT_FORMATS)} (default: from the --output name, .csv or .jsonl; else qrels)",
+            help=(
+                f"one of {', '.join(EXPORT_FORMATS)} "
+                "(default: from the --output name, .csv or .jsonl; else qrels)"
+            ),
         )
         parser.add_argument("--output", help="file to write (NAME.zip: data + manifest.json); default stdout")
 

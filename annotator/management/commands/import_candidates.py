@@ -1,9 +1,6 @@
-"""`manage.py import_candidates PROJECT SET RUN [RUN ...] --depth K`: pool a grading set's candidates.
+"""`manage.py import_candidates`: pool a grading set's candidates from run files.
 
-Each run file (TREC `qid Q0 docno rank score tag`, or CSV/JSONL with query_id, doc_id and score
-or rank) contributes its top K documents per query, plus any tied on score with the K-th; the
-set gets the union, each candidate recording which runs pooled it at which position. Without
---depth every listed pair is added (a plain list of pairs). All or nothing.
+All or nothing: the union of each run's top K, every candidate recording which runs pooled it.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from annotator.documents.readers import ImportFileError, detect_format, pool_top_k, read_run
+from annotator.documents.readers import ImportFileError, pool_top_k, read_run
 from annotator.grading.services import GradingError, candidates_add
 from annotator.management.commands._grading_import import (
     add_project_argument,
@@ -25,6 +22,7 @@ from annotator.management.commands._grading_import import (
 )
 from annotator.models import GradingSet
 from annotator.web.converters import parse_id
+from evaluation.formats.registry import detect_format, pooled_names
 
 
 class Command(BaseCommand):
@@ -36,7 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", help="run files: TREC, .csv or .jsonl")
         parser.add_argument("--depth", type=int, default=None, help="pool each run's top K per query")
         parser.add_argument(
-            "--format", choices=["trec", "csv", "jsonl"], default="", help="default: from the file name"
+            "--format", choices=pooled_names(), default="", help="default: from the file name"
         )
         parser.add_argument(
             "--create", action="store_true", help="create the grading set if it does not exist"
@@ -58,7 +56,7 @@ class Command(BaseCommand):
             raise bad_input(f"A grading set name has at most {limit} characters; this one has {len(name)}.")
         runs = []
         for path in options["files"]:
-            fmt = detect_format(path, options["format"])
+            fmt = detect_format(path, options["format"], kind="run")
             try:
                 rows = read_run(read_bytes(path), fmt, default_name=path.rsplit("/", 1)[-1])
             except ImportFileError as error:
@@ -77,7 +75,7 @@ class Command(BaseCommand):
             raise file_error(", ".join(options["files"]), error) from None
         except GradingError as error:
             raise bad_input(str(error)) from None
-        if created:  # said once it is so: a refused import leaves no set (QA: "Created" before a failure)
+        if created:  # said once it is so: a refused import leaves no set
             self.stderr.write(f"Created grading set {name!r}.")
         self.stdout.write(
             self.style.SUCCESS(

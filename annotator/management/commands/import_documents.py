@@ -1,7 +1,6 @@
 """`manage.py import_documents PROJECT FILE`: documents from CSV or JSONL, all or nothing.
 
-Columns / keys: doc_id and body (required), title, url, unit (document, page or chunk). A
-re-import stores changed documents as a new version and flags their grades in open sets for
+A re-import stores changed documents as a new version and flags their grades in open sets for
 re-checking; unchanged documents are left alone.
 """
 

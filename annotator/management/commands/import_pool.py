@@ -1,8 +1,6 @@
-"""`manage.py import_pool PROJECT FILE --pool NAME --by USERNAME [--format ...] [--grade-map=-1:0,4:3]`.
+"""`manage.py import_pool`: a judgments file as the next frozen version of a pool, source `imported`.
 
-Imports a TREC qrels / CSV / JSONL file as the next frozen version of pool NAME (created if it
-does not exist), source `imported`, keeping the file name and its SHA-256. All or nothing; the
-first bad line stops it with exit status 2 and a one-line error naming the line.
+All or nothing: the first bad line stops it with exit status 2 and a one-line error naming it.
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ def test_kappa_says_not_enough_data_for_fewer_than_two_items_or_a_constant_edito
     assert cohen_kappa_quadratic([2], [3]).reason == TOO_FEW_ITEMS
     # scikit-learn answers 0.0 here although the editors agree on 2 of 3 items: misleading.
     assert cohen_kappa_score([2, 2, 2], [2, 2, 3], labels=[0, 1, 2, 3], weights="quadratic") == 0.0
-    # QA: the page then said "every grade involved is the same", which the 3 contradicts.
+    # Not "every grade involved is the same", which the 3 contradicts.
     assert cohen_kappa_quadratic([2, 2, 2], [2, 2, 3]) == agreement.Figure(
         None, 3, agreement.ONE_GRADE_EDITOR
     )
@@ -250,7 +250,10 @@ def test_a_grade_that_is_not_an_integer_0_to_3_is_refused(bad: object) -> None:
 
 
 def test_the_agreement_module_imports_without_django() -> None:
-    code = "import sys, annotator.disputes.agreement; assert not [m for m in sys.modules if m.startswith('django')]"
+    code = (
+        "import sys, annotator.disputes.agreement; "
+        "assert not [m for m in sys.modules if m.startswith('django')]"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
 
@@ -267,7 +270,7 @@ def test_kappa_on_a_long_sample_matches_scikit_learn() -> None:
 
 
 def test_alpha_of_one_pair_is_not_a_number_though_the_package_says_zero() -> None:
-    """QA: one pair graded 1 and 2 showed alpha 0.000 ("chance agreement") from no evidence."""
+    """One pair graded 1 and 2 must not show alpha 0.000 ("chance agreement") from no evidence."""
     one = {1: {"a": 1, "b": 2}, 2: {"a": 3}}
     raw = krippendorff.alpha(
         reliability_data=[[1, 3], [2, np.nan]], level_of_measurement="ordinal", value_domain=[0, 1, 2, 3]

@@ -120,7 +120,7 @@ def test_a_reviewer_who_graded_a_pair_still_blind_to_them_finds_it_left_out_of_e
     cast: Cast, client: Client
 ) -> None:
     """Rita graded q1/B (2) after ed (2) and eve (3) disputed it; the dispute is not revealed. The
-    ed-rita confusion matrix and the severity counts gave her the others' grades (QA report)."""
+    ed-rita confusion matrix and the severity counts must not give her the others' grades."""
     grading_set = build(cast)
     client.force_login(cast.reviewer)
     response = client.get(reverse("agreement_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}))
@@ -206,7 +206,7 @@ def test_a_pair_still_being_graded_is_left_out_for_everyone(cast: Cast, client: 
 
 
 def test_a_continued_set_says_its_copied_pairs_are_left_out(cast: Cast, client: Client) -> None:
-    """QA: the index counted a continued set's pairs, its page measured fewer, and said nothing."""
+    """The index counts a continued set's pairs and its page measures fewer: the page says why."""
     from annotator.pools.services import grading_set_create_from_version, pool_freeze
     from tests.annotator.pools import factories
 
@@ -235,8 +235,8 @@ def closed_three_editor_set(cast: Cast) -> tuple[Candidate, Candidate]:
 
 
 def test_a_closed_sets_unfinished_pairs_count_except_for_who_graded_them(cast: Cast, client: Client) -> None:
-    """QA: a set frozen with pairs left unfinished kept calling them "still being graded", and
-    left their grades out of the figures for good."""
+    """A set frozen with pairs left unfinished does not call them "still being graded", and counts
+    their grades in the figures."""
     unfinished, mine = closed_three_editor_set(cast)
     client.force_login(cast.owner)  # graded nothing here
     response = client.get(
@@ -254,7 +254,7 @@ def test_a_closed_sets_unfinished_pairs_count_except_for_who_graded_them(cast: C
     assert {frozenset((p["a"], p["b"])) for p in response.context["pairs"]} == {frozenset(("ed", "eve"))}
     html = response.content.decode()
     assert "the set was closed before it was settled or its dispute revealed" in html
-    # Her own is not also said to be counted (QA: both notes named the same pairs).
+    # Her own is not also said to be counted: no pair is named by both notes.
     assert response.context["unfinished_count"] == 1
     assert "1 pair was left unfinished when this set was closed" in html
 
@@ -262,8 +262,8 @@ def test_a_closed_sets_unfinished_pairs_count_except_for_who_graded_them(cast: C
 def test_only_graded_pairs_are_said_to_be_left_out_and_the_empty_state_says_why(
     cast: Cast, client: Client
 ) -> None:
-    """QA: a set with nothing graded said "3 pairs still being graded are left out", and a set
-    whose grades were all held back said "No grades in this set yet"."""
+    """A set with nothing graded does not say "3 pairs still being graded are left out", nor a set
+    whose grades are all held back "No grades in this set yet"."""
     for document in "ABC":
         make_pair(cast.alpha, query="q7", document=document, set_name="Nothing graded")
     nothing = GradingSet.objects.get(name="Nothing graded")

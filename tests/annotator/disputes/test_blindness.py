@@ -74,7 +74,7 @@ def test_an_editor_sees_only_their_own_side_until_every_reason_is_in(cast: Cast,
 
 def test_the_list_order_tells_an_editor_nothing_of_hidden_severities(cast: Cast, client: Client) -> None:
     """Ordered by severity, a newer dispute listed above an older one would say its hidden
-    severity is the larger: the other editor's grade is further from Ed's (QA report)."""
+    severity is the larger: the other editor's grade is further from Ed's."""
     near = disputed_pair(cast.alpha, cast.editor, cast.editor2, (2, 3), document="NEAR")  # severity 1, older
     far = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 3), document="FAR")  # severity 3, newer
     assert (near.severity, far.severity) == (1, 3) and near.opened_at <= far.opened_at
@@ -126,8 +126,8 @@ def test_an_editor_outside_the_dispute_cannot_open_it_and_does_not_see_it_listed
 def test_an_editor_who_did_not_grade_a_pair_never_sees_its_grades_even_once_settled(
     cast: Cast, client: Client
 ) -> None:
-    """They may have the same query and document to grade in another set (QA: a settled pair's
-    timeline showed both grades, both reasons and the final grade to every editor)."""
+    """They may have the same query and document to grade in another set, so a settled pair's
+    timeline shows its grades, reasons and final grade to no other editor."""
     from annotator.models import FinalGrade
 
     outsider_editor = make_user("ivy")

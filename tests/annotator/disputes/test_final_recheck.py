@@ -1,7 +1,7 @@
 """A reviewer re-checks a settled pair whose grades went stale (final_grade_recheck and its pages).
 
-Its editors cannot re-grade a settled pair, so before this a changed document, query or criteria
-left the pair flagged for good: the editor's "to re-check" row could never clear (QA).
+Its editors cannot re-grade a settled pair, so without it a changed document, query or criteria
+would leave the pair flagged for good: the editor's "to re-check" row could never clear.
 """
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ def test_a_changed_document_puts_a_settled_pair_on_the_reviewers_list_not_the_ed
 
 
 def test_the_list_holds_pairs_with_a_stale_grade_or_a_stale_final_grade_once_each(cast: Cast) -> None:
-    """Scale QA: the count ran an EXISTS per settled pair (4 s of the overview's 4.4 s at 448,000
-    settled pairs, SQLite); it now reads the few marked rows through two partial indexes."""
+    """An EXISTS per settled pair is slow at hundreds of thousands of pairs: the count reads the
+    few marked rows through two partial indexes."""
     from django.db import connection
 
     by_grade, by_final, both, fresh = (settled(cast, document=d) for d in "BCDE")
@@ -443,7 +443,7 @@ def test_criteria_shown_are_the_current_ones(cast: Cast, client: Client) -> None
 def test_a_missing_or_mangled_digest_is_refused_like_an_outdated_page(
     cast: Cast, client: Client, seen: str | None
 ) -> None:
-    """QA: a missing or over-long value showed Django's "(Hidden field seen) This field is required"."""
+    """A missing or over-long value is refused as outdated, not with Django's "(Hidden field seen)"."""
     candidate = settled(cast)
     change_document(candidate)
     client.force_login(cast.reviewer)
@@ -542,8 +542,8 @@ def test_a_changed_final_grade_shows_its_note_once(cast: Cast, client: Client) -
 
 
 def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: Cast, client: Client) -> None:
-    """QA: a pair settled by discussion (one editor revised 1 -> 0) showed "Editor 2: 1" and none
-    of the dispute's reasons, so it read as a disagreement nobody had settled."""
+    """A pair settled by discussion (one editor revised 1 -> 0) shows the revision and the dispute's
+    reasons, or it would read as a disagreement nobody had settled."""
     from annotator.disputes.services import dispute_give_reason, dispute_revise
     from tests.annotator.disputes.factories import disputed_pair
 
@@ -565,7 +565,7 @@ def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: 
 
 
 def test_a_dispute_reason_equal_to_the_grades_reason_is_shown_once(cast: Cast, client: Client) -> None:
-    """QA: the reason given with the grade and the same text given in the dispute read twice."""
+    """The reason given with the grade and the same text given in the dispute show once."""
     from annotator.disputes.services import dispute_give_reason, dispute_revise
     from tests.annotator.disputes.factories import disputed_pair
 

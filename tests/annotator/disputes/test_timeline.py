@@ -171,7 +171,7 @@ def test_undoing_a_change_says_which_grade_is_back_instead_of_a_withdrawal(
 def test_an_editors_re_check_says_whether_it_changed_the_grade_and_from_what(
     cast: Cast, client: Client
 ) -> None:
-    """QA: "editor-c re-checked the grade: 1." hid that the grade had been 2."""
+    """A re-check that changed the grade says what it was: not "editor-c re-checked the grade: 1."."""
     from annotator.models import StaleReason
 
     pair = make_pair(cast.alpha, document="R")
@@ -192,7 +192,7 @@ def test_an_editors_re_check_says_whether_it_changed_the_grade_and_from_what(
 def test_a_closed_sets_unfinished_pair_is_shown_to_a_reviewer_and_stays_blind_for_its_editors(
     cast: Cast, client: Client
 ) -> None:
-    """QA: a pair left unfinished when its set was frozen said "still being graded" for good."""
+    """A pair left unfinished when its set was frozen does not say "still being graded" for good."""
     from annotator.models import GradingSet
 
     pair = make_pair(cast.alpha, required=3)

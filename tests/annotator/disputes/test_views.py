@@ -63,7 +63,7 @@ def test_an_editor_of_the_dispute_gives_a_reason_without_javascript(cast: Cast, 
 def test_the_reason_from_the_grading_page_is_offered_and_the_page_says_it_is_not_given_yet(
     cast: Cast, client: Client
 ) -> None:
-    """QA: the box held the grading page's reason, and the page read as if it had been given."""
+    """The box holds the grading page's reason, so the page must not read as if it were given."""
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
     Grade.objects.filter(candidate=dispute.candidate, editor=cast.editor).update(reason="No deadline given")
     client.force_login(cast.editor)
@@ -360,7 +360,7 @@ def test_settling_a_dispute_the_editors_have_not_finished_explains_why(cast: Cas
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2)
     client.force_login(cast.reviewer)
     response = client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "2"})
-    assert response.status_code == 409  # refused: a 200 read as success to clients without htmx (QA)
+    assert response.status_code == 409  # refused: a 200 reads as success to clients without htmx
     assert "not waiting for a reviewer yet" in response.content.decode()
     assert not FinalGrade.objects.filter(candidate=dispute.candidate).exists()
 
@@ -390,8 +390,8 @@ def test_the_revision_and_settle_radios_carry_the_criteria_text_of_their_grade(
 def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(
     cast: Cast, client: Client
 ) -> None:
-    """QA: disputes of pairs left out when their set was frozen could still be revised and settled,
-    and the decision went into no pool version."""
+    """A dispute of a pair left out when its set was frozen cannot be revised or settled: the
+    decision would go into no pool version."""
     from annotator.disputes.services import DisputeError, dispute_revise
     from annotator.models import Dispute
     from annotator.pools.services import pool_freeze
@@ -415,7 +415,7 @@ def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(
     client.force_login(cast.reviewer)
     listing = client.get(url("dispute_list")).content.decode()
     assert listing.count("left out when its set was frozen") == 2
-    # Nobody is asked to act on them in the list either (QA: "Give your reason." / "Review").
+    # Nobody is asked to act on them in the list either ("Give your reason." / "Review").
     assert ">Review<" not in listing and listing.count("Nothing to do: this dispute stays as it is.") == 0
     client.force_login(cast.editor)
     mine = client.get(url("dispute_list")).content.decode()
@@ -457,7 +457,7 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     assert "Waiting for someone who left" in queue and url("dispute_review", dispute_id=waiting.pk) in queue
     page = client.get(url("dispute_review", dispute_id=waiting.pk)).content.decode()
     assert "Waiting for someone who left" in page and cast.editor2.get_username() in page
-    # The dispute's own page says so too, with the way to the review page (QA: only "Revealed").
+    # The dispute's own page says so too, with the way to the review page, not only "Revealed".
     detail = client.get(url("dispute_detail", dispute_id=waiting.pk)).content.decode()
     assert (
         f"This dispute waits for {cast.editor2.get_username()}, who can no longer take their step" in detail
@@ -471,7 +471,7 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
     assert Dispute.objects.get(pk=waiting.pk).status == DisputeStatus.IN_REVIEW
     assert Dispute.objects.get(pk=waiting.pk).escalated_by == cast.reviewer
     assert "Waiting for someone who left" not in client.get(url("dispute_queue")).content.decode()
-    # Sent again (a second reviewer, or a second tab): said as it is (QA: "it stays with them").
+    # Sent again (a second reviewer, or a second tab): said as it is, not "it stays with them".
     client.force_login(cast.owner)
     again = html.unescape(client.post(hand_over, follow=True).content.decode())
     assert (
@@ -493,9 +493,8 @@ def test_a_dispute_waiting_for_a_deactivated_editor_can_be_sent_to_review(cast: 
 def test_a_dispute_goes_to_review_without_an_editor_who_left_only_after_the_others_steps(
     cast: Cast, client: Client
 ) -> None:
-    """QA: with one editor deactivated, "Send to review" skipped the other's reason: they saw the
-    departed editor's grade without having written their basis, and were then told "every reason
-    is already in"."""
+    """With one editor deactivated, "Send to review" waits for the other's reason: otherwise they
+    would see the departed editor's grade before writing their basis."""
     third = get_user_model().objects.create_user("editor-3", password="x")
     Membership.objects.create(project=cast.alpha, user=third, role=Role.EDITOR)
     waiting = disputed_pair(cast.alpha, third, cast.editor2, (0, 2))
@@ -521,7 +520,7 @@ def test_a_dispute_goes_to_review_without_an_editor_who_left_only_after_the_othe
     saved = client.post(
         url("dispute_reason", dispute_id=waiting.pk), {"reason": "Answers the question."}, follow=True
     )
-    # What happened, not "the other grades stay hidden" above a page showing them (QA).
+    # What happened, not "the other grades stay hidden" above a page showing them.
     assert "the dispute goes to a reviewer with the grades and reasons on record" in html.unescape(
         saved.content.decode()
     )
@@ -539,7 +538,7 @@ def test_a_dispute_goes_to_review_without_an_editor_who_left_only_after_the_othe
 def test_with_names_hidden_the_pair_timeline_numbers_the_editors_as_the_review_page(
     cast: Cast, client: Client
 ) -> None:
-    """QA: "Hide names" held on the review page, but its pair's timeline named every editor."""
+    """ "Hide names" holds on the review page and on its pair's timeline."""
     dispute = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
     client.force_login(cast.reviewer)
     timeline = url("pair_timeline", candidate_id=dispute.candidate_id)
@@ -563,8 +562,8 @@ def test_with_names_hidden_the_pair_timeline_numbers_the_editors_as_the_review_p
 
 
 def test_with_names_hidden_the_dispute_page_numbers_the_editors_too(cast: Cast, client: Client) -> None:
-    """QA: "Hide names" held on the review page and the timeline, but its link "The dispute" named
-    every editor next to their grade and reason. Its editors still see each other's names."""
+    """ "Hide names" holds on the review page, the timeline and the page its link "The dispute"
+    opens. Its editors still see each other's names."""
     dispute = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
     client.force_login(cast.reviewer)
     page = url("dispute_detail", dispute_id=dispute.pk)
@@ -580,7 +579,7 @@ def test_with_names_hidden_the_dispute_page_numbers_the_editors_too(cast: Cast, 
 
 
 def test_the_review_page_says_why_a_grade_needs_re_checking_in_words(cast: Cast, client: Client) -> None:
-    """QA: it printed the stored code ("criteria") after "This grade is marked for re-check."."""
+    """Words, not the stored code ("criteria"), after "This grade is marked for re-check."."""
     from django.conf import settings
 
     dispute = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
@@ -589,8 +588,8 @@ def test_the_review_page_says_why_a_grade_needs_re_checking_in_words(cast: Cast,
     html = client.get(url("dispute_review", dispute_id=dispute.pk)).content.decode()
     assert (
         html.count(
-            "This grade is marked for re-check. The criteria changed meaningfully since this grade was given. "
-            "The document changed since this grade was given.</p>"
+            "This grade is marked for re-check. The criteria changed meaningfully since this grade was "
+            "given. The document changed since this grade was given.</p>"
         )
         == 2
     )
@@ -602,7 +601,7 @@ def test_the_review_page_says_why_a_grade_needs_re_checking_in_words(cast: Cast,
 
 
 def test_with_names_hidden_the_departed_editor_is_named_by_their_column(cast: Cast, client: Client) -> None:
-    """QA: "Hide names" showed "Editor 1 / Editor 2", and the notice below named the account."""
+    """With "Hide names" the notice below names "Editor N", as the columns do, not the account."""
     third = get_user_model().objects.create_user("editor-3", password="x")
     Membership.objects.create(project=cast.alpha, user=third, role=Role.EDITOR)
     waiting = disputed_pair(cast.alpha, cast.editor2, third, (2, 0))
@@ -619,8 +618,8 @@ def test_with_names_hidden_the_departed_editor_is_named_by_their_column(cast: Ca
 
 
 def test_an_over_long_settle_note_is_one_error_not_also_a_missing_note() -> None:
-    """QA (on the re-check form, which shares the rule): a note refused for its length was also
-    reported missing."""
+    """A note refused for its length is not also reported missing (the re-check form shares the
+    rule)."""
     from annotator.disputes.forms import SettleForm
 
     form = SettleForm({"grade": "0", "note": "x" * 5001}, on_record={2, 3})
@@ -635,8 +634,7 @@ def test_an_over_long_settle_note_is_one_error_not_also_a_missing_note() -> None
 def test_the_dispute_and_review_pages_say_the_query_changed_since_it_was_graded(
     cast: Cast, client: Client
 ) -> None:
-    """QA: after a query's text changed, the dispute page showed the new text without a word,
-    while the editor's re-check list said it had changed."""
+    """After a query's text changes, the dispute page says so, as the editor's re-check list does."""
     from annotator.documents.readers import QueryRecord
     from annotator.documents.services import queries_import
 
@@ -660,8 +658,8 @@ def test_the_dispute_and_review_pages_say_the_query_changed_since_it_was_graded(
 def test_a_frozen_pairs_dispute_page_says_the_query_changed_since_from_its_judgments_fingerprint(
     cast: Cast, client: Client
 ) -> None:
-    """QA: imports mark the grades of open sets only, so a frozen set's dispute page showed the
-    new query text without a word; the frozen judgment's fingerprint tells."""
+    """Imports mark the grades of open sets only, so a frozen set's dispute page learns of a query
+    change from the frozen judgment's fingerprint."""
     from annotator.documents.readers import QueryRecord
     from annotator.documents.services import queries_import
     from annotator.pools.services import pool_freeze

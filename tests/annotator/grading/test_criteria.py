@@ -57,8 +57,8 @@ def test_criteria_of_another_project_are_untouched(cast: Cast) -> None:
 def test_the_default_criteria_are_written_in_both_languages_whoever_opens_the_project_first(
     cast: Cast,
 ) -> None:
-    """Version 1 was stored in the language of the first request: English criteria for the Chinese
-    editors, or the other way round (QA report)."""
+    """Version 1 is not stored in the language of the first request, which would give English
+    criteria to the Chinese editors, or the other way round."""
     from django.utils import translation
 
     from annotator.models import CriteriaVersion
@@ -76,8 +76,8 @@ def test_the_default_criteria_are_written_in_both_languages_whoever_opens_the_pr
 
 
 def test_an_edit_started_on_an_older_version_is_refused_not_published_over_the_newer_one(cast: Cast) -> None:
-    """QA: a second tab still showing version 1 published 'wording only' over a meaning-changing
-    version 2, undoing it while the history said the grades stand."""
+    """A second tab still showing version 1 must not publish 'wording only' over a meaning-changing
+    version 2, undoing it while the history says the grades stand."""
     import pytest
 
     from annotator.grading.services import CriteriaOutdated
@@ -107,8 +107,8 @@ def test_an_edit_started_on_an_older_version_is_refused_not_published_over_the_n
 def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_undoes_nothing(
     cast: Cast,
 ) -> None:
-    """QA: after the refusal the form quietly stood on version 2 with version 1's text in the other
-    levels, and the second click published over version 2, undoing it."""
+    """After the refusal the form merges onto version 2 and shows what both changed, so a second
+    click does not publish version 1's text over version 2."""
     import html as html_module
     import re
 
@@ -148,7 +148,7 @@ def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_
     assert "Tab 1&#x27;s level 3." in html and "Tab 2&#x27;s level 2." in html
     # Level 0: both changed it: tab 2's text stays, tab 1's is shown beside it.
     assert "Version 2 changed this level too; it says: “Tab 1&#x27;s level 0.”" in html
-    # Through htmx the page's "Current" card and history come along (QA: they still said version 1).
+    # Through htmx the page's "Current" card and history come along too.
     fragment = client.post(publish, tab2, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in fragment and 'id="criteria-form"' in fragment
     assert (
@@ -169,8 +169,8 @@ def test_a_stale_tabs_edit_is_merged_with_the_newer_version_so_publishing_again_
         "Tab 2's level 2.",
         "Tab 2's level 0.",
     )
-    # A made-up version number merges onto the newest as it is, without a 500, and says so (QA:
-    # "version 3 was published after this page showed version 99").
+    # A made-up version number merges onto the newest as it is, without a 500, and says so, not
+    # "version 3 was published after this page showed version 99".
     response = client.post(publish, {**merged, "level_1": "Another.", "based_on": "99"})
     html = html_module.unescape(response.content.decode())
     assert response.status_code == 200 and "The form named criteria version 99, which does not exist." in html

@@ -86,8 +86,8 @@ def test_two_different_grades_open_a_dispute_and_lock_the_pair(cast: Cast) -> No
 
 
 def test_an_editor_who_never_graded_a_pair_is_not_told_whether_the_others_agreed(cast: Cast) -> None:
-    """QA: a third editor's save (a stale page, or a plain POST) was refused with "settled" for
-    one pair and "in dispute" for another: how the other editors graded, leaked to a blind editor."""
+    """A third editor's save (a stale page, or a plain POST) is refused alike, not "settled" for one
+    pair and "in dispute" for another, which would leak how the others graded to a blind editor."""
     agreed, split = make_pairs(cast.alpha, "AB", required=2)
     for candidate, (first, second) in ((agreed, (3, 3)), (split, (3, 0))):
         grade_submit(candidate=candidate, editor=cast.editor, value=first)
@@ -131,8 +131,8 @@ def test_regrading_a_stale_grade_clears_the_flag_and_is_logged_as_a_recheck(cast
 
 
 def test_a_pair_waits_for_a_stale_grade_to_be_rechecked_before_it_settles_or_disputes(cast: Cast) -> None:
-    """A grade given on the old text (or criteria) was compared with one on the new: disputes
-    opened between grades of different things, and equal ones settled (QA report)."""
+    """A grade given on the old text (or criteria) compared with one on the new would open disputes
+    between grades of different things, and settle equal ones."""
     (candidate, other) = make_pairs(cast.alpha, "AB", required=2)
     grade_submit(candidate=candidate, editor=cast.editor2, value=1)
     grade_submit(candidate=other, editor=cast.editor2, value=2)
@@ -148,8 +148,8 @@ def test_a_pair_waits_for_a_stale_grade_to_be_rechecked_before_it_settles_or_dis
 
 
 def test_a_pair_with_all_its_grades_refuses_a_further_editor_while_one_awaits_its_recheck(cast: Cast) -> None:
-    """QA: the page said "already has all the grades it needs" but a POST was saved, and the
-    re-check then opened a three-editor dispute with the reviewer as a disputant."""
+    """As the page says "already has all the grades it needs", a POST is refused too: the re-check
+    would open a three-editor dispute with the reviewer as a disputant."""
     (candidate,) = make_pairs(cast.alpha, "A", required=2)
     grade_submit(candidate=candidate, editor=cast.editor2, value=1)
     Grade.objects.update(stale=True, stale_reason="document")

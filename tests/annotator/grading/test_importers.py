@@ -16,13 +16,13 @@ from django.utils import translation
 from annotator.documents.readers import (
     MAX_ERRORS,
     ImportFileError,
-    detect_format,
     pool_top_k,
     read_documents,
     read_queries,
     read_run,
 )
 from evaluation.formats import write_run
+from evaluation.formats.registry import detect_format
 from evaluation.metrics import Run
 from evaluation.metrics.ndcg import ranked_indices
 
@@ -40,7 +40,10 @@ def problems(call: Callable[[], object]) -> list[str]:
 
 
 def test_documents_csv_with_quoted_multiline_bodies_are_read_with_every_field() -> None:
-    data = 'doc_id,title,body,url,unit\nA,Change phone,"Line one\nline two, with comma",https://example.com/a,page\nB,,Body B,,\n'
+    data = (
+        'doc_id,title,body,url,unit\nA,Change phone,"Line one\nline two, with comma",https://example.com/a,page\n'
+        "B,,Body B,,\n"
+    )
     a, b = read_documents(data.encode(), "csv")
     assert (a.external_id, a.title, a.body, a.url, a.unit, a.line) == (
         "A",
@@ -85,7 +88,7 @@ def test_a_duplicate_id_names_both_lines() -> None:
         (b"doc_id,body,body\nA,x,y\n", "this column appears twice"),
         (b"doc_id,body\nA,x,extra\n", "Line 2: this row has 3 fields but the header has 2"),
         (b"doc_id,body\n A,x\n", "Line 2, field “doc_id”, value “ A”: must not start or end with spaces"),
-        # Quoted as the file writes them, not lowercased (QA): a header line that is data.
+        # Quoted as the file writes them, not lowercased: a header line that is data.
         (b"X1,body,t\nX2,body2,t\n", "field “header”, value “X1”: unknown column"),
         (b"X1,body,t\nX2,body2,t\n", "value “X1, body, t”: the required column “doc_id” is missing"),
         (b"Doc_ID,Body,Body\nA,x,y\n", "field “header”, value “Body”: this column appears twice"),
@@ -93,10 +96,11 @@ def test_a_duplicate_id_names_both_lines() -> None:
             b"doc_id,body,url\nA,x,javascript:alert(1)\n",
             "field “url”, value “javascript:alert(1)”: is not an http(s) URL",
         ),
-        # QA: a host without a domain was refused as if the scheme were wrong.
+        # A host without a domain is accepted, not refused as if the scheme were wrong.
         (
             b"doc_id,body,url\nA,x,https://x/d1\n",
-            "value “https://x/d1”: is not an http(s) URL with a host name (a domain like https://help.example.com/a/1, localhost or an IP address)",
+            "value “https://x/d1”: is not an http(s) URL with a host name (a domain like "
+            "https://help.example.com/a/1, localhost or an IP address)",
         ),
         (
             b"doc_id,body,unit\nA,x,paragraph\n",
@@ -120,7 +124,7 @@ def test_csv_problems_are_named_precisely(header_and_row: bytes, expected: str) 
 
 
 def test_a_field_over_the_csv_limit_is_refused_in_the_readers_language_with_the_limit() -> None:
-    """QA: the csv module's English "field larger than field limit (16777216)" showed in zh-Hans."""
+    """Not the csv module's English "field larger than field limit (16777216)" on a zh-Hans page."""
     from django.utils import translation
 
     data = b"doc_id,body\nH1," + b"y" * (16 * 1024 * 1024 + 1) + b"\n"
@@ -150,7 +154,7 @@ def test_a_field_over_the_csv_limit_is_refused_in_the_readers_language_with_the_
             '{"doc_id": "A", "body": "x", "doc_id": "B"}',
             'Line 1, field “doc_id”, value “"A", "B"”: this key appears twice',
         ),
-        # A number would be stored as Python writes it back (1e2 as "100.0"), not as typed (QA).
+        # A number would be stored as Python writes it back (1e2 as "100.0"), not as typed.
         ('{"doc_id": "A", "body": 1e2}', "field “body”, value “1e2”: must be text in quotes, not a number."),
         ('{"doc_id": "A", "body": "x", "title": 7}', "field “title”, value “7”: must be text in quotes"),
     ],
@@ -162,7 +166,7 @@ def test_jsonl_problems_are_named_precisely(line: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "char",
-    # Invisible ones too (QA: "d1" + U+200B looked like d1 everywhere): zero-width space and joiner,
+    # Invisible ones too ("d1" + U+200B looks like d1 everywhere): zero-width space and joiner,
     # soft hyphen, right-to-left override, isolates, word joiner.
     [
         "\x01",
@@ -181,8 +185,8 @@ def test_jsonl_problems_are_named_precisely(line: str, expected: str) -> None:
     ],
 )
 def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
-    """QA: a document ID with NEL, U+2028 or a BOM imported, froze, and then the version's own
-    exports could not be imported back. Documents, queries and candidates take the readers' rule."""
+    """A document ID with NEL, U+2028 or a BOM, once imported and frozen, would make the version's
+    own exports fail to import back. Documents, queries and candidates take the readers' rule."""
     from evaluation.formats.common import bad_id_chars
 
     assert bad_id_chars(char)  # the pool readers' rule, which the imports must not be looser than
@@ -196,7 +200,7 @@ def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
         (message,) = problems(call)
         assert message.startswith(f"Line 1, field “{field}”, value “C"), message
         assert f"contains the character {code}; IDs cannot hold control characters" in message
-    # At the end of an ID too, where str.strip() would call it a space (QA).
+    # At the end of an ID too, where str.strip() would call it a space.
     (message,) = problems(
         lambda: read_queries(f'{{"query_id": {json.dumps("Q" + char)}, "text": "t"}}\n'.encode(), "jsonl")
     )
@@ -205,7 +209,7 @@ def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
 
 @pytest.mark.parametrize("char", ["\x1f", "\x85", "\u2028", "\u2029"])
 def test_a_trec_candidates_file_is_split_where_trec_eval_splits(char: str) -> None:
-    """QA: str.split() cut "d<NEL>x" into document "d" and a shifted line (score 2 from the rank
+    """str.split() would cut "d<NEL>x" into document "d" and a shifted line (score 2 from the rank
     column), pooled without a word; the comparison reader splits at C's whitespace only."""
     (message,) = problems(
         lambda: read_run(f"q1 Q0 A 1 3 t\nq1 Q0 d{char}x 2 2.5 t\n".encode(), "trec", "f.run")
@@ -218,7 +222,7 @@ def test_a_trec_candidates_file_is_split_where_trec_eval_splits(char: str) -> No
 
 
 def test_an_error_shows_a_line_break_inside_a_value_escaped_on_one_line() -> None:
-    """QA: `import_documents` printed the value with its line break, splitting the one-line error."""
+    """`import_documents` prints the value escaped, so a line break does not split the error."""
     messages = problems(lambda: read_documents('doc_id,body\n"d\nx",b\n"e\u2028y",b\n'.encode(), "csv"))
     assert messages[0].startswith("Line 2, field “doc_id”, value “d\\nx”: contains the character U+000A")
     assert messages[1].startswith("Line 4, field “doc_id”, value “e\\u2028y”: contains the character U+2028")
@@ -253,7 +257,7 @@ def test_queries_are_read_with_their_information_need() -> None:
 
 
 def test_a_query_text_or_information_need_longer_than_the_limit_is_refused_with_its_length() -> None:
-    """QA: a 3 MB query "text" was stored, and every page showing it grew as large."""
+    """A query "text" of megabytes would make every page showing it as large."""
     from annotator.documents.readers import QUERY_TEXT_MAX_LENGTH
 
     fine = "x" * QUERY_TEXT_MAX_LENGTH
@@ -269,10 +273,10 @@ def test_a_query_text_or_information_need_longer_than_the_limit_is_refused_with_
 
 
 def test_a_jsonl_id_is_text_or_a_whole_number_not_a_float() -> None:
-    """1.5 and 1e2 were stored as the IDs "1.5" and "100.0" (QA report)."""
+    """1.5 and 1e2 would be stored as the IDs "1.5" and "100.0"."""
     assert [r.external_id for r in read_documents(b'{"doc_id": 7, "body": "b"}', "jsonl")] == ["7"]
     messages = problems(lambda: read_documents(b'{"doc_id": 1e2, "body": "b"}', "jsonl"))
-    # Quoted as the file writes it (QA: "not 100.0" for 1e2).
+    # Quoted as the file writes it: "not 1e2", not "not 100.0".
     assert any(
         "Line 1, field \u201cdoc_id\u201d" in m and "an ID must be text or a whole number, not 1e2" in m
         for m in messages
@@ -424,8 +428,8 @@ def test_run_problems_are_named_precisely(fmt: str, data: str, expected: str) ->
 
 
 def test_json_text_with_line_separators_is_one_line_and_later_lines_keep_their_numbers() -> None:
-    """splitlines() cut a valid JSONL line at U+2028 (which json.dumps(ensure_ascii=False) writes)
-    and numbered every later line one too high (QA report)."""
+    """splitlines() would cut a valid JSONL line at U+2028 (which json.dumps(ensure_ascii=False)
+    writes) and number every later line one too high."""
     data = '{"doc_id": "ls1", "body": "line\u2028sep\u0085x"}\n{"doc_id": "", "body": "y"}\n'.encode()
     with pytest.raises(ImportFileError) as refused:
         read_documents(data, "jsonl")
@@ -435,8 +439,8 @@ def test_json_text_with_line_separators_is_one_line_and_later_lines_keep_their_n
 
 
 def test_candidates_read_a_run_as_the_comparison_reader_does() -> None:
-    """trec_eval's results.trunc (text after the tag) was refused for pooling but accepted for
-    comparing; a blank `system` cell was a second system named "" (QA report)."""
+    """trec_eval's results.trunc (text after the tag) is accepted for pooling as for comparing,
+    and a blank `system` cell is not a second system named ""."""
     from evaluation.formats import read_run as read_engine_run
 
     trunc = Path(__file__).resolve().parents[3].parent / "shared" / "oracles" / "trec_eval" / "results.trunc"

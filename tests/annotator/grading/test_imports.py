@@ -55,8 +55,8 @@ def test_a_reimport_versions_changed_documents_flags_their_grades_and_leaves_the
 
 
 def test_changed_documents_are_stored_in_batches_not_one_save_each(cast: Cast) -> None:
-    """QA: re-importing 30,000 changed documents cost two queries each (29 s under SQLite's write
-    lock, while grade saves waited). As many queries for 60 changed documents as for 6 now."""
+    """Two queries per changed document would hold SQLite's write lock for long while grade saves
+    wait: as many queries for 60 changed documents as for 6."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -79,7 +79,7 @@ def test_changed_documents_are_stored_in_batches_not_one_save_each(cast: Cast) -
 
 
 def test_a_column_the_file_leaves_out_keeps_the_stored_value(cast: Cast) -> None:
-    """QA: a body-only re-import wiped every title (and URL, unit), made new versions and flagged
+    """A body-only re-import must not wipe every title (and URL, unit), make new versions and flag
     their grades. An empty cell or a JSON null still clears a field the file does give."""
     import_csv(
         cast, "doc_id,title,body,url,unit\nA,Title A,Body A,https://x.test/a,page\nB,Title B,Body B,,page\n"
@@ -203,8 +203,10 @@ def test_pooled_candidates_record_each_run_and_position_and_unknown_ids_name_the
             grading_set=grading_set, pairs=pool_top_k([("x.trec", bad)], 5), by=cast.owner, depth=5
         )
     assert info.value.messages() == [
-        "x.trec: Line 2, field “query_id”, value “q7”: no query with this ID in the project: import the queries first.",
-        "x.trec: Line 2, field “doc_id”, value “Z”: no document with this ID in the project: import the documents first.",
+        "x.trec: Line 2, field “query_id”, value “q7”: no query with this ID in the project: import the "
+        "queries first.",
+        "x.trec: Line 2, field “doc_id”, value “Z”: no document with this ID in the project: import the "
+        "documents first.",
     ]
     assert Candidate.objects.filter(grading_set=grading_set).count() == 2
 
@@ -230,8 +232,8 @@ def test_the_import_commands_print_progress_and_a_summary(cast: Cast, tmp_path: 
 
 
 def test_the_commands_say_only_what_happened(cast: Cast, tmp_path: Path) -> None:
-    """QA: --create said "Created grading set" before a refusal rolled the set back, and --dry-run
-    said "storing…"."""
+    """--create says "Created grading set" only once no refusal can roll the set back, and
+    --dry-run does not say "storing…"."""
     from annotator.models import GradingSet
 
     docs = tmp_path / "docs.csv"
@@ -266,7 +268,7 @@ def test_the_import_command_refuses_a_bad_file_and_stores_nothing(cast: Cast, tm
 
 
 def test_the_import_command_says_a_zip_is_one_whatever_its_name(cast: Cast, tmp_path: Path) -> None:
-    """QA: a pool export given to import_documents was refused as "does not end in .csv or .jsonl"."""
+    """A pool export given to import_documents is named a zip, not "does not end in .csv or .jsonl"."""
     import zipfile
 
     for name in ("export.zip", "export.bin"):
@@ -287,7 +289,7 @@ def test_the_import_command_says_a_zip_is_one_whatever_its_name(cast: Cast, tmp_
 
 
 def test_a_refused_candidate_import_creates_no_set(cast: Cast, tmp_path: Path) -> None:
-    """--create made the set before the import was refused, leaving it empty behind (QA report)."""
+    """--create must not make the set before the import is refused, leaving it empty behind."""
     run = tmp_path / "run.trec"
     run.write_text("q1 Q0 NOPE 1 1.0 bm25\n")
     with pytest.raises(CommandError, match="NOPE") as refused:
@@ -317,8 +319,8 @@ def test_the_import_page_gives_every_field_its_own_id(cast: Cast, client: Client
 def test_a_closed_set_takes_no_new_pairs_from_any_path_and_loses_none(
     cast: Cast, client: Client, tmp_path: Path
 ) -> None:
-    """A frozen, closed set accepted new candidates from the import form and by hand, pairs nobody
-    could ever grade (QA report)."""
+    """A frozen, closed set accepts no new candidates from the import form or by hand: pairs
+    nobody could ever grade."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from annotator.grading.services import GradingError, candidate_remove, candidates_add_by_hand

@@ -1,8 +1,9 @@
 """A query with more pairs than one grading page holds is graded page by page.
 
-QA made one query of 20,000 pairs: the page was 74 MB. Each page now holds GRADE_PAGE_SIZE
-pairs, numbered on across pages in the editor's own (blind) order; links to one pair open the
-page holding it, and a plain visit opens the first page with something left for the editor.
+A query of thousands of pairs on one page would weigh tens of megabytes. Each page holds
+GRADE_PAGE_SIZE pairs, numbered on across pages in the editor's own (blind) order; links to one
+pair open the page holding it, and a plain visit opens the first page with something left for
+the editor.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def test_a_saved_row_keeps_its_number_and_a_save_without_javascript_returns_to_i
     assert redirect.status_code == 302
     assert "Page 2 of 3" in client.get(redirect["Location"]).content.decode()
     # A refused save without JavaScript renders the page that holds the row, marked failed; its
-    # pager leads to the grading page's pages, not to the save's URL (QA: "Previous" stayed put).
+    # pager leads to the grading page's pages, not to the save's URL, where "Previous" stays put.
     refused = client.post(save, {"grade": "3", "document_version": "99"})
     assert refused.status_code == 400
     html = refused.content.decode()
@@ -165,7 +166,7 @@ def test_a_saved_row_keeps_its_number_and_a_save_without_javascript_returns_to_i
 def test_the_link_after_a_finished_page_skips_pages_with_nothing_left(
     cast: Cast, client: Client, pairs: list[Candidate]
 ) -> None:
-    """QA: "the next page has more" sent the editor to a page they had finished."""
+    """ "The next page has more" leads to a page with something left, not one they finished."""
     for candidate in pairs[GRADE_PAGE_SIZE : 2 * GRADE_PAGE_SIZE]:  # all of page 2
         grade_submit(
             candidate=candidate,

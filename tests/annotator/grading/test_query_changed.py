@@ -1,8 +1,8 @@
 """A grade given while the page showed an older query text is refused, like one on an older document.
 
-QA: an editor read query q1, the owner re-imported q1 with another text (flagging its grades stale),
-and the editor's grade, given on the old text, was saved as current and never flagged. Queries keep
-no versions: the page sends Query.fingerprint of the text it shows, and grade_submit compares it.
+A grade given on the old text after a re-import changed it must not be saved as current and
+never flagged. Queries keep no versions: the page sends Query.fingerprint of the text it shows,
+and grade_submit compares it.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def page_url(cast: Cast, candidate: Candidate) -> str:
 
 
 def reimport_q1(cast: Cast, text: str = NEW_TEXT, need: str = "the e-mail field") -> Query:
-    """The owner's re-import, as in the QA report: it changes q1 and flags its grades stale."""
+    """The owner's re-import: it changes q1 and flags its grades stale."""
     data = f"query_id,text,information_need\nq1,{text},{need}\n"
     summary = queries_import(project=cast.alpha, records=read_queries(data.encode(), "csv"))
     assert summary.updated == 1
@@ -322,8 +322,8 @@ def test_an_undo_on_a_page_showing_an_older_query_text_brings_the_heading_up_to_
     response = as_user(client, cast.editor).post(undo, {"page": "1", "query_seen": seen}, headers=HTMX)
     html = html_module.unescape(response.content.decode())
     assert (
-        "Undone: B is ungraded again. This query changed while you were reading it. The new text is shown now."
-        in html
+        "Undone: B is ungraded again. This query changed while you were reading it. The new text is shown "
+        "now." in html
     )
     assert 'id="query-heading" hx-swap-oob="true"' in html and NEW_TEXT in html
     assert f'value="{query.fingerprint}" class="query-seen" hx-swap-oob="outerHTML:.query-seen"' in html
@@ -338,7 +338,7 @@ def test_an_undo_on_a_page_showing_an_older_query_text_brings_the_heading_up_to_
 def test_an_undo_with_a_fingerprint_this_page_never_sends_says_nothing_of_the_query(
     cast: Cast, client: Client
 ) -> None:
-    """QA: a crafted `query_seen=zz` was told the query changed; it is not a fingerprint at all."""
+    """A crafted `query_seen=zz` is not told the query changed: it is not a fingerprint at all."""
     (a,) = make_pairs(cast.alpha, "A")
     grade_submit(candidate=a, editor=cast.editor, value=1)
     undo = reverse(

@@ -92,8 +92,8 @@ def test_two_editors_pressing_next_at_once_never_both_take_the_last_slot(cast: C
 
 
 def test_the_queue_counts_without_joining_queries_and_documents(cast: Cast) -> None:
-    """Scale QA: the pairs' default order (set, query, document) joined both tables into every
-    count made from the queue, even where nothing was sorted: 2.0 s against 0.7 s at 633,000 pairs."""
+    """The pairs' default order (set, query, document) would join both tables into every count
+    made from the queue, even where nothing is sorted: slow at hundreds of thousands of pairs."""
     from django.db.models import Count
 
     make_pairs(cast.alpha, "AB")
@@ -107,8 +107,8 @@ def test_the_queue_counts_without_joining_queries_and_documents(cast: Cast) -> N
 
 
 def test_the_pools_page_counts_each_open_set_without_reading_frozen_texts(cast: Cast) -> None:
-    """Scale QA: the freeze list counted DISTINCT over a join of every pair (2 s at 633,000 pairs)
-    and read the whole canonical text of the version a set continues, to show its number."""
+    """No DISTINCT count over a join of every pair, and not the whole canonical text of the version
+    a set continues, just to show its number: both are slow at hundreds of thousands of pairs."""
     from django.test.utils import CaptureQueriesContext
 
     from annotator.pools.views import _unfrozen_sets

@@ -21,7 +21,7 @@ from tests.conftest import Cast
 def test_grades_required_per_pair_out_of_bounds_is_refused_with_a_readable_message(
     cast: Cast, client: Client, value: str, message: str
 ) -> None:
-    # 0 used to pass the form and reach the database constraint, whose message is its name.
+    # The form refuses 0 itself: the database constraint's message is only its name.
     client.force_login(cast.owner)
     data = {"name": "Spring", "description": "", "required_grades": value}
     html = client.post(reverse("grading_set_create", kwargs={"slug": "alpha"}), data).content.decode()

@@ -68,8 +68,8 @@ def test_undoing_a_recheck_makes_the_grade_stale_again(cast: Cast) -> None:
 
 
 def test_undoing_a_recheck_puts_the_grade_back_on_the_text_and_criteria_it_was_given_on(cast: Cast) -> None:
-    """The re-check moved the grade to version 2 of the document; undoing it left it there, so the
-    re-check list lost its "you graded v1; now v2" (QA report)."""
+    """The re-check moved the grade to version 2 of the document; undoing it puts it back, or the
+    re-check list would lose its "you graded v1; now v2"."""
     (a,) = make_pairs(cast.alpha, "A")
     first = grade_submit(candidate=a, editor=cast.editor, value=2)
     Document.upsert(project=cast.alpha, external_id="A", title="A", body="rewritten")

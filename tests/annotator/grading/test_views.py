@@ -81,7 +81,7 @@ def test_an_editor_saves_a_grade_with_htmx_and_gets_back_only_the_row_and_progre
 def test_a_save_while_sqlite_stays_locked_is_a_503_saying_nothing_was_saved(
     cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """QA: a grade saved during a 30,000-document import waited SQLite's busy timeout and got a 500."""
+    """A grade saved during a long import waits out SQLite's busy timeout: a 503, not a 500."""
     from django.db import OperationalError
 
     from annotator.grading import views as views
@@ -111,9 +111,9 @@ def test_a_save_while_sqlite_stays_locked_is_a_503_saying_nothing_was_saved(
 def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refused(
     cast: Cast, client: Client
 ) -> None:
-    """QA: a page loaded under criteria v1 saved its grade under v2 (published meanwhile, meaning
-    changed), recorded as if the editor had read v2. Refused now, and the reply brings the panel
-    and every row's form up to date; a wording-only change still saves."""
+    """A page loaded under criteria v1 must not save its grade under v2 (published meanwhile,
+    meaning changed) as if the editor had read v2: refused, and the reply brings the panel and
+    every row's form up to date; a wording-only change still saves."""
     from annotator.documents.models import CriteriaChange
     from annotator.documents.services import criteria_publish
 
@@ -147,7 +147,7 @@ def test_a_grade_from_a_page_older_than_a_meaning_change_of_the_criteria_is_refu
         by=cast.owner,
     )
     html = client.post(grade_url(cast, b), {**sent, "criteria_version": "2"}, headers=HTMX).content.decode()
-    # Saved, and the panel and every form catch up with the new wording (QA: it kept the old).
+    # Saved, and the panel and every form catch up with the new wording.
     assert (
         "Saved grade 2 for B." in html
         and 'id="criteria-text" hx-swap-oob="true"' in html
@@ -173,8 +173,8 @@ def test_without_javascript_a_saved_grade_redirects_back_to_the_row(cast: Cast, 
 
 
 def test_the_announcement_says_when_the_grade_completed_the_pair(cast: Cast, client: Client) -> None:
-    """QA: only the row said the pair was now settled or in dispute; a screen reader hears the
-    announcement."""
+    """The row is not enough: a screen reader hears only the announcement, so it says the pair is
+    now settled or in dispute."""
     settles, disputes = make_pairs(cast.alpha, "AB", required=2)
     for pair, second in ((settles, "3"), (disputes, "0")):
         as_user(client, cast.editor2).post(
@@ -248,7 +248,7 @@ def test_undo_with_htmx_retargets_the_row_it_changed(cast: Cast, client: Client)
 
 
 def test_undoing_a_first_grade_keeps_its_reason_in_the_box_unsaved(cast: Cast, client: Client) -> None:
-    """QA: after `u` the reason just typed was gone and had to be typed again."""
+    """After `u` the reason just typed stays, so it need not be typed again."""
     (a,) = make_pairs(cast.alpha, "A")
     undo = url("grade_undo", cast, set_id=a.grading_set_id, query_id=a.query_id)
     as_user(client, cast.editor)
@@ -264,7 +264,7 @@ def test_undoing_a_first_grade_keeps_its_reason_in_the_box_unsaved(cast: Cast, c
 
 
 def test_undoing_a_reason_alone_says_so(cast: Cast, client: Client) -> None:
-    """QA: undoing a reason-only edit announced "A is back to grade 1", silent on the reason."""
+    """Undoing a reason-only edit names the reason, not only "A is back to grade 1"."""
     (a,) = make_pairs(cast.alpha, "A")
     undo = url("grade_undo", cast, set_id=a.grading_set_id, query_id=a.query_id)
     as_user(client, cast.editor)
@@ -320,7 +320,7 @@ def test_next_never_opens_a_set_of_another_project(cast: Cast, client: Client) -
 
 @pytest.mark.parametrize("value", ["²", "١", "１", "99999999999999999999", "-1", "abc"])
 def test_next_with_a_set_id_that_is_no_id_says_so(cast: Cast, client: Client, value: str) -> None:
-    # "²".isdigit() is True and int("²") raises: it was a 500 (QA report).
+    # "²".isdigit() is True and int("²") raises: a refusal, not a 500.
     response = as_user(client, cast.editor).post(url("grading_next", cast), {"set_id": value}, follow=True)
     assert f"No grading set “{value}” in this project." in response.content.decode()
 
@@ -354,18 +354,18 @@ def test_an_owner_adds_candidates_by_hand_and_unknown_ids_are_listed(cast: Cast,
     assert response.status_code == 200 and 'id="candidate-add"' in response.content.decode()
     assert "No document with these IDs in this project: NOPE, MISSING." in response.content.decode()
     assert "a space is part of an ID" not in response.content.decode()
-    # Spaces do not separate IDs (an ID may hold one): the refusal says how to list them (QA).
+    # Spaces do not separate IDs (an ID may hold one): the refusal says how to list them.
     response = client.post(add, {"query_id": "q1", "doc_ids": "A B"}, headers=HTMX)
     assert (
-        "No document with these IDs in this project: A B. Separate IDs with commas or line breaks: a space is "
-        "part of an ID." in response.content.decode()
+        "No document with these IDs in this project: A B. Separate IDs with commas or line breaks: a space "
+        "is part of an ID." in response.content.decode()
     )
-    # Full-width commas and the enumeration comma separate too, as in pasted runs (QA).
+    # Full-width commas and the enumeration comma separate too, as in pasted runs.
     Document.upsert(project=cast.alpha, external_id="C", title="", body="c")
     Document.upsert(project=cast.alpha, external_id="D", title="", body="d")
     response = client.post(add, {"query_id": "q1", "doc_ids": "C，D、NOPE"}, headers=HTMX)
     assert "No document with these IDs in this project: NOPE." in response.content.decode()
-    # An invisible character pasted along is shown, not hidden in a look-alike "C" (QA).
+    # An invisible character pasted along is shown, not hidden in a look-alike "C".
     response = client.post(add, {"query_id": "q1\u200b", "doc_ids": "C\u200b"}, headers=HTMX)
     text = html_module.unescape(response.content.decode())
     assert "No document with these IDs in this project: C\\u200b." in text
@@ -392,7 +392,7 @@ def test_an_owner_removes_an_ungraded_candidate_but_never_a_graded_one(cast: Cas
         .status_code
         == 403
     )
-    # A second tab removing B again: 404 that says so and links back (QA: Django's bare 404).
+    # A second tab removing B again: 404 that says so and links back, not Django's bare 404.
     again = as_user(client, cast.owner).post(
         url("candidate_remove", cast, set_id=b.grading_set_id, candidate_id=b.pk)
     )
@@ -418,7 +418,7 @@ def criteria_data(**overrides: str) -> dict[str, str]:
 
 
 def test_a_publish_that_does_not_say_its_base_version_is_refused(cast: Cast, client: Client) -> None:
-    """QA: leaving out based_on (a hand-made post) published over a newer version with no merge."""
+    """Without based_on (a hand-made post), a publish would go over a newer version with no merge."""
     as_user(client, cast.owner)
     data = criteria_data()
     del data["based_on"]
@@ -485,8 +485,8 @@ def test_an_owner_imports_documents_and_sees_the_summary_in_the_fragment(cast: C
 def test_an_import_with_ids_a_trec_file_cannot_hold_is_stored_with_a_warning(
     cast: Cast, client: Client
 ) -> None:
-    """QA: "QA 10" imported without a word, then no TREC run could name it and the qrels export
-    was refused."""
+    """An ID with a space imports, but no TREC run can name it and the qrels export refuses it:
+    the import says so at once."""
     as_user(client, cast.owner)
     data = "doc_id,body\nA,a\nQA 10,b\nQA 11,c\n"
     html = client.post(
@@ -515,7 +515,7 @@ def test_an_import_with_ids_a_trec_file_cannot_hold_is_stored_with_a_warning(
 def test_check_only_runs_the_import_stores_nothing_and_says_what_it_would_flag(
     cast: Cast, client: Client
 ) -> None:
-    """QA: a re-import flagged grades for re-checking with no way to see that first in the browser."""
+    """A re-import may flag grades for re-checking: the browser can show that first."""
     from annotator.models import DocumentVersion
 
     (a,) = make_pairs(cast.alpha, "A")
@@ -562,7 +562,7 @@ def test_a_bad_upload_lists_every_problem_and_imports_nothing(cast: Cast, client
     assert not Document.objects.exists()
     response = client.post(url("import_documents", cast), {"file": upload("docs.txt", "x")})
     assert "is neither .csv, .jsonl nor .ndjson" in response.content.decode()
-    # A zip is said to be one (QA: it was refused for its name only).
+    # A zip is said to be one, not refused for its name only.
     zipped = SimpleUploadedFile("pool-export.zip", b"PK\x03\x04" + b"\x00" * 40)
     response = client.post(url("import_documents", cast), {"file": zipped})
     assert (
@@ -658,7 +658,7 @@ def test_document_list_searches_and_paginates(cast: Cast, client: Client) -> Non
     assert (
         "No document matches “zzz”." in client.get(url("document_list", cast), {"q": "zzz"}).content.decode()
     )
-    # A search longer than the box allows is cut to it, not dropped (which listed all 60; QA report).
+    # A search longer than the box allows is cut to it, not dropped (which would list all 60).
     long = client.get(url("document_list", cast), {"q": "phone" + " " * 200 + "ignored"}).content.decode()
     assert "Documents found: 30" in long and 'maxlength="200"' in long
 
@@ -750,8 +750,8 @@ def test_the_stale_list_shows_my_grades_to_recheck_and_regrading_clears_them(
 def test_the_stale_list_counts_what_the_editor_can_re_check_apart_from_what_a_reviewer_takes(
     cast: Cast, client: Client
 ) -> None:
-    """QA: the overview said "need re-checking: 1" while this page listed 4 rows, 3 of them on
-    settled or disputed pairs the editor cannot re-grade."""
+    """The overview's "need re-checking" count matches this page's first table; pairs settled or
+    disputed, which the editor cannot re-grade, are listed apart."""
     from annotator.documents.readers import read_documents
     from annotator.documents.services import documents_import
 
@@ -1021,7 +1021,7 @@ def test_a_reason_typed_while_the_pair_went_into_dispute_is_kept_for_the_editor_
 def test_an_empty_set_offers_no_next_query_button_and_a_set_with_pairs_does(
     cast: Cast, client: Client
 ) -> None:
-    """The button on an empty set led to "nothing is waiting for you" (QA report)."""
+    """On an empty set the button would lead to "nothing is waiting for you"."""
     empty = make_set(cast.alpha, "Empty")
     as_user(client, cast.owner)
     html = client.get(url("grading_set_detail", cast, set_id=empty.pk)).content.decode()
@@ -1034,8 +1034,8 @@ def test_an_empty_set_offers_no_next_query_button_and_a_set_with_pairs_does(
 def test_a_set_with_nothing_left_for_me_offers_no_button_and_says_so_on_its_own_page(
     cast: Cast, client: Client
 ) -> None:
-    """QA: on a set where every pair had this editor's grade the button led to the queue page with
-    "Nothing is waiting for your grade right now", while that page said a pair of another set was."""
+    """On a set where every pair has this editor's grade the button would lead to "Nothing is
+    waiting for your grade right now", while a pair of another set waits."""
     (done,) = make_pairs(cast.alpha, "A", set_name="Done")
     make_pairs(cast.alpha, "B", set_name="Other")
     grade_submit(candidate=done, editor=cast.editor, value=2)
@@ -1052,7 +1052,7 @@ def test_a_set_with_nothing_left_for_me_offers_no_button_and_says_so_on_its_own_
 
 
 def test_a_row_locked_by_a_dispute_links_to_it(cast: Cast, client: Client) -> None:
-    """The row said "changes go through the dispute page" without a way there (first-run QA)."""
+    """A row that says "changes go through the dispute page" links there."""
     from annotator.models import Dispute
 
     (pair,) = make_pairs(cast.alpha, "A")
@@ -1069,7 +1069,7 @@ def test_a_row_locked_by_a_dispute_links_to_it(cast: Cast, client: Client) -> No
 
 
 def test_a_row_settled_without_a_dispute_links_to_how_it_was_settled(cast: Cast, client: Client) -> None:
-    """QA: a unanimous pair said "Settled" with no way to its final grade and provenance."""
+    """A unanimous pair's "Settled" leads to its final grade and provenance."""
     (pair,) = make_pairs(cast.alpha, "A")
     grade_submit(candidate=pair, editor=cast.editor, value=2)
     grade_submit(candidate=pair, editor=cast.editor2, value=2)

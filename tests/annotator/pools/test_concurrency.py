@@ -87,7 +87,7 @@ def test_a_pair_added_while_the_set_freezes_never_lands_in_the_closed_set(
 
 
 def test_one_file_imported_twice_at_once_makes_one_version(cast: Cast) -> None:
-    """QA: a double click on Import made versions 2 and 3 with one hash, for good."""
+    """A double click on Import must not make two versions with one hash."""
     pool = Pool.objects.create(project=cast.alpha, name="Imported")
     data = b"q1 0 A 3\nq1 0 B 1\n"
 
@@ -107,8 +107,8 @@ def test_one_file_imported_twice_at_once_makes_one_version(cast: Cast) -> None:
 def test_a_grade_saved_while_the_set_freezes_is_either_refused_or_frozen(
     cast: Cast, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """QA: a grade saved 1 ms after the freeze settled a pair the new version had left out as
-    ungraded; the save had read the set as open without locking it."""
+    """A grade saved just after the freeze must not settle a pair the new version left out as
+    ungraded: the save reads whether the set is open under its lock."""
     import threading
     import time
 

@@ -43,7 +43,7 @@ FORMATS = ["qrels", "csv", "jsonl"]
 
 
 def documented_sha256(triples: list[tuple[str, str, int]]) -> str:
-    """The README's rule, written again here: sorted lines `query TAB doc TAB grade LF`, UTF-8."""
+    """evaluation/README.md's rule, written again: sorted lines `query TAB doc TAB grade LF`, UTF-8."""
     lines = sorted(f"{q}\t{d}\t{g}\n" for q, d, g in triples)
     return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
@@ -167,7 +167,7 @@ def test_trec_evals_qrels_test_imports_exports_and_reimports_to_the_same_hash(ca
         )
         assert again.sha256 == first.sha256
         # Into the same pool the same judgments are refused: a version is permanent, and a copy of
-        # the newest one is an import sent twice (QA: a double click made v4 and v5, identical).
+        # the newest one is an import sent twice (a double click must not make two versions).
         with pytest.raises(
             PoolImportError, match=r"exactly those of trec_eval version 1 .* nothing was imported"
         ):
@@ -246,7 +246,8 @@ def test_qrels_rel_level_imports_with_a_documented_grade_map(cast: Cast) -> None
         ),
         (
             "jsonl",
-            '{"query_id": "q1", "doc_id": "A", "grade": 1}\n{"query_id": "q1", "doc_id": "B", "grade": "2"}\n',
+            '{"query_id": "q1", "doc_id": "A", "grade": 1}\n{"query_id": "q1", "doc_id": "B", "grade": '
+            '"2"}\n',
             "line 2",
         ),
         (
@@ -351,7 +352,7 @@ def test_export_pool_writes_to_stdout_and_zip(cast: Cast, version: PoolVersion, 
     )
     with zipfile.ZipFile(tmp_path / "p.zip") as archive:
         assert json.loads(archive.read("manifest.json"))["sha256"] == version.sha256
-    # Without --format the output's name chooses (out.csv held qrels text before; QA report).
+    # Without --format the output's name chooses (out.csv holds CSV, not qrels text).
     call_command("export_pool", "alpha", "Phone", "--output", str(tmp_path / "out.csv"), stderr=io.StringIO())
     text = (tmp_path / "out.csv").read_text()
     assert (
@@ -380,10 +381,11 @@ def test_an_id_too_long_or_with_a_tab_is_refused_with_its_line(cast: Cast, tmp_p
     """Before: a 300-character ID was a DataError on PostgreSQL (traceback), a tab gave no line."""
     long_id = "D" * 300
     cases = {
-        # Every refusal of a pool file reads alike (QA: this one lacked "file", encoding ones "Nothing...").
+        # Every refusal of a pool file reads alike ("file ...", "Nothing ...").
         "long.qrels": (
             f"q1 0 A 1\nq1 0 {long_id} 2\n",
-            f"Nothing was imported: file long.qrels, line 2: ID “{'D' * 39}…” has 300 characters; at most 255",
+            f"Nothing was imported: file long.qrels, line 2: ID “{'D' * 39}…” "
+            "has 300 characters; at most 255",
         ),
         "latin1.qrels": ("q1 0 A 1\nq1 0 caf\xe9 2\n", "Nothing was imported: file latin1.qrels, line 2: "),
         "tab.csv": (
@@ -425,7 +427,7 @@ def test_an_id_too_long_or_with_a_tab_is_refused_with_its_line(cast: Cast, tmp_p
         ("export_pool", ["alpha", "Nope"], "no pool named 'Nope'"),
         ("export_pool", ["alpha", "Phone", "--number", "7"], "has no version 7"),
         ("export_pool", ["alpha", "Phone", "--format", "xlsx"], "unknown format 'xlsx'"),
-        # --number 0 exported the newest version; bad --output paths gave a traceback (QA report).
+        # --number 0 is no version (not the newest); bad --output paths are one error, no traceback.
         ("export_pool", ["alpha", "Phone", "--number", "0"], "has no version 0"),
         (
             "export_pool",
@@ -462,8 +464,8 @@ def _zip(members: dict[str, bytes]) -> bytes:
 def test_an_exported_zip_imports_as_a_version_with_the_same_hash(
     cast: Cast, client: Client, version: PoolVersion, fmt: str
 ) -> None:
-    """The app's own export was refused as 'not UTF-8' (QA report): it now round-trips through
-    the import page, its format read from the manifest whatever the form says."""
+    """The app's own export, not 'not UTF-8', round-trips through the import page, its format read
+    from the manifest whatever the form says."""
     name, payload = export_zip(version, fmt)
     client.force_login(cast.owner)
     response = client.post(
@@ -497,7 +499,7 @@ def test_a_changed_or_foreign_zip_is_refused_and_imports_nothing(cast: Cast, ver
             _zip({"phone-v1.qrels": edited, "manifest.json": json.dumps(forged).encode()}),
             "the archive was changed after export",
         ),
-        # Read like every other refusal of a pool file (QA: the zip ones lacked the prefix).
+        # Read like every other refusal of a pool file, with its prefix.
         "no manifest": (
             _zip({"phone-v1.qrels": data}),
             "^Nothing was imported: file x.zip: this zip has no manifest.json",
@@ -568,7 +570,7 @@ def test_importing_the_newest_versions_judgments_again_is_refused_and_an_earlier
             follow=True,
         ).content.decode()
 
-    # A copy of the newest version is an import sent twice: refused, nothing written (QA).
+    # A copy of the newest version is an import sent twice: refused, nothing written.
     assert "exactly those of Twice version 1" in send(text)
     assert pool.versions.count() == 1
     # Back to an earlier version's judgments after a change: a new version, with a word on it.
@@ -595,8 +597,8 @@ def test_an_existing_pool_and_a_new_name_together_are_refused_not_one_dropped(
 
 
 def test_a_form_error_elsewhere_asks_for_the_file_again(cast: Cast, client: Client) -> None:
-    """The page comes back without the chosen file; the next submit said only "Please select a
-    file" (QA report)."""
+    """The page comes back without the chosen file, so it says to choose it again, not only
+    "Please select a file" on the next submit."""
     client.force_login(cast.owner)
     html = client.post(
         reverse("pool_import", kwargs={"slug": "alpha"}),
@@ -608,7 +610,7 @@ def test_a_form_error_elsewhere_asks_for_the_file_again(cast: Cast, client: Clie
         reverse("pool_import", kwargs={"slug": "alpha"}), {"format": "auto"}
     ).content.decode()
     assert "Choose the file again" not in without_file
-    # A refusal of the import itself (here: the name is taken) asks for it too (QA).
+    # A refusal of the import itself (here: the name is taken) asks for it too.
     Pool.objects.create(project=cast.alpha, name="Taken")
     taken = client.post(
         reverse("pool_import", kwargs={"slug": "alpha"}),

@@ -76,8 +76,8 @@ def test_freezing_a_settled_set_records_every_final_grade_and_its_provenance(cas
 
 
 def test_an_id_stored_before_the_imports_refused_it_stops_the_freeze_with_a_message(cast: Cast) -> None:
-    """Imports refuse U+2028 in IDs since session 8; a document stored earlier must not make the
-    freeze a 500 nor a version whose export cannot be read back."""
+    """Imports refuse U+2028 in IDs; a document stored before they did must not make the freeze a
+    500 nor a version whose export cannot be read back."""
     grading_set = factories.graded_set(cast.alpha, editors(cast), PHONE, name="Legacy")
     Document.objects.filter(project=cast.alpha, external_id="A").update(external_id="A\u2028old")
     with pytest.raises(FreezeError, match=r"cannot be frozen: ID 'A\\u2028old' is empty, padded"):
@@ -224,7 +224,7 @@ def test_a_new_version_starts_from_a_frozen_one_and_freezes_as_the_next_number(c
 
 
 def test_versions_form_a_line_only_the_newest_is_continued_by_one_set_at_a_time(cast: Cast) -> None:
-    """Two sets started from version 1 froze as 2 and 3, and 3 silently dropped 2's changes (QA)."""
+    """Two sets started from version 1 must not freeze as 2 and 3, 3 silently dropping 2's changes."""
     v1 = pool_freeze(
         grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE, name="Phone"), by=cast.reviewer
     )
@@ -259,8 +259,8 @@ def test_versions_form_a_line_only_the_newest_is_continued_by_one_set_at_a_time(
 def test_a_new_version_keeps_who_settled_each_pair_and_the_timeline_says_it_was_copied(
     cast: Cast, client: Client
 ) -> None:
-    """QA: the copy dropped the reviewer and the note ("settled it" with no subject) and stored
-    "Copied from ... ." in the language of whoever clicked, shown as is in zh-Hans."""
+    """The copy keeps the reviewer and the note (no "settled it" without a subject), and "Copied
+    from ... ." is said in the reader's language, not stored in the language of whoever clicked."""
     from annotator.disputes.services import pair_timeline
     from annotator.models import Membership
 
@@ -328,8 +328,8 @@ def test_copying_an_imported_version_keeps_imported_as_the_source_of_unchanged_p
 
     assert set(v2.judgments.values_list("source", flat=True)) == {"imported"}
     assert v2.sha256 == v1.sha256  # same judgments, same hash
-    # QA: the version's own record said "settled by a reviewer 2" and claimed the project's
-    # current criteria for grades judged under none of them.
+    # The version's own record says "imported", not "settled by a reviewer 2", and claims no
+    # criteria for grades judged under none of the project's.
     assert v2.provenance["final_grades"] == {"imported": 2}
     assert v2.criteria_versions == []
 
@@ -396,9 +396,8 @@ def test_a_document_changed_after_freezing_shows_as_an_evidence_gap_without_touc
 
 
 def test_a_copied_pair_can_be_removed_and_added_again_to_be_graded_anew(cast: Cast) -> None:
-    """QA: after its document changed, a copied pair could be neither graded (409) nor removed
-    ("settled"), nor added again ("already in the set"), though the version page said to grade the
-    new content in a new version."""
+    """After its document changed, a copied pair can be removed and added again, to grade the new
+    content in a new version as the version page says."""
     from annotator.grading.services import candidate_remove, candidates_add_by_hand, grade_submit
 
     v1 = pool_freeze(
@@ -430,7 +429,7 @@ def test_a_copied_pair_can_be_removed_and_added_again_to_be_graded_anew(cast: Ca
 
 
 def test_a_pair_waiting_for_a_re_check_says_so_among_the_blockers(cast: Cast) -> None:
-    """QA: "no final grade (2 of 2 grades)" did not say what was missing."""
+    """Not only "no final grade (2 of 2 grades)": what is missing is said."""
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
     from annotator.pools.services import freeze_preview
@@ -445,9 +444,9 @@ def test_a_pair_waiting_for_a_re_check_says_so_among_the_blockers(cast: Cast) ->
 
 
 def test_freezing_reads_the_pairs_in_a_fixed_number_of_queries_without_their_texts(cast: Cast) -> None:
-    """QA: freezing loaded every pair with its document (bodies too) and its grades by an IN list
-    of every pair: 3 GB and "too many SQL variables" on SQLite at 586,081 pairs. The pairs are
-    now rows of one query: as many queries for 40 pairs as for 4, and no body read."""
+    """An IN list of every pair hits "too many SQL variables" on SQLite, and loading documents
+    reads every body: the pairs are rows of one query, as many queries for 40 pairs as for 4, and
+    no body read."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -486,7 +485,7 @@ def test_a_copied_pair_whose_document_changes_waits_for_a_reviewers_re_check(
     cast: Cast, client: Client
 ) -> None:
     """A copied pair has no grade in its new set to carry the flag: its final grade carries it, the
-    pair joins the reviewers' re-check list, and a re-check clears it (QA: nothing said a word)."""
+    pair joins the reviewers' re-check list, and a re-check clears it."""
     from annotator.disputes.services import final_grade_recheck, recheck_token
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
@@ -505,8 +504,8 @@ def test_a_copied_pair_whose_document_changes_waits_for_a_reviewers_re_check(
         reverse("pool_freeze", kwargs={"slug": "alpha", "set_id": next_set.pk})
     ).content.decode()
     assert (
-        "Pairs with a grade marked for re-checking (the document, the query or the criteria changed since): 1."
-        in freeze_page
+        "Pairs with a grade marked for re-checking (the document, the query or the criteria changed since): "
+        "1." in freeze_page
     )
     page = client.get(
         reverse("final_recheck", kwargs={"slug": "alpha", "candidate_id": c.pk})
@@ -542,8 +541,8 @@ def test_a_document_changed_before_the_copy_is_marked_when_the_copy_is_made(cast
 
 
 def test_copies_decided_under_criteria_a_meaning_change_replaced_wait_for_a_re_check(cast: Cast) -> None:
-    """QA: a new version copied grades made under criteria v1 after v3 (meaning-changing) was
-    published, and froze them again without a word. Wording-only changes leave them alone."""
+    """Grades made under criteria v1, copied after v3 (meaning-changing) was published, wait for a
+    re-check rather than freeze again without a word. Wording-only changes leave them alone."""
     from annotator.documents.services import criteria_publish
 
     levels = {3: "Complete.", 2: "Partial.", 1: "Related.", 0: "Unrelated."}
@@ -584,8 +583,8 @@ def test_a_copy_made_after_a_meaning_change_of_the_criteria_is_marked_at_once(ca
 def test_a_large_set_freezes_with_a_bounded_provenance_and_a_version_page_a_page_at_a_time(
     cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """QA: a set of 20,487 pairs froze with 9,051 left out; its version page was 3.16 MB (every
-    left-out pair, and a 1.5 MB provenance with one entry per pair of an imported file)."""
+    """A version with thousands of left-out pairs and a provenance of one entry per pair of an
+    imported file keeps its page small: the left-out pairs are paged, the provenance bounded."""
     from annotator.pools import services as pools_service
     from annotator.pools.views import PAGE_SIZE, SHOWN_DETAILS
 
@@ -662,8 +661,8 @@ def change_query(cast: Cast, text: str = "How do I change my phone number after 
 def test_a_query_changed_after_freezing_shows_as_a_gap_and_its_copies_wait_for_a_re_check(
     cast: Cast, client: Client
 ) -> None:
-    """QA: a query's new text left no trace on the version, and a new version started from it
-    carried grades made on the old text without a flag, unlike a changed document."""
+    """A query's new text leaves a trace on the version, and a new version started from it flags
+    grades made on the old text, as for a changed document."""
     from annotator.models import Query
 
     version = pool_freeze(
@@ -752,8 +751,8 @@ def test_an_imported_version_records_no_fingerprint_and_says_so(cast: Cast, clie
 
 
 def test_a_copy_keeps_its_versions_fingerprint_until_a_reviewer_re_checks_it(cast: Cast) -> None:
-    """QA: pairs frozen while marked for their query lost the mark: the next version's copies
-    were not marked again, though their grades still stood on the first text."""
+    """Pairs frozen while marked for their query keep the mark: the next version's copies are
+    marked again, since their grades still stand on the first text."""
     from annotator.disputes.services import final_grade_recheck, recheck_token
     from annotator.models import Query
 

@@ -256,8 +256,8 @@ def test_the_database_writes_intact_rows_out_as_the_hashed_text(
     problems = PoolVersion.objects.get(pk=version.pk).integrity_problems()
     assert len(problems) == 4 and all("(" in p and ", é) has grade" in p for p in problems)
     empty = pool_version_create(
-        pool=Pool.objects.create(project=cast.alpha, name="Empty"), judgments=[], source=PoolVersionSource.IMPORTED,
-        by=cast.owner,
+        pool=Pool.objects.create(project=cast.alpha, name="Empty"), judgments=[],
+        source=PoolVersionSource.IMPORTED, by=cast.owner,
     )  # fmt: skip
     assert PoolVersion.objects.get(pk=empty.pk)._rows_as_canonical() == "" == empty.canonical
 
@@ -272,15 +272,15 @@ def test_the_version_page_reports_tampering_loudly_and_refuses_exports(
     assert 'role="alert"' in html
     assert "Integrity check failed" in html
     assert "Stored row (q1, B) has grade 0, the hashed judgments say 2." in html
-    # The version page itself, with 409: a script following redirects read the page it was sent to
-    # as a successful download (QA).
+    # The version page itself, with 409: a script following redirects would read the page it was
+    # sent to as a successful download.
     for part in ("", "data"):
         response = client.get(reverse("pool_version_export", kwargs=kwargs), {"format": "csv", "part": part})
         assert response.status_code == 409 and response["Content-Type"].startswith("text/html")
         assert "cannot be exported" in response.content.decode()
         assert "Stored row (q1, B) has grade 0" in response.content.decode()
-    # No new version starts from it: the page offers none, and its form says why (QA: the button
-    # stayed, and the refusal did not say that nothing was made).
+    # No new version starts from it: the page offers none, and its form says that nothing was
+    # made, and why.
     assert "Start a new version from this one" not in html
     assert "No new version can start from this one while it fails its integrity check." in html
     page = client.get(reverse("pool_version_continue", kwargs=kwargs)).content.decode()
@@ -293,7 +293,7 @@ def test_the_version_page_reports_tampering_loudly_and_refuses_exports(
     ).content.decode()
     assert "Nothing was created: this version failed its integrity check. Stored row (q1, B)" in refused
     assert GradingSet.objects.count() == sets
-    # Nor scored, as the page says (QA: a new comparison was computed and stored on it).
+    # Nor scored, as the page says: no new comparison is computed and stored on it.
     from evaluation.comparisons import ComparisonInputError, comparison_create
     from evaluation.metrics import Settings
     from evaluation.models import Comparison
@@ -336,8 +336,8 @@ def test_loaddata_cannot_rewrite_a_frozen_judgment(version: PoolVersion, tmp_pat
 def test_a_consistent_rewrite_of_text_and_hash_shows_against_the_hash_comparisons_pinned(
     version: PoolVersion, cast: Cast, client: Client
 ) -> None:
-    """QA: rewriting both the canonical text and its SHA-256 left the version page saying the
-    integrity check passed; the comparisons computed on it recorded the hash they saw."""
+    """Rewriting both the canonical text and its SHA-256 still fails the integrity check: the
+    comparisons computed on it recorded the hash they saw."""
     from annotator.pools.models import canonical_serialisation
     from tests.evaluation.comparisons.helpers import make_comparison, make_run
 

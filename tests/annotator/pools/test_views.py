@@ -179,7 +179,7 @@ def test_an_export_downloads_a_zip_with_data_and_manifest(
 def test_an_export_of_a_chinese_named_pool_keeps_the_name_in_its_file_names(
     cast: Cast, client: Client, frozen: PoolVersion
 ) -> None:
-    """QA: "QA 退款 set ✓" was exported as qa-set-v1-csv.zip."""
+    """A pool name beyond ASCII keeps its characters in the export's file name."""
     from urllib.parse import quote
 
     frozen.pool.name = "QA 退款 set ✓"
@@ -203,7 +203,7 @@ def test_an_unknown_export_format_goes_back_with_a_clear_message(
         version_url("pool_version_export", frozen), {"format": "xlsx"}, follow=True
     )
     assert "Unknown export format “xlsx”: choose one of qrels, csv, jsonl." in response.content.decode()
-    # QA: an unknown part silently served the zip.
+    # An unknown part is refused, not served the zip.
     response = client.get(
         version_url("pool_version_export", frozen), {"format": "csv", "part": "zzz"}, follow=True
     )
@@ -224,10 +224,10 @@ def test_a_format_that_cannot_hold_the_ids_goes_back_with_the_reason(cast: Cast,
     assert "This version cannot be written as qrels:" in html and "contains whitespace" in html
     assert client.get(version_url("pool_version_export", version), {"format": "csv"}).status_code == 200
     # The links are plain links (the server sends files as attachments): with a download attribute
-    # the browser saved this refusal page as download.html and the reason was never seen (QA).
+    # the browser would save this refusal page as download.html and the reason would go unseen.
     page = client.get(version_url("pool_version_detail", version)).content.decode()
     export = version_url("pool_version_export", version)
-    # The page no longer offers the qrels export it would refuse, and says why (QA).
+    # The page does not offer the qrels export it would refuse, and says why.
     assert page.count(f'href="{export}?format=') == 4 and "?format=qrels" not in page
     assert "No TREC qrels export: some IDs of this version hold a space" in html_text(page)
     assert re.search(r"<a [^>]*\bdownload\b", page) is None
@@ -269,7 +269,7 @@ def test_the_diff_page_lists_added_removed_and_changed_pairs(cast: Cast, client:
 def test_the_version_pages_compare_links_run_from_the_older_version_to_the_newer(
     cast: Cast, client: Client
 ) -> None:
-    """QA: on version 2's page, "compare with version 1" showed v2 -> v1, so v2's addition read "removed"."""
+    """On version 2's page, "compare with version 1" shows v1 -> v2, so v2's addition reads "added"."""
     pool = Pool.objects.create(project=cast.alpha, name="Lineage")
     v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, "")], source="frozen", by=cast.owner)
     v2 = pool_version_create(
@@ -280,7 +280,7 @@ def test_the_version_pages_compare_links_run_from_the_older_version_to_the_newer
     for page in (v1, v2):
         assert f'href="{forward}"' in client.get(version_url("pool_version_detail", page)).content.decode()
     assert "Added pairs (1)" in client.get(forward).content.decode()
-    # QA: the empty "Removed pairs (0)" filter said the two versions held the same judgments.
+    # The empty "Removed pairs (0)" filter must not say the two versions hold the same judgments.
     removed = client.get(forward, {"kind": "removed"}).content.decode()
     assert "No removed pairs: the other changes are under “All changes”." in removed
     assert "both versions hold the same judgments" not in removed
@@ -422,8 +422,8 @@ def test_a_frozen_set_cannot_be_frozen_again_from_the_page(
 def test_the_freeze_page_refuses_before_sending_when_a_file_was_imported_as_the_next_version(
     cast: Cast, client: Client, frozen: PoolVersion
 ) -> None:
-    """QA: the set continuing version 1 showed "version 2" and a Freeze button although an owner
-    had imported a file as version 2 meanwhile; the clash was only reported once sent."""
+    """A set continuing version 1, when an owner imported a file as version 2 meanwhile, says so
+    before a Freeze is sent, not only once it is."""
     from annotator.pools.services import FreezeError, pool_import
 
     round_2 = grading_set_create_from_version(version=frozen, by=cast.reviewer, name="Round 2")
@@ -506,7 +506,7 @@ def test_only_the_newest_version_offers_a_new_version_and_a_second_start_is_refu
 def test_the_new_sets_page_names_its_version_in_each_readers_language(
     cast: Cast, client: Client, frozen: PoolVersion
 ) -> None:
-    """The "started from" line was stored as text in the language of whoever clicked (QA report)."""
+    """The "started from" line is not stored as text in the language of whoever clicked."""
     login(client, cast.reviewer)
     client.post(
         version_url("pool_version_continue", frozen),
@@ -624,7 +624,8 @@ def test_pool_pages_are_closed_to_editors(cast: Cast, client: Client, frozen: Po
 def test_leaving_out_the_listed_pairs_never_leaves_out_a_pair_that_blocked_only_later(
     cast: Cast, client: Client
 ) -> None:
-    """A freeze page opened earlier left out a pair added since, under a reason written for others (QA)."""
+    """A freeze page opened earlier must not leave out a pair added since, under a reason written
+    for others."""
     import re
 
     from annotator.models import Candidate
@@ -659,8 +660,8 @@ def test_leaving_out_the_listed_pairs_never_leaves_out_a_pair_that_blocked_only_
 
 
 def test_the_version_page_leads_on_to_a_comparison_and_its_shares_add_up(cast: Cast, client: Client) -> None:
-    """Grades 3, 1, 1, 1, 2, 2, 2, 2 (1/8 = 12.5 %, 3/8 = 37.5 %, 4/8 = 50 %): whole percents rounded
-    12.5 and 37.5 down and the column said 99 % (QA); the page had no way on to a comparison."""
+    """Grades 3, 1, 1, 1, 2, 2, 2, 2 (1/8 = 12.5 %, 3/8 = 37.5 %, 4/8 = 50 %): whole percents round
+    12.5 and 37.5 down and the column would say 99 %; the page leads on to a comparison."""
     rows = [("q", d, g) for d, g in zip("ABCDEFGH", (3, 1, 1, 1, 2, 2, 2, 2), strict=True)]
     version = pool_version_create(
         pool=Pool.objects.create(project=cast.alpha, name="Shares"),
@@ -678,7 +679,7 @@ def test_the_version_page_leads_on_to_a_comparison_and_its_shares_add_up(cast: C
 def test_the_new_version_page_of_an_older_version_says_why_instead_of_offering_the_form(
     cast: Cast, client: Client
 ) -> None:
-    """QA: the form showed on version 1 after version 2 existed, and was refused only once sent."""
+    """Once version 2 exists, version 1's page shows no form that would be refused once sent."""
     pool = Pool.objects.create(project=cast.alpha, name="Lineage")
     v1 = pool_version_create(pool=pool, judgments=[("q1", "A", 3, "")], source="frozen", by=cast.owner)
     v2 = pool_version_create(pool=pool, judgments=[("q1", "A", 2, "")], source="frozen", by=cast.owner)

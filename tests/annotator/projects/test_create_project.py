@@ -1,5 +1,5 @@
-"""Starting a project of one's own: accounts and the first owner from the command line (the
-first-run QA found no documented way to get past the demo)."""
+"""Starting a project of one's own: accounts and the first owner from the command line, the
+documented way past the demo."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def test_an_owner_also_sees_the_project_settings(db: None, client: Client) -> No
 
 def test_the_overview_counts_the_pairs_the_queue_would_give(db: None, client: Client) -> None:
     """A set continued from a frozen version holds copied pairs that already have final grades:
-    nobody is asked to grade them, so the overview must not count them (it did; QA report)."""
+    nobody is asked to grade them, so the overview must not count them."""
     from django.contrib.auth import get_user_model
 
     from annotator.grading.services import queue_candidates
@@ -73,7 +73,7 @@ def test_the_overview_counts_the_pairs_the_queue_would_give(db: None, client: Cl
 def test_a_new_project_shows_its_owner_the_steps_and_its_editors_why_nothing_waits(
     db: None, client: Client
 ) -> None:
-    """An empty project's overview said only "nothing is waiting" (first-run QA)."""
+    """An empty project's overview says what to set up, not only "nothing is waiting"."""
     from django.contrib.auth import get_user_model
 
     from annotator.models import Document, Membership, Project, Role
@@ -101,10 +101,10 @@ def test_a_new_project_shows_its_owner_the_steps_and_its_editors_why_nothing_wai
     Membership.objects.create(project=project, user=editor, role=Role.EDITOR)
     html = client.get(url).content.decode()
     assert html.count("✓ done") == 2
-    # The owner is the one who creates sets: told where (QA: "an owner creates one", to the owner).
+    # The owner is the one who creates sets: told where, not "an owner creates one".
     assert (
-        f'No grading set is open: <a href="{reverse("grading_set_list", kwargs={"slug": project.slug})}">create one</a>'
-        in html
+        "No grading set is open: <a "
+        f'href="{reverse("grading_set_list", kwargs={"slug": project.slug})}">create one</a>' in html
     )
     client.force_login(editor)
     html = client.get(url).content.decode()
@@ -120,7 +120,7 @@ def test_a_set_up_project_shows_no_steps(db: None, client: Client) -> None:
 def test_a_reviewer_who_graded_a_waiting_dispute_is_told_another_reviewer_settles_it(
     db: None, client: Client
 ) -> None:
-    """QA: the count offered a dispute this reviewer graded and so may not settle, without a word."""
+    """The count says which disputes this reviewer graded and so may not settle."""
     from annotator.models import Membership, Role
 
     build_demo()
@@ -137,8 +137,8 @@ def test_a_reviewer_who_graded_a_waiting_dispute_is_told_another_reviewer_settle
 def test_disputes_waiting_for_someone_who_left_are_counted_apart_as_the_queue_lists_them(
     cast: Cast, client: Client
 ) -> None:
-    """QA: "Disputes waiting for a reviewer: 3" over a review table of 2 rows; the third waited
-    for a deactivated editor, in the queue page's own section."""
+    """Disputes waiting for a deactivated editor are counted apart, as the queue page lists them,
+    so the count matches the review table."""
     from annotator.disputes.services import dispute_give_reason
     from tests.annotator.disputes.factories import disputed_pair, in_review
 

@@ -58,7 +58,7 @@ def test_each_members_buttons_name_the_member_for_screen_readers(cast: Cast, cli
 
 
 def test_the_removal_question_says_how_many_grades_it_withdraws(cast: Cast, client: Client) -> None:
-    """Asked in the page, so that it works without JavaScript (QA: one click removed a member),
+    """Asked in the page, so that it works without JavaScript (one click must not remove a member),
     with what removing withdraws: the grades awaiting the member's re-check."""
     from annotator.documents.readers import read_documents
     from annotator.documents.services import documents_import
@@ -77,8 +77,8 @@ def test_the_removal_question_says_how_many_grades_it_withdraws(cast: Cast, clie
 
 
 def test_the_members_page_counts_without_joining_queries_and_documents(cast: Cast, client: Client) -> None:
-    """Scale QA: the grades' default order (by pair, so set, query, document) joined both tables
-    into the count of grades each removal withdraws (0.43 s of the page at a million grades)."""
+    """The grades' default order (by pair, so set, query, document) would join both tables into
+    the count of grades each removal withdraws, slow at a million grades."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -94,7 +94,7 @@ def test_the_members_page_counts_without_joining_queries_and_documents(cast: Cas
 def test_the_removal_question_says_how_many_open_disputes_wait_for_the_member(
     cast: Cast, client: Client
 ) -> None:
-    """QA: only after the removal did the owner learn that a dispute had waited for the member."""
+    """Before the removal, the owner learns that a dispute waits for the member."""
     from annotator.disputes.services import dispute_give_reason
     from tests.annotator.disputes.factories import disputed_pair
 
@@ -231,7 +231,7 @@ def test_removing_an_editor_withdraws_only_their_grades_awaiting_recheck_so_thei
     cast: Cast, client: Client
 ) -> None:
     """A pair waits while one of its grades awaits a re-check; only its editor may re-check it, so
-    a departed editor's stale grade held its pair forever (noticed in the session-4 QA)."""
+    a departed editor's stale grade would hold its pair forever."""
     from annotator.grading.services import grade_submit
     from annotator.models import FinalGrade, Grade, GradeHistory
     from tests.annotator.grading.factories import make_pairs
@@ -282,7 +282,7 @@ def test_removing_a_member_without_stale_grades_says_nothing_about_withdrawals(
 def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_record(
     cast: Cast, client: Client
 ) -> None:
-    """QA: a dispute waiting for the reason or the response of an editor who left waited forever."""
+    """A dispute waiting for the reason or the response of an editor who left must not wait forever."""
     from annotator.disputes.services import dispute_give_reason, dispute_revise, dispute_settle
     from annotator.models import Dispute, DisputeStatus, FinalGrade
     from tests.annotator.disputes.factories import disputed_pair
@@ -304,8 +304,8 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
 
     statuses = dict(Dispute.objects.values_list("pk", "status"))
     assert statuses[no_reason.pk] == DisputeStatus.IN_REVIEW
-    # Revealed, and the editor still here has not responded: it waits for them first (QA: sent to
-    # review at once, the editor who stayed lost their step).
+    # Revealed, and the editor still here has not responded: it waits for them first, so the
+    # editor who stayed keeps their step.
     assert statuses[no_response.pk] == DisputeStatus.REVEALED
     assert statuses[their_part_done.pk] == DisputeStatus.AWAITING_REASONS  # waits for the editor still here
     # Their response was the last step anyone here could take: it goes to review by itself.
@@ -347,7 +347,7 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
 
 
 def test_removing_a_member_removed_already_says_so(cast: Cast, client: Client) -> None:
-    """QA: a second tab's Remove got Django's bare 404."""
+    """A second tab's Remove gets a page that says so, not Django's bare 404."""
     membership = Membership.objects.get(project=cast.alpha, user=cast.editor2)
     client.force_login(cast.owner)
     remove = reverse("member_remove", kwargs={"slug": "alpha", "membership_id": membership.pk})
@@ -362,8 +362,8 @@ def test_removing_a_member_removed_already_says_so(cast: Cast, client: Client) -
 
 
 def test_the_only_owner_is_offered_no_removal_that_would_be_refused(cast: Cast, client: Client) -> None:
-    """QA: the sole owner's row offered Remove, whose confirmation said their work is kept, and
-    the removal was then refused."""
+    """The sole owner's row offers no Remove, whose confirmation would say their work is kept,
+    and whose removal would then be refused."""
     client.force_login(cast.owner)
     html = client.get(reverse("member_list", kwargs={"slug": "alpha"})).content.decode()
     owner = cast.owner.get_username()
@@ -373,7 +373,7 @@ def test_the_only_owner_is_offered_no_removal_that_would_be_refused(cast: Cast, 
 
 
 def test_the_removal_question_spaces_its_sentences_as_each_language_does(cast: Cast, client: Client) -> None:
-    """QA: the Chinese question read "其评分和裁定都会保留。 2 条等待…": a space after 。."""
+    """The Chinese question puts no space after 。, as Chinese spaces no sentences."""
     from annotator.documents.readers import read_documents
     from annotator.documents.services import documents_import
     from annotator.grading.services import grade_submit

@@ -154,7 +154,7 @@ def test_runs_and_comparisons_are_not_deleted_from_the_admin(root: Client) -> No
 
 
 def test_the_only_active_owner_cannot_be_deactivated_in_the_admin(root: Client) -> None:
-    """QA: unticking "active" on the demo's owner left the project with nobody to manage it."""
+    """Unticking "active" on the only owner would leave the project with nobody to manage it."""
     from django.contrib.auth import get_user_model
 
     user_model = get_user_model()

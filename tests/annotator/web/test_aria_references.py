@@ -2,7 +2,7 @@
 `<label for>`) exists on the page, on every page a demo user reaches.
 
 A reference to a missing ID is silent for sighted users and drops the help or the name for a
-screen reader (QA: the freeze form's reason pointed at a help text that had no ID). The walk is
+screen reader (e.g. a form field's help text that has no ID). The walk is
 test_links' walk; this test reads each page's IDs and references.
 """
 

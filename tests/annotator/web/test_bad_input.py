@@ -89,8 +89,8 @@ def _no_traceback(caplog: pytest.LogCaptureFixture) -> None:
 def test_more_files_than_django_reads_get_a_page_saying_the_limit_and_nothing_is_imported(
     cast: Cast, client: Client, settings: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """QA: 101 run files on the candidates import replaced the page with Django's bare 400 and put a
-    traceback in the log."""
+    """Too many run files on the candidates import get a page saying so, not Django's bare 400
+    and a traceback in the log."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from annotator.models import Candidate

@@ -137,7 +137,7 @@ def test_gain_names_in_sentences_follow_the_language() -> None:
 
 
 def test_lists_inside_chinese_sentences_use_chinese_separators() -> None:
-    """QA found "（1, 2）" and "(q3, K): 分歧未决" in Chinese messages: ASCII separators and brackets."""
+    """Not "（1, 2）" nor "(q3, K): 分歧未决" in Chinese messages: no ASCII separators and brackets."""
     from django.utils import translation
 
     from annotator.disputes.services import override_needs_note_message

@@ -7,7 +7,8 @@ answer 200 with a fragment, not a whole page (which htmx would nest inside the p
 header), and for `hx-target="#id"` with the element of that id. The walk is made twice, the
 second time with one row per page, so that every pager is on it. This catches what a per-URL
 test cannot: a page offering a link the user may not follow (403), a link that needs POST (405),
-a stale or mistyped URL (404), or a page that breaks only with the demo's real data (500). Forms are the access matrix's business; links are this test's.
+a stale or mistyped URL (404), or a page that breaks only with the demo's real data (500). Forms
+are the access matrix's business; links are this test's.
 """
 
 from __future__ import annotations

@@ -108,6 +108,6 @@ def test_a_page_number_that_names_no_page_shows_the_nearest_page_and_says_so(
         reverse("document_list", kwargs={"slug": cast.alpha.slug}), {"page": asked}
     ).content.decode()
     assert f"Page {shown} of 3" in html
-    # Django's own Paginator shows the *last* page for 0 and -1, without a word (QA).
+    # Django's own Paginator shows the *last* page for 0 and -1, without a word.
     note = f"There is no page “{asked}”: this is page {shown}."
     assert (note in html) == (asked not in ("2", "")), html

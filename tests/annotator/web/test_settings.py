@@ -97,7 +97,7 @@ def test_every_model_is_registered_in_the_admin() -> None:
 def test_a_refused_request_is_logged_in_one_line_and_a_crash_with_its_traceback(
     client: Client, cast: Cast
 ) -> None:
-    """QA: every 403 wrote the PermissionDenied traceback, burying the real ones."""
+    """A 403 is one log line, not a PermissionDenied traceback burying the real ones."""
     import logging
 
     from annotator.web.log_filters import OneLineForbidden
@@ -105,8 +105,8 @@ def test_a_refused_request_is_logged_in_one_line_and_a_crash_with_its_traceback(
     console = next(
         h for h in logging.getLogger().handlers if any(isinstance(f, OneLineForbidden) for f in h.filters)
     )
-    # Django's own logger writes through that handler alone (QA: with DEBUG on, its own console
-    # handler printed each 403 a second time, with the traceback).
+    # Django's own logger writes through that handler alone: with DEBUG on, its own console
+    # handler would print each 403 a second time, with the traceback.
     django_logger = logging.getLogger("django")
     streams = [h for h in django_logger.handlers if type(h) is logging.StreamHandler]  # not pytest's own
     assert not django_logger.propagate and streams

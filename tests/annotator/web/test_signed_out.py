@@ -122,8 +122,8 @@ def test_a_signed_in_post_with_a_stale_csrf_token_gets_a_page_that_says_to_reloa
 
 
 def test_a_get_of_the_logout_address_asks_and_only_the_post_signs_out(db: None, client: Client) -> None:
-    """A bookmark or typed /accounts/logout/ was an empty 405 page (QA report); logging out now
-    also says so on the login page."""
+    """A bookmark or typed /accounts/logout/ asks, not an empty 405 page; logging out also says so
+    on the login page."""
     from django.contrib.auth import get_user_model
 
     user = get_user_model().objects.create_user("leaving", password="pw-leaving-1")

@@ -1,11 +1,11 @@
 """No statement takes a parameter per row of the data: SQLite refuses more than 32,766 in one.
 
-QA: continuing a frozen version of 40,000 documents listed every document ID in one `IN (...)`
-and ended in "too many SQL variables" (a 500), as did importing pairs of more than 32,766
-queries, re-importing as many changed queries, or pasting as many document IDs. Each flow now
-reads by subquery or in chunks of ID_LIST_CHUNK IDs. The tests shrink the chunk and run each flow
-at two sizes: the largest statement must not grow with the data. Bulk writes (INSERT, and
-bulk_update's CASE) are left out: Django sizes their batches by the database's own limit.
+Continuing a large frozen version, importing pairs of more than 32,766 queries, re-importing as
+many changed queries or pasting as many document IDs would otherwise end in "too many SQL
+variables" (a 500). Each flow reads by subquery or in chunks of ID_LIST_CHUNK IDs. The tests
+shrink the chunk and run each flow at two sizes: the largest statement must not grow with the
+data. Bulk writes (INSERT, and bulk_update's CASE) are left out: Django sizes their batches by
+the database's own limit.
 """
 
 from __future__ import annotations

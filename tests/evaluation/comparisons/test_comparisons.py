@@ -54,12 +54,11 @@ def e9(cast: Cast) -> Comparison:
 
 
 def test_the_e9_comparison_stores_the_contracts_numbers_to_full_precision(e9: Comparison) -> None:
-    results = ComparisonResults(Comparison.objects.get(pk=e9.pk).results)
-    assert results.a["dcg"] == [E9_DCG]
-    assert results.data["idcg"] == [E9_IDCG]
-    assert results.a["ndcg"] == [E9_NDCG]
-    assert results.b["ndcg"] == [1.0]
-    assert results.stats["mean_delta"] == 1.0 - E9_NDCG
+    stored = Comparison.objects.get(pk=e9.pk).results
+    assert (stored["a"]["dcg"], stored["idcg"], stored["a"]["ndcg"]) == ([E9_DCG], [E9_IDCG], [E9_NDCG])
+    row = ComparisonResults(stored).row(0)
+    assert (row.a_dcg, row.idcg, row.a_ndcg, row.b_ndcg) == (E9_DCG, E9_IDCG, E9_NDCG, 1.0)
+    assert ComparisonResults(stored).stats.mean_delta == 1.0 - E9_NDCG
 
 
 def test_the_summary_page_shows_means_delta_and_full_precision_on_hover(
@@ -118,7 +117,7 @@ def test_a_short_list_shows_its_empty_positions_contributing_zero(cast: Cast, cl
 
 
 def test_a_what_if_far_beyond_the_lists_shows_their_empty_tail_as_one_row(cast: Cast, client: Client) -> None:
-    """QA: K=10,000 on short lists made a 15 MB page of identical empty rows."""
+    """K=10,000 on short lists must not make a page of megabytes of identical empty rows."""
     version = make_pool(cast.alpha, {"q1": {"A": 3, "B": 2, "C": 1}}, by=cast.owner)
     a = make_run(cast.alpha, "short", {"q1": ["B", "A"]}, by=cast.reviewer)
     b = make_run(cast.alpha, "shorter", {"q1": ["C"]}, by=cast.reviewer)
@@ -131,15 +130,10 @@ def test_a_what_if_far_beyond_the_lists_shows_their_empty_tail_as_one_row(cast: 
     # Each list: its documents, three empty positions one by one, then one row for the rest.
     a_side, b_side = response.context["a"], response.context["b"]
     assert [item["row"].rank for item in a_side["rows"]] == [1, 2, 3, 4, 5]
-    assert a_side["tail"] == {
-        "first": 6,
-        "last": 10000,
-        "count": 9995,
-        "documents": 0,
-        "added": 0.0,
-        "cumulative": a_side["result"].dcg,
-    }
-    assert b_side["tail"]["first"] == 5 and b_side["tail"]["count"] == 9996
+    assert a_side["tail"] == metrics.Tail(
+        first=6, last=10000, count=9995, documents=0, added=0.0, cumulative=a_side["result"].dcg
+    )
+    assert b_side["tail"].first == 5 and b_side["tail"].count == 9996
     assert len(b_side["bars"]) == 4
     assert page.count("empty position: the list is shorter than K") == 3 + 3
     assert "6–10000" in page and "9995 more empty positions: each contributes 0" in page
@@ -155,7 +149,7 @@ def test_a_what_if_far_beyond_the_lists_shows_their_empty_tail_as_one_row(cast: 
 def test_a_what_if_over_long_lists_shows_the_first_positions_and_sums_the_rest(
     cast: Cast, client: Client
 ) -> None:
-    """QA: K=10,000 on 100,000-row runs made a 19 MB page that took 6 s."""
+    """K=10,000 on 100,000-row runs must not make a page of megabytes that takes seconds."""
     from evaluation.views import ROWS_SHOWN
 
     rng = random.Random(7)
@@ -172,16 +166,16 @@ def test_a_what_if_over_long_lists_shows_the_first_positions_and_sums_the_rest(
         assert [item["row"] for item in side["rows"]] == list(positions[:ROWS_SHOWN])
         assert len(side["bars"]) == ROWS_SHOWN
         tail = side["tail"]
-        assert (tail["first"], tail["last"], tail["count"], tail["documents"]) == (
+        assert (tail.first, tail.last, tail.count, tail.documents) == (
             ROWS_SHOWN + 1, len(docs), 100, 100
         )  # fmt: skip
-        assert tail["cumulative"] == side["result"].dcg
-        assert math.isclose(tail["added"], math.fsum(row.contribution for row in positions[ROWS_SHOWN:]))
+        assert tail.cumulative == side["result"].dcg
+        assert math.isclose(tail.added, math.fsum(row.contribution for row in positions[ROWS_SHOWN:]))
     assert len(response.context["ideal_rows"]) == ROWS_SHOWN
-    assert response.context["ideal_tail"]["cumulative"] == response.context["idcg"]
+    assert response.context["ideal_tail"].cumulative == response.context["idcg"]
     assert page.count("100 more positions (100 with a document) add ") == 3
     assert "manage.py evaluate --breakdown" in page
-    # One position past the limit is shown as a row, not summed as "201–201" (QA).
+    # One position past the limit is shown as a row, not summed as "201–201".
     response = client.get(url("comparison_query", comparison, query="q1", k=str(ROWS_SHOWN + 1)))
     assert len(response.context["a"]["rows"]) == ROWS_SHOWN + 1 and response.context["a"]["tail"] is None
 
@@ -221,7 +215,7 @@ def test_what_if_k_and_gain_rescore_the_query_without_changing_the_saved_compari
 def test_the_previous_and_next_query_links_carry_a_what_if_and_follow_a_re_score(
     cast: Cast, client: Client
 ) -> None:
-    """QA: after a what-if, "next" went back to the saved K and gain."""
+    """After a what-if, "next" keeps its K and gain, not the saved ones."""
     comparison = build_comparison_of_size(cast, 3, "w")
     client.force_login(cast.reviewer)
     links = re.compile(r'<a href="\?([^"]+)" rel="(?:prev|next)"')
@@ -284,13 +278,13 @@ def test_a_what_if_that_reaches_an_unjudged_id_shows_the_engines_error(cast: Cas
     page = html.unescape(client.get(url("comparison_query", comparison, query="q1", k="3")).content.decode())
     assert "This query cannot be scored under these settings" in page
     assert "run “a”" in page and "line 1" in page and "“X”" in page
-    # Both runs refused: both are named, not only the last one (QA report).
+    # Both runs refused: both are named, not only the last one.
     c = make_run(cast.alpha, "c", {"q1": ["B", "A", "Y"]}, by=cast.reviewer)
     both = make_comparison(cast.alpha, version, a, c, by=cast.reviewer, k=2)
     page = html.unescape(client.get(url("comparison_query", both, query="q1", k="3")).content.decode())
     assert "run “a”" in page and "“X”" in page and "run “c”" in page and "“Y”" in page
-    # Each on its own line, and the pool's ideal rows still shown (QA: "No judged document for
-    # this query", for a pool with two judged documents).
+    # Each on its own line, and the pool's ideal rows still shown, not "No judged document for
+    # this query" for a pool with two judged documents.
     assert page.count("This query cannot be scored under these settings") == 2
     assert "No judged document for this query" not in page
     idcg = 3 / 1 + 2 / math.log2(3)
@@ -334,8 +328,8 @@ def test_document_titles_link_to_their_pages(cast: Cast, client: Client, e9: Com
 
 
 def test_with_no_paired_query_every_statistic_says_not_defined(cast: Cast, client: Client) -> None:
-    """Every grade 0 and zero-IDCG queries excluded: nothing is paired. The randomization line read
-    "p = — (0 random sign flips, …)" (QA report); it says not defined, as the others do."""
+    """Every grade 0 and zero-IDCG queries excluded: nothing is paired. The randomization line says
+    not defined, as the others do, not "p = — (0 random sign flips, …)"."""
     version = make_pool(cast.alpha, {"q1": {"A": 0, "B": 0}}, by=cast.owner)
     run_a = make_run(cast.alpha, "a", {"q1": "AB"}, by=cast.reviewer)
     run_b = make_run(cast.alpha, "b", {"q1": "BA"}, by=cast.reviewer)
@@ -349,8 +343,8 @@ def test_with_no_paired_query_every_statistic_says_not_defined(cast: Cast, clien
 
 
 def test_an_interval_of_equal_deltas_is_not_called_bca(cast: Cast, client: Client) -> None:
-    """QA: with every paired delta equal the page said "[+0.0000, +0.0000] (BCa, ...)", but no
-    BCa interval is computed then: every resample mean is that delta."""
+    """With every paired delta equal no BCa interval is computed (every resample mean is that
+    delta), so the page must not say "[+0.0000, +0.0000] (BCa, ...)"."""
     version = make_pool(cast.alpha, {"q1": {"A": 3, "B": 1}, "q2": {"A": 2, "B": 0}}, by=cast.owner)
     run_a = make_run(cast.alpha, "a", {"q1": "AB", "q2": "AB"}, by=cast.reviewer)
     run_b = make_run(cast.alpha, "b", {"q1": "AB", "q2": "AB"}, by=cast.reviewer)
@@ -462,7 +456,7 @@ def test_the_creation_form_refuses_bad_settings_with_specific_errors(cast: Cast,
         ("seed", "-1"),
         ("unjudged", "ignore"),
         ("run_b", str(a.pk)),
-        # The command line's rule (QA: the form took these, `evaluate --k ３` exits 2).
+        # The command line's rule: `evaluate --k ３` exits 2, so the form refuses it too.
         ("k", "\uff13"),
         ("k", "3.0"),
         ("seed", "\u0663"),
@@ -801,8 +795,8 @@ def test_recomputing_says_so_when_stored_numbers_differ(cast: Cast, client: Clie
 def test_recompute_and_check_also_compares_the_pools_stored_rows(
     cast: Cast, client: Client, e9: Comparison
 ) -> None:
-    """QA: a stored judgment row changed under the hashed text; the comparison's pages kept their
-    scores (which come from the hashed text only) and "Recompute and check" said all was well."""
+    """A stored judgment row changed under the hashed text: the scores come from the hashed text
+    only, so "Recompute and check" compares the rows too and does not say all is well."""
     from annotator.models import PoolJudgment
     from tests.annotator.pools.test_immutability import tamper
 
@@ -980,7 +974,7 @@ def alter_pool_text(comparison: Comparison, *, with_hash: bool) -> None:
 def test_the_comparison_list_refuses_the_numbers_of_a_comparison_whose_pool_version_was_altered(
     cast: Cast, client: Client, e9: Comparison, with_hash: bool, reason: str
 ) -> None:
-    """QA: the list still showed 0.6075 / 1.0000 for a comparison whose own page answered 409."""
+    """The list shows no numbers for a comparison whose own page answers 409."""
     intact_pool = make_pool(cast.alpha, {"q1": {"A": 3, "B": 1}}, by=cast.owner, name="Intact")
     intact = make_comparison(
         cast.alpha, intact_pool, e9.run_a, e9.run_b, by=cast.reviewer, k=2, unjudged="zero"
@@ -1045,7 +1039,7 @@ def test_a_run_used_by_a_comparison_cannot_be_deleted_on_its_own(e9: Comparison)
 
 
 def test_few_paired_queries_get_a_word_of_caution_and_enough_get_none(cast: Cast, client: Client) -> None:
-    """Two queries: a bootstrap interval excluding 0 beside p = 0.5, unexplained (first-run QA)."""
+    """Two queries can give a bootstrap interval excluding 0 beside p = 0.5: the page explains it."""
     from evaluation.views import FEW_PAIRED_QUERIES
 
     client.force_login(cast.reviewer)
@@ -1058,8 +1052,8 @@ def test_few_paired_queries_get_a_word_of_caution_and_enough_get_none(cast: Cast
         html = client.get(comparison.get_absolute_url()).content.decode()
         assert ('data-testid="few-queries"' in html) is warned, n
         if n == 1:
-            # QA: one query's warning spoke of an interval that is not computed, and the interval's
-            # line named its resamples and seed.
+            # One query: the warning speaks of no interval, since none is computed, and no
+            # interval line names resamples and a seed.
             assert "Only 1 paired query: the sign flip test has two outcomes" in html
             assert "too narrow" not in html and "resamples" not in html
             assert "not defined for fewer than two paired queries" in html
@@ -1077,8 +1071,8 @@ def test_few_paired_queries_get_a_word_of_caution_and_enough_get_none(cast: Cast
 def test_the_export_is_refused_like_the_page_when_the_pool_version_was_altered(
     cast: Cast, client: Client, e9: Comparison, with_hash: bool, reason: str
 ) -> None:
-    """QA: with text and SHA-256 rewritten together the page answered 409 but export.zip was
-    served, the altered pool beside numbers computed on the old one."""
+    """With text and SHA-256 rewritten together, export.zip is refused as the page is: it would
+    hold the altered pool beside numbers computed on the old one."""
     export = reverse("comparison_export", kwargs={"slug": "alpha", "comparison_id": e9.pk})
     client.force_login(cast.reviewer)
     assert client.get(export).status_code == 200

@@ -175,8 +175,8 @@ def test_the_archive_holds_the_pool_both_runs_as_uploaded_and_the_report(cast: C
 def test_the_archives_readme_command_runs_as_written_from_the_extracted_folder(
     cast: Cast, client: Client, tmp_path: Path
 ) -> None:
-    """QA: `python manage.py evaluate ...` from inside the folder failed: manage.py is not in the
-    archive. The README now says to run the checkout's manage.py with its Python: run exactly that."""
+    """manage.py is not in the archive, so the README says to run the checkout's manage.py with
+    its Python, not `python manage.py evaluate ...` from inside the folder: run exactly that."""
     import shlex
     import subprocess
     import sys
@@ -231,7 +231,7 @@ def test_an_export_with_lenient_policies_and_mixed_formats_reproduces_through_ev
     lists = {q: rng.sample([*pool[q], "u3"], min(8, len(pool[q]) + 1)) for q in pool}
     lists["extra"] = ["d1"]
     # "t5:" with no IDs: no run file can state an empty ranking, so it counts as missing from B
-    # in the app as in the exported copy (QA: 0 in the report, 1 from the copy).
+    # in the app as in the exported copy.
     lists["t5"] = []
     b = make_run(cast.alpha, "lists", lists, by=cast.reviewer)
     comparison = make_comparison(

@@ -238,7 +238,7 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             r"score '\u0661\u0662' is not a finite number",
         ),
         ("r.csv", "query_id,doc_id,score\nq1,A,\uff11\n", 2, r"score '\uff11' is not a finite number"),
-        # QA: a rank column beside an empty score column read as "score '' is not a number".
+        # A rank column beside an empty score column: the rank is read, not "score '' is not a number".
         (
             "r.csv",
             "query_id,doc_id,rank,score\nq1,B,1,\nq1,C,2,\n",
@@ -291,7 +291,7 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             1,
             r"rank must be a positive integer, got true$",
         ),
-        # As the file wrote them: 1e400 overflows to inf, 1e2 reads as 100.0 (QA: "got Infinity").
+        # As the file wrote them, not "got Infinity": 1e400 overflows to inf, 1e2 reads as 100.0.
         (
             "r.jsonl",
             '{"query_id": "q1", "doc_id": "A", "score": 1e400}\n',
@@ -310,7 +310,7 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             1,
             r"rank must be a positive integer, got 1e2$",
         ),
-        # A nonzero score that reads as 0.0 would tie with a real 0 and be quoted as 0.0 (QA).
+        # A nonzero score that reads as 0.0 would tie with a real 0 and be quoted as 0.0.
         (
             "r.txt",
             "q1 Q0 A 1 1e-400 t\nq1 Q0 B 2 0 t\n",
@@ -340,7 +340,7 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             r"a quote opened on this line is never closed",
         ),
         ("r.csv", 'query_id,doc_id,score\nq1,A,1\nq1,"B"x,2\n', 3, r"malformed CSV: ',' expected after '\"'"),
-        # str.strip() takes these too: they were refused as "surrounding spaces", shown raw (QA).
+        # str.strip() takes these too: named, not refused as "surrounding spaces" and shown raw.
         (
             "r.csv",
             "query_id,doc_id,score\nq1,A\u2028,1\n",
@@ -366,7 +366,7 @@ def test_an_empty_run_file_is_refused(tmp_path: Path, name: str, text: str) -> N
             r"a field on this line is longer than 16,777,216 characters, the most a field may hold$",
             id="a-field-over-the-csv-limit",
         ),
-        # Two systems in one file were merged into one run (QA report).
+        # Two systems in one file must not be merged into one run.
         (
             "r.csv",
             "query_id,doc_id,rank,score,system\nq1,C,1,5,s\nq1,A,2,4,\nq1,B,3,3,t\n",
@@ -429,7 +429,10 @@ def test_errors_found_by_the_engine_point_into_the_run_file(tmp_path: Path) -> N
     tied = write(tmp_path, "tied.txt", "q1 Q0 A 1 2.0 t\nq1 Q0 X 2 1.0 t\nq1 Q0 B 3 1.0 t\n")
     with pytest.raises(
         EvaluationError,
-        match=r"tied\.txt, line 2: query 'q1': documents 'X', 'B' share the score 1\.0 at ranks 2-3 \(lines 2, 3\)",
+        match=(
+            r"tied\.txt, line 2: query 'q1': documents 'X', 'B' share the score 1\.0 "
+            r"at ranks 2-3 \(lines 2, 3\)"
+        ),
     ):
         evaluate_run(pool, read_run(tied), Settings(k=3, unjudged="zero"))
 
@@ -448,7 +451,7 @@ def test_a_grade_map_maps_grades_before_validation() -> None:
         ("a:1", "not FROM:TO"),
         ("4:5", r"target 5 \(for 4\) is outside 0\.\.3"),
         ("4:3,4:2", "maps 4 twice"),
-        # Was recorded as 10**100:3, not the number typed (QA).
+        # Refused, not recorded as 10**100:3, which is not the number typed.
         ("9" * 101 + ":3", "has a number with more than 100 digits"),
     ],
 )
@@ -468,7 +471,7 @@ def test_runs_built_in_memory_are_validated_like_files() -> None:
         Run.from_scores({"q": {"A": True}})  # type: ignore[dict-item]
 
 
-# QA round of session 7: readers that read a wrong value silently, or named the wrong place.
+# Readers must not read a wrong value silently, nor name the wrong place.
 
 
 @pytest.mark.parametrize("space", ["\u00a0", "\u3000", "\u2003"])
@@ -492,8 +495,8 @@ def test_trec_fields_are_split_at_ascii_whitespace_only(tmp_path: Path, space: s
 def test_an_information_separator_in_a_trec_id_is_refused_not_split_at(
     tmp_path: Path, char: str, as_path: bool
 ) -> None:
-    """QA: str.split() splits ASCII text at U+001C-U+001F too; "d<US>x" was read as document d with
-    rank "x" and score 2, the real score taken for the tag, exit 0. trec_eval does not split there."""
+    """str.split() splits ASCII text at U+001C-U+001F too, so "d<US>x" would read as document d
+    with rank "x", the real score taken for the tag. trec_eval does not split there."""
     code = f"U+{ord(char):04X}"
     run = f"q1 Q0 B 1 3 t\nq1 Q0 d{char}x 2 2.5 t\n"
     qrels = f"q1 0 A{char} 3\nq1 0 B 1\n"
@@ -506,7 +509,7 @@ def test_an_information_separator_in_a_trec_id_is_refused_not_split_at(
 
 def test_a_no_break_space_inside_a_trec_id_is_written_and_read_back(tmp_path: Path) -> None:
     """The reader keeps NBSP and U+3000 inside an ID (trec_eval does not split there); the writer
-    refused them as whitespace, so such a pool could not be exported as qrels (QA)."""
+    writes them too, or such a pool could not be exported as qrels."""
     pool = read_qrels(write(tmp_path, "p.txt", "q1 0 a\u00a0b 2\nq\u3000x 0 c 1\n"))
     assert {q: dict(pool[q]) for q in pool} == {"q1": {"a\u00a0b": 2}, "q\u3000x": {"c": 1}}
     out = tmp_path / "again.txt"
@@ -550,7 +553,7 @@ def test_a_no_break_space_inside_a_trec_id_is_written_and_read_back(tmp_path: Pa
             1,
             r"contains the character U\+0001",
         ),
-        # Line breaks to Unicode, which the app's imports took in (QA): C1 controls and separators.
+        # Line breaks to Unicode, which the app's imports refuse as well: C1 controls and separators.
         (
             "q.jsonl",
             '{"query_id": "q1", "doc_id": "A\\u0085B", "grade": 1}\n',
@@ -563,12 +566,13 @@ def test_a_no_break_space_inside_a_trec_id_is_written_and_read_back(tmp_path: Pa
             2,
             r"document ID 'A\\u2028B' contains the character U\+2028",
         ),
-        # Invisible characters: an ID that looks like another one (QA).
+        # Invisible characters: an ID that looks like another one.
         (
             "r.txt",
             "q1 Q0 d1 1 2.0 t\nq1 Q0 d1\u200b 2 1.0 t\n",
             2,
-            r"document ID 'd1\\u200b' contains the character U\+200B; IDs cannot hold control characters, tabs, line breaks, invisible characters",
+            r"document ID 'd1\\u200b' contains the character U\+200B; IDs cannot hold control characters, "
+            r"tabs, line breaks, invisible characters",
         ),
         ("q.txt", "q1 0 A 3\nq\u202e2 0 B 2\n", 2, r"query ID 'q\\u202e2' contains the character U\+202E"),
         (
@@ -582,7 +586,7 @@ def test_a_no_break_space_inside_a_trec_id_is_written_and_read_back(tmp_path: Pa
 def test_ids_with_control_characters_or_a_bom_are_refused(
     tmp_path: Path, name: str, text: str, line: int, message: str
 ) -> None:
-    """They broke the TAB-separated text table and pool serialisation, or hid a query (QA)."""
+    """They break the TAB-separated text table and pool serialisation, or hide a query."""
     path = write(tmp_path, name, text)
     reader = read_qrels if name.startswith("q") else read_run
     with pytest.raises(EvaluationError, match=message) as caught:
@@ -591,7 +595,7 @@ def test_ids_with_control_characters_or_a_bom_are_refused(
 
 
 def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path: Path) -> None:
-    """The last copy won silently: grade,grade read the second grade (QA)."""
+    """Otherwise the last copy wins silently: grade,grade would read the second grade."""
     path = write(tmp_path, "q.csv", "query_id,doc_id,grade,grade\nq1,A,3,1\n")
     with pytest.raises(EvaluationError, match=r"line 1: the header .* names the column 'grade' twice"):
         read_qrels(path)
@@ -619,7 +623,7 @@ def test_jsonl_ids_may_be_json_integers_as_the_imports_take_them(tmp_path: Path)
 
 
 def test_a_jsonl_syntax_error_names_its_column_on_its_line(tmp_path: Path) -> None:
-    """The newline was parsed too: an error at the end of the line said "column 1" (QA)."""
+    """The newline is not parsed: an error at the end of the line is not at "column 1"."""
     with pytest.raises(EvaluationError, match=r"line 1: not valid JSON \(the problem is at column 18\)\.$"):
         read_qrels(write(tmp_path, "q.jsonl", '{"query_id":"q1",\n'))
 

@@ -1,7 +1,7 @@
 """Files that can be read once (a pipe, `/dev/stdin`, the shell's `<(zcat qrels.gz)`).
 
 The TREC readers may read a file twice (the column pass, then the line passes): a pipe's second
-read is empty, which said "no judgments found" about a file full of them (QA).
+read is empty, which would say "no judgments found" about a file full of them.
 """
 
 from __future__ import annotations

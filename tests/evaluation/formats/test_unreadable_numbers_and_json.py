@@ -1,7 +1,7 @@
 """Input Python reads badly: numbers longer than it converts (int() refuses over 4,300 digits
 with a bare ValueError), JSON nested past the recursion limit, and JSON text that is not Unicode
-(lone surrogates) or that PostgreSQL refuses (NUL). Each reached the web forms as a 500 (QA
-reports); every reader now names the line instead."""
+(lone surrogates) or that PostgreSQL refuses (NUL). Every reader names the line, so none is a 500
+on the web forms."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ HUGE = "9" * 5000
         (
             "trec",
             f"q1 0 A 1\nq1 0 B {HUGE}\n",
-            f"line 2: query 'q1', document 'B': grade has more than {MAX_DIGITS} digits; grades are integers 0..3",
+            f"line 2: query 'q1', document 'B': grade has more than {MAX_DIGITS} digits; grades are integers "
+            "0..3",
         ),
         (
             "csv",
@@ -70,8 +71,8 @@ def test_a_rank_too_long_to_convert_is_refused_on_its_line(fmt: str, text: str, 
 
 
 def test_a_grade_map_with_a_huge_number_is_refused() -> None:
-    # A huge FROM was once kept as 10**MAX_DIGITS: harmless for reading, but the settings recorded
-    # with the result then showed a map nobody typed (QA). Both sides are refused now.
+    # A huge FROM kept as 10**MAX_DIGITS is harmless for reading, but the settings recorded with
+    # the result would show a map nobody typed: both sides are refused.
     for text in (f"1:{HUGE}", f"{HUGE}:3"):
         with pytest.raises(EvaluationError, match=f"has a number with more than {MAX_DIGITS} digits"):
             parse_grade_map(text)
@@ -104,8 +105,8 @@ def test_the_grading_importers_name_the_line_of_a_number_too_long(read: object) 
     ids=["deep", "surrogate-value", "surrogate-key-value", "nul"],
 )
 def test_json_lines_no_reader_may_take_are_refused_on_their_line(line: str, problem: str) -> None:
-    """A RecursionError, and text that cannot be stored (lone surrogates; NUL on PostgreSQL),
-    were 500s on every JSONL upload form (QA report)."""
+    """A RecursionError, and text that cannot be stored (lone surrogates; NUL on PostgreSQL), are
+    refusals on their line, not 500s on the JSONL upload forms."""
     text = '{"query_id": "q0", "doc_id": "Z", "grade": 0}\n' + line + "\n"
     with pytest.raises(EvaluationError) as refused:
         read_qrels(io.StringIO(text), format="jsonl")

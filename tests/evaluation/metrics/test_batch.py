@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.metrics import EvaluationError, Pool, Run, Settings, batch, evaluate_run, score_query
+from evaluation.metrics import EvaluationError, Pool, Run, Settings, evaluate_run, ordering, score_query
 
 TIES = ["error", "docid-desc", "docid-asc", "input-order", "expected"]
 
@@ -61,7 +61,7 @@ def test_every_ordering_path_gives_the_per_query_numbers_and_errors(
             settings = Settings(k=k, unjudged="zero" if seed % 2 else "error", ties=ties)  # type: ignore[arg-type]
             outcomes = []
             for ratio in (1, 10**9):  # partial sort of every unsorted row, or full sorts only
-                monkeypatch.setattr(batch, "PARTIAL_SORT_RATIO", ratio)
+                monkeypatch.setattr(ordering, "PARTIAL_SORT_RATIO", ratio)
                 outcomes.append(outcome(pool, run, settings))
             assert outcomes[0] == outcomes[1]
             kind, _ = outcomes[0]

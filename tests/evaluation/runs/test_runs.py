@@ -14,8 +14,9 @@ from django.test import Client
 from django.urls import reverse
 
 from evaluation import formats, metrics
+from evaluation.formats.lists import parse_ranked_lists
 from evaluation.models import ImmutableFieldError, Run, RunQuery
-from evaluation.runs import RunUploadError, parse_ranked_lists, run_parse
+from evaluation.runs import RunUploadError, run_parse
 from tests.conftest import Cast
 from tests.evaluation.comparisons.helpers import E9_POOL, make_pool, make_run
 
@@ -67,7 +68,7 @@ def test_stored_columns_give_back_the_engine_reader_run_exactly(cast: Cast) -> N
 def test_the_run_page_previews_the_first_rows_without_decoding_or_loading_the_rest(
     cast: Cast, client: Client
 ) -> None:
-    """QA: a one-query run of 1.1M rows was decoded whole (and its uploaded bytes loaded) to show ten."""
+    """Showing ten rows of a one-query run of 1.1M rows decodes ten, not the whole run."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -95,8 +96,7 @@ def test_the_run_page_previews_the_first_rows_without_decoding_or_loading_the_re
 
 def test_pasted_lists_leave_out_a_query_with_no_ids_and_skip_comments() -> None:
     """ "q2:" says the system returned nothing for q2: the run does not answer it, as a run file
-    would say it (no lines), so the comparison's export reproduces its counts (QA: missing from
-    the run 0 in the app, 1 from the exported TREC copy)."""
+    would say it (no lines), so the comparison's export reproduces its counts."""
     run = parse_ranked_lists("# system X\nq1: A, B,\n\nq2:\nq3: C D，E\n", source="pasted.txt", name="x")
     assert run.query_ids == ("q1", "q3")
     assert "q2" not in run
@@ -181,21 +181,21 @@ def test_a_nul_character_is_refused_with_its_line() -> None:
 def test_an_empty_upload_is_refused() -> None:
     with pytest.raises(RunUploadError, match="no rankings"):
         run_parse(data=b"# nothing\n\n", fmt="lists", file_name="pasted.txt")
-    # Only empty lists: its export (a TREC file) would be empty, which `evaluate` refuses (QA report).
+    # Only empty lists: its export (a TREC file) would be empty, which `evaluate` refuses.
     with pytest.raises(RunUploadError, match="no rankings"):
         run_parse(data=b"q1:\nq2:\n", fmt="lists", file_name="pasted.txt")
 
 
 def test_pasted_lines_are_counted_as_editors_count_them_and_a_query_may_hold_a_colon() -> None:
-    """splitlines() broke lines at form feeds and U+2028, shifting every later line number; and
-    "http://x: A" made query "http" (QA report)."""
+    """Lines break at line feeds only (splitlines() also breaks at form feeds and U+2028, shifting
+    every later line number), and "http://x: A" names query "http://x", not "http"."""
     with pytest.raises(RunUploadError, match="pasted.txt, line 3: ") as refused:
         run_parse(data="q1: A\f\nq2: B\u2028C\nq3 C\n".encode(), fmt="lists", file_name="pasted.txt")
     assert "no colon" in str(refused.value)
     run = parse_ranked_lists("http://x/q?id=1: A, B\nq2:C\n问题三：甲，乙\n", source="p", name="p")
     assert run.query_ids == ("http://x/q?id=1", "q2", "问题三")
     assert run.ranking("http://x/q?id=1") == ("A", "B") and run.ranking("q2") == ("C",)
-    # The enumeration comma separates IDs too (QA: "文档甲、文档乙" was one ID, scoring 0 silently).
+    # The enumeration comma separates IDs too: read as one ID, "文档甲、文档乙" would score 0 silently.
     assert parse_ranked_lists("查询一: 文档甲、文档乙，文档丙\n", source="p", name="p").ranking("查询一") == (
         "文档甲",
         "文档乙",
@@ -204,13 +204,13 @@ def test_pasted_lines_are_counted_as_editors_count_them_and_a_query_may_hold_a_c
 
 
 def test_a_query_id_too_long_for_any_pool_is_refused_with_its_line() -> None:
-    """QA: the refusal named the file and the ID but not the line, unlike every other run error."""
+    """The refusal names the file, the ID and the line, like every other run error."""
     text = "q1 Q0 A 1 2.0 s\n" + "Q" * 300 + " Q0 A 1 2.0 s\n"
     with pytest.raises(
         RunUploadError, match=r"^file longq.run, line 2: query ID 'QQQ.*' is longer than 255 characters"
     ):
         run_parse(data=text.encode(), fmt="trec", file_name="longq.run")
-    # Located as every other run error is, in either language (QA: "longq.run，第 2 行" lacked "文件").
+    # Located as every other run error is, in either language ("文件 longq.run，第 2 行").
     from django.utils import translation
 
     with translation.override("zh-hans"), pytest.raises(RunUploadError, match=r"^文件 longq.run，第 2 行："):
@@ -221,12 +221,12 @@ def test_a_query_id_too_long_for_any_pool_is_refused_with_its_line() -> None:
 
 @pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029", "\x1f"])
 def test_a_pasted_id_holding_a_character_no_id_may_hold_is_refused_not_split_in_two(char: str) -> None:
-    """str.split() splits at these too: "B<U+2028>C" became the two IDs B and C (leftover)."""
+    """str.split() splits at these too: "B<U+2028>C" would become the two IDs B and C."""
     with pytest.raises(
         RunUploadError, match=f"pasted.txt, line 2: document ID .* contains the character U\\+{ord(char):04X}"
     ):
         run_parse(data=f"q1: A\nq2: B{char}C, D\n".encode(), fmt="lists", file_name="pasted.txt")
-    # At an ID's start or end too (QA: str.strip() dropped it there and stored "B").
+    # At an ID's start or end too, where str.strip() would drop it and store "B".
     for text in (f"q1: A, B{char}\n", f"q1: {char}A, B\n", f"q1{char}: A\n"):
         with pytest.raises(
             RunUploadError, match=f"pasted.txt, line 1: .* contains the character U\\+{ord(char):04X}"
@@ -241,7 +241,7 @@ def test_a_pasted_id_holding_a_character_no_id_may_hold_is_refused_not_split_in_
     ("text", "policies", "expected"),
     [
         ("q1: A, X\n", {}, ["line 1", "“X”", "unjudged"]),
-        # The run is named as the form names it, not "pasted.txt" (QA).
+        # The run is named as the form names it, not "pasted.txt".
         ("q1: A\nq9: A\n", {}, ["“q9”", "of run “strict” is not in the pool"]),
         (
             "q2: A\n",
@@ -294,14 +294,14 @@ def test_tied_scores_are_refused_at_upload_under_the_error_policy_with_their_lin
     }
     html = client.post(reverse("run_upload", kwargs={"slug": "alpha"}), data).content.decode()
     assert "share the score 2.0" in html and "lines 1, 2" in html
-    # The refusal names the version it checked against (QA: a preselected version, never named).
+    # The refusal names the version it checked against, preselected or chosen.
     assert html_module.unescape(html).count(f"Checked against {version}: ") == 1
     assert not Run.objects.exists()
 
 
 def test_the_version_pages_upload_link_checks_against_that_version(cast: Cast, client: Client) -> None:
-    """QA: the upload form preselected the project's newest frozen version, whichever version's
-    page the person came from, and refused a run that fitted the one they meant."""
+    """The upload form preselects the version whose page the person came from, not the project's
+    newest, which would refuse a run that fits the one they meant."""
     older = make_pool(cast.alpha, E9_POOL, by=cast.owner)
     newest = make_pool(cast.alpha, {"q1": {"A": 1}}, by=cast.owner)
     client.force_login(cast.reviewer)
@@ -342,8 +342,8 @@ def test_the_same_tied_run_is_accepted_under_trec_evals_tie_rule(cast: Cast, cli
 def test_the_upload_form_checks_against_the_newest_version_only_when_the_project_has_one_pool(
     cast: Cast, client: Client
 ) -> None:
-    """QA: with two pools the newest version of either was preselected, and a run for the other
-    pool was refused for a check nobody chose."""
+    """With two pools no version is preselected: a run for the other pool would be refused for a
+    check nobody chose."""
     client.force_login(cast.reviewer)
     url = reverse("run_upload", kwargs={"slug": "alpha"})
 
@@ -394,7 +394,7 @@ def test_a_successful_htmx_upload_redirects_the_whole_page(cast: Cast, client: C
     assert response.status_code == 200
     assert response["HX-Redirect"] == run.get_absolute_url()
     assert run.uploaded_by == cast.reviewer and run.format == "lists" and bytes(run.raw) == b"q1: A, B\n"
-    # One query is "1 query", not "1 queries" (QA report), in the message and the run choices.
+    # One query is "1 query", not "1 queries", in the message and the run choices.
     page = client.get(run.get_absolute_url()).content.decode()
     assert "Run “bm25” uploaded: 1 query, 2 ranked entries." in page
     choices = client.get(reverse("comparison_create", kwargs={"slug": "alpha"})).content.decode()
@@ -417,7 +417,7 @@ def test_a_file_and_pasted_text_together_are_refused(cast: Cast, client: Client)
             "extra_queries": "error",
         },
     )
-    assert response.content.count(b"not both") == 1  # QA: it was shown twice
+    assert response.content.count(b"not both") == 1  # once, not twice
     assert not Run.objects.exists()
 
 
@@ -520,7 +520,7 @@ def test_ids_with_a_tab_cannot_be_stored_because_no_pool_can_hold_them() -> None
     ("ranked", "code"), [("A\x01B", "U+0001"), ("\ufeffA", "U+FEFF"), ("A\x9fB", "U+009F")]
 )
 def test_pasted_lists_take_the_file_readers_rule_for_ids(cast: Cast, ranked: str, code: str) -> None:
-    """Pasted lists are split at whitespace only, so a control character or a BOM got through."""
+    """Pasted lists are split at whitespace only, so a control character or a BOM must be refused."""
     with pytest.raises(
         RunUploadError,
         match=rf"pasted\.txt, line 2: document ID '.+' contains the character {re.escape(code)}",
@@ -541,8 +541,8 @@ def test_engine_run_of_a_scored_run_keeps_scores_for_the_tie_policy(cast: Cast) 
 
 
 def test_tied_documents_and_their_lines_are_listed_in_the_pages_quotes_and_separator() -> None:
-    """QA: the page's tie refusal read "documents 'A', 'B'" (the command line's quotes) in a
-    sentence quoting everything else “so”, and zh-Hans listed the lines as "第 1, 2 行"."""
+    """The page's tie refusal quotes documents “so”, as the rest of its sentence, not 'A', 'B' (the
+    command line's quotes), and zh-Hans lists the lines with its own separator, not "第 1, 2 行"."""
     import io
 
     from django.utils import translation

@@ -1,0 +1,217 @@
+"""Ranking a run and the tie policies, shared by every metric.
+
+`ranked_indices` is the single implementation of the tie policies; the batch engine's
+`_order_by_score` orders whole runs at once and hands only the queries whose top K holds a tie
+to it, and `_average_tied_gains` applies ties="expected" to any metric's gains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from evaluation.metrics.data import Run, _check_ranking, _check_score
+from evaluation.metrics.policies import EvaluationError, Listed, Settings, Ties, gettext_noop
+
+# Rankings longer than this many times the positions needed are partially sorted (argpartition);
+# shorter ones are sorted outright, which numpy does faster at those sizes.
+PARTIAL_SORT_RATIO = 32
+
+
+def _tie_groups(ordered_scores: Sequence[float]) -> list[tuple[int, int]]:
+    """[start, end) spans of equal scores in an ordered score list."""
+    groups = []
+    start = 0
+    for i in range(1, len(ordered_scores) + 1):
+        if i == len(ordered_scores) or ordered_scores[i] != ordered_scores[start]:
+            groups.append((start, i))
+            start = i
+    return groups
+
+
+def ranked_indices(
+    doc_ids: Sequence[str],
+    scores: Sequence[float],
+    ties: Ties,
+    *,
+    k: int | None = None,
+    query_id: str = "",
+    lines: Sequence[int] | None = None,
+    source: str | None = None,
+) -> list[int]:
+    """Input indices in ranked order: score high to low, ties under `ties`.
+
+    ties="error" refuses a tie that reaches into the first `k` positions (any tie when k is
+    None); ties below K cannot change NDCG@K. ties="expected" orders each tied group by ascending
+    document ID for display; the averaging itself happens when gains are computed.
+    """
+    order = list(range(len(doc_ids)))
+    if ties in ("docid-desc", "docid-asc", "expected"):
+        order.sort(key=doc_ids.__getitem__, reverse=ties == "docid-desc")
+    # Python's sort is stable, also with reverse=True, so the secondary order survives.
+    order.sort(key=scores.__getitem__, reverse=True)
+    if ties == "error":
+        ordered = [scores[i] for i in order]
+        for start, end in _tie_groups(ordered):
+            if end - start > 1 and (k is None or start < k):
+                members = sorted(order[start:end])  # input (file) order reads best in a message
+                params: dict[str, object] = {
+                    "query": query_id,
+                    "docs": Listed((doc_ids[i] for i in members[:5]), more=len(members) > 5),
+                    "score": ordered[start],
+                    "first": start + 1,
+                    "last": end,
+                }
+                if lines is not None:
+                    template = gettext_noop(
+                        "query %(query)r: documents %(docs)s share the score %(score)r at ranks "
+                        "%(first)s-%(last)s (lines %(lines)s); "
+                        "choose a tie policy: docid-desc (trec_eval), docid-asc, input-order or expected"
+                    )
+                    params["lines"] = Listed(lines[i] for i in members[:5])
+                else:
+                    template = gettext_noop(
+                        "query %(query)r: documents %(docs)s share the score %(score)r at ranks "
+                        "%(first)s-%(last)s; "
+                        "choose a tie policy: docid-desc (trec_eval), docid-asc, input-order or expected"
+                    )
+                raise EvaluationError(
+                    template,
+                    params,
+                    query=query_id,
+                    doc_id=doc_ids[members[0]],
+                    source=source,
+                    line=lines[members[0]] if lines is not None else None,
+                )
+    return order
+
+
+def order_scored(
+    pairs: Iterable[tuple[str, float]], ties: Ties = "error", *, k: int | None = None, query_id: str = ""
+) -> list[tuple[str, float]]:
+    """Order (document ID, score) pairs under a tie policy; see `ranked_indices`."""
+    items = list(pairs)
+    docs = [doc for doc, _score in items]
+    scores = [score for _doc, score in items]
+    _check_ranking(query_id, docs, None, None)
+    for doc, score in items:
+        _check_score(score, query=query_id, doc_id=doc)
+    return [items[i] for i in ranked_indices(docs, scores, ties, k=k, query_id=query_id)]
+
+
+def _order_by_score(
+    run: Run,
+    kept: np.ndarray,
+    is_extra: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    longest: int,
+    width: int,
+    settings: Settings,
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """Global row indices of the first `width` ranked documents per query (-1 = none), and the
+    rows whose top K holds a tie; None instead of the indices when every ranking is already in
+    score order and no tie reaches into its top K (the usual file: then the input order is it).
+
+    Rows whose top K holds a tie are re-ordered by `ranked_indices`, the single implementation of
+    the tie policies; elsewhere the score order is unique where it matters, so a row only needs
+    its first `width` (+1, to see a tie at position K) documents in order (a partial sort when
+    the rankings are long).
+    """
+    assert run._scores is not None
+    k = settings.k
+    n_rows = len(kept)
+    scores = run._scores
+    if is_extra.any():
+        scores = scores[np.repeat(~is_extra, run._lengths)]
+    # Scores as a (rows x longest) matrix; a padded cell (short ranking) is -inf, below any score.
+    if n_rows and int(lengths.min()) == longest:
+        matrix = scores.reshape(n_rows, longest)
+    else:
+        matrix = np.full((n_rows, longest), -np.inf)
+        matrix[np.arange(longest) < lengths[:, None]] = scores
+    head = min(longest, max(width, k) + 1)
+    # A row needs sorting unless its first `head` scores fall and none after them is higher than
+    # the last of those: then they are its top `head` in order (a tie among them is found below,
+    # and one between the last and a later score lies past position K, which head exceeds).
+    unsorted = np.zeros(0, np.intp)
+    if longest > 1:
+        rising = (matrix[:, 1:head] > matrix[:, : head - 1]).any(axis=1)
+        if head < longest:
+            rising |= matrix[:, head:].max(axis=1) > matrix[:, head - 1]
+        unsorted = np.flatnonzero(rising)
+    if len(unsorted):
+        ranked = np.broadcast_to(np.arange(head), (n_rows, head)).copy()
+        keys = np.negative(matrix[unsorted])  # ascending keys = descending scores
+        if longest > PARTIAL_SORT_RATIO * head:  # only then does selection beat a full sort
+            part = np.argpartition(keys, head - 1, axis=1)[:, :head]
+            inner = np.argsort(np.take_along_axis(keys, part, axis=1), axis=1)
+            ranked[unsorted] = np.take_along_axis(part, inner, axis=1)
+        else:
+            ranked[unsorted] = np.argsort(keys, axis=1)[:, :head]
+        sorted_scores = np.take_along_axis(matrix, ranked, axis=1)
+    else:
+        ranked = None
+        sorted_scores = matrix[:, :head]
+    # A tie matters when it touches positions 1..K: equal scores at (j, j+1) with j < K.
+    pairs = max(0, min(k, head - 1))
+    equal = (sorted_scores[:, 1 : pairs + 1] == sorted_scores[:, :pairs]) & np.isfinite(
+        sorted_scores[:, :pairs]
+    )
+    tied_rows = np.flatnonzero(equal.any(axis=1))
+    if ranked is None and not len(tied_rows):
+        return None, tied_rows
+    if ranked is None:
+        ranked = np.broadcast_to(np.arange(width), (n_rows, width))
+    ranked = ranked[:, :width]
+    top = np.where(ranked < lengths[:, None], starts[:, None] + ranked, -1)
+    for row in tied_rows.tolist():
+        start = int(starts[row])
+        end = start + int(lengths[row])
+        indices = ranked_indices(
+            run._docs[start:end],
+            run._scores[start:end].tolist(),
+            settings.ties,
+            k=k,
+            query_id=run.query_ids[int(kept[row])],
+            lines=run._lines[start:end].tolist() if run._lines is not None else None,
+            source=run.source,
+        )
+        filled = min(width, len(indices))
+        top[row, :filled] = np.asarray(indices[:filled], dtype=np.int64) + start
+    return top, tied_rows
+
+
+def _average_tied_gains(
+    run: Run,
+    top: np.ndarray,
+    gains: np.ndarray,
+    unjudged: np.ndarray,
+    scored_unjudged: np.ndarray,
+    tied_rows: np.ndarray,
+    k: int,
+) -> np.ndarray:
+    """ties="expected": replace the gains of each tied group by the group's mean, in place.
+
+    Returns the mask of unjudged IDs that enter the score: the top K plus the members of tied
+    groups that reach into it (their grades enter the mean even below K).
+    """
+    assert run._scores is not None
+    sub_top = top[tied_rows]
+    valid = sub_top >= 0
+    keys = np.where(valid, run._scores[np.where(valid, sub_top, 0)], -np.inf)
+    starts_group = np.ones(keys.shape, dtype=bool)
+    starts_group[:, 1:] = keys[:, 1:] != keys[:, :-1]
+    group = np.cumsum(starts_group.ravel()) - 1
+    sub_gains = gains[tied_rows]
+    # bincount adds the weights in element order: the same sum, term by term, as score_query.
+    totals = np.bincount(group, weights=sub_gains.ravel())
+    sizes = np.bincount(group)
+    gains[tied_rows] = (totals / sizes)[group].reshape(sub_gains.shape)
+    first_column = np.flatnonzero(starts_group.ravel()) % keys.shape[1]
+    reaches_top = (first_column < k)[group].reshape(keys.shape)
+    widened = np.zeros(unjudged.shape, dtype=bool)
+    widened[:, : scored_unjudged.shape[1]] = scored_unjudged
+    widened[tied_rows] |= unjudged[tied_rows] & reaches_top & valid
+    return widened
