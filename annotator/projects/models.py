@@ -7,7 +7,6 @@ they may do there. Each role can do everything the roles below it can (editor < 
 
 from __future__ import annotations
 
-import enum
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -38,31 +37,32 @@ class Role(models.TextChoices):
 ROLE_RANK = {Role.EDITOR: 1, Role.REVIEWER: 2, Role.OWNER: 3}
 
 
-class Permission(enum.StrEnum):
-    """What a member may do in a project, named by what it allows. Views are gated by one
-    (`annotator.web.access.project_permission`); templates ask `{% if "freeze" in may %}`."""
+class Permission(models.TextChoices):
+    """What a member may do in a project, named by what it allows; the label says it to users (the
+    roles help page lists them). Views are gated by one (`annotator.web.access.project_permission`);
+    templates ask `{% if "freeze" in may %}`."""
 
     # Editor
-    VIEW_PROJECT = "view_project"  # the overview, documents, queries, criteria, sets, own disputes
-    GRADE = "grade"  # the queue and grading pages, own re-checks, reasons in own disputes
+    VIEW_PROJECT = "view_project", _("See the project: documents, queries, criteria, grading sets")
+    GRADE = "grade", _("Grade documents, re-check own grades, give reasons in own disputes")
     # Reviewer
-    SEE_ALL_GRADES = "see_all_grades"  # every dispute, every grade of a pair, editor agreement
-    SETTLE_DISPUTES = "settle_disputes"  # the review queue: settle; send on disputes stuck on someone
-    RECHECK_FINAL = "recheck_final"  # re-check final grades whose document, query or criteria changed
-    VIEW_POOLS = "view_pools"  # pool versions, their files, manifests and diffs
-    FREEZE = "freeze"  # freeze a grading set as the next version of its pool
-    CONTINUE_POOL = "continue_pool"  # start a grading set from a frozen version (the next version)
-    VIEW_COMPARISONS = "view_comparisons"  # runs, comparisons and their scores
-    COMPARE_RUNS = "compare_runs"  # upload and delete runs, create comparisons
+    SEE_ALL_GRADES = "see_all_grades", _("See every dispute, every grade of a pair, editor agreement")
+    SETTLE_DISPUTES = "settle_disputes", _("Settle disputes; send on disputes stuck on someone")
+    RECHECK_FINAL = "recheck_final", _("Re-check final grades whose document, query or criteria changed")
+    VIEW_POOLS = "view_pools", _("See pool versions, their files, manifests and diffs")
+    FREEZE = "freeze", _("Freeze a grading set as the next version of its pool")
+    CONTINUE_POOL = "continue_pool", _("Start a grading set from a frozen pool version")
+    VIEW_COMPARISONS = "view_comparisons", _("See runs, comparisons and their scores")
+    COMPARE_RUNS = "compare_runs", _("Upload and delete runs, create comparisons")
     # Owner
-    EDIT_SETTINGS = "edit_settings"  # names, description, content language; the setup checklist
-    MANAGE_MEMBERS = "manage_members"  # add members, change their roles, remove them
-    PUBLISH_CRITERIA = "publish_criteria"  # publish a new version of the grading criteria
-    IMPORT_DOCUMENTS = "import_documents"
-    IMPORT_QUERIES = "import_queries"
-    CREATE_SETS = "create_sets"  # create grading sets
-    POOL_CANDIDATES = "pool_candidates"  # a set's pairs: pool from runs, add or remove by hand, provenance
-    IMPORT_JUDGMENTS = "import_judgments"  # a qrels / CSV / JSONL file as a pool version
+    EDIT_SETTINGS = "edit_settings", _("Change the project's names, description and content language")
+    MANAGE_MEMBERS = "manage_members", _("Add members, change their roles, remove them")
+    PUBLISH_CRITERIA = "publish_criteria", _("Publish a new version of the grading criteria")
+    IMPORT_DOCUMENTS = "import_documents", _("Import documents")
+    IMPORT_QUERIES = "import_queries", _("Import queries")
+    CREATE_SETS = "create_sets", _("Create grading sets")
+    POOL_CANDIDATES = "pool_candidates", _("Choose a set's pairs: pool them from runs, add or remove by hand")
+    IMPORT_JUDGMENTS = "import_judgments", _("Import a judgments file as a pool version")
 
 
 PERMISSIONS: dict[Permission, Role] = {

@@ -4,12 +4,18 @@ its Markdown source."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 
 from annotator.help import DOCS_DIR, LANGUAGES, PAGES
+from annotator.help.views import PERMISSIONS_MARK
 from annotator.management.commands.render_docs import render_markdown, sources
+from annotator.projects.models import PERMISSIONS, Permission, Role
 from tests.conftest import Cast
 from tests.samples import sample_kwargs
 
@@ -24,6 +30,11 @@ def fragment(language: str, slug: str) -> str:
     return (DOCS_DIR / language / f"{slug}.html-fragment").read_text(encoding="utf-8")
 
 
+def shows(page: str, language: str, slug: str) -> bool:
+    """The page holds the fragment, the generated permissions table standing in for its mark."""
+    return all(part in page for part in fragment(language, slug).split(PERMISSIONS_MARK))
+
+
 @pytest.mark.parametrize("slug", SLUGS)
 def test_a_signed_in_user_reads_each_help_page_in_english(cast: Cast, client: Client, slug: str) -> None:
     client.force_login(cast.outsider)  # a member of another project only: the manual is everyone's
@@ -31,7 +42,7 @@ def test_a_signed_in_user_reads_each_help_page_in_english(cast: Cast, client: Cl
     assert response.status_code == 200
     page = response.content.decode()
     assert '<html lang="en">' in page
-    assert fragment("en", slug) in page
+    assert shows(page, "en", slug)
     assert f'href="{help_url(slug)}" aria-current="page"' in page  # the menu marks where we are
 
 
@@ -43,8 +54,8 @@ def test_a_signed_in_user_reads_each_help_page_in_chinese(cast: Cast, client: Cl
     assert response.status_code == 200
     page = response.content.decode()
     assert '<html lang="zh-hans">' in page
-    assert fragment("zh_Hans", slug) in page
-    assert fragment("en", slug) not in page
+    assert shows(page, "zh_Hans", slug)
+    assert not shows(page, "en", slug)
 
 
 def test_the_browsers_language_chooses_the_manual_too(cast: Cast) -> None:
@@ -113,3 +124,28 @@ def test_both_languages_have_the_same_pages_and_nothing_unlisted() -> None:
     for language in LANGUAGES:
         found = {path.name.removesuffix(".md") for path in (DOCS_DIR / language).glob("*.md")}
         assert found == set(SLUGS), language
+
+
+def test_the_roles_page_lists_every_permission_for_exactly_the_roles_that_have_it(
+    cast: Cast, client: Client
+) -> None:
+    client.force_login(cast.editor)
+    page = client.get(help_url("roles")).content.decode()
+    assert PERMISSIONS_MARK not in page
+    table = page[page.index('<table class="permissions-table">') :]
+    table = table[: table.index("</table>")]
+    rows = re.findall(r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', table)
+    assert [html.unescape(label) for label, _cells in rows] == [str(p.label) for p in PERMISSIONS]
+    for (_label, cells), lowest in zip(rows, PERMISSIONS.values(), strict=True):
+        ticks = re.findall(r'<span class="visually-hidden">(yes|no)</span>', cells)
+        assert ticks == ["yes" if role.includes(lowest) else "no" for role in Role]
+
+
+def test_the_permissions_table_is_translated(cast: Cast, client: Client) -> None:
+    client.force_login(cast.editor)
+    client.cookies["django_language"] = "zh-hans"
+    page = client.get(help_url("roles")).content.decode()
+    assert "各角色可以做什么" in page
+    assert "将评分集冻结为其判断池的下一个版本" in page  # Permission.FREEZE
+    with translation.override("en"):
+        assert str(Permission.FREEZE.label) not in page
