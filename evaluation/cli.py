@@ -15,8 +15,8 @@ from importlib import metadata
 from typing import Any, NoReturn, TextIO
 
 from evaluation.formats import format_grade_map, parse_grade_map, read_qrels, read_run
-from evaluation.formats.common import is_plain_integer
 from evaluation.formats.registry import names
+from evaluation.formats.values import is_plain_integer
 from evaluation.metrics import (
     EXTRA_QUERIES,
     GAINS,

@@ -25,10 +25,6 @@ from evaluation import metrics
 from evaluation.models import Comparison, Run, RunQuery
 from evaluation.runs import pool_for_scoring, pool_query_grades, trusted_pool, verify_pool
 
-# The version of the results shape (metrics/results.py) new comparisons are stored in.
-RESULTS_VERSION = 1
-
-
 # ---- Errors -------------------------------------------------------------------------------------
 
 
@@ -54,23 +50,14 @@ class ComparisonInputError(Exception):
         return " ".join(message for _field, message in self.problems)
 
 
-# ---- Runs: parsing uploads ----------------------------------------------------------------------
-
-
-# ---- Pools: verified loading --------------------------------------------------------------------
-
-
 # ---- Comparisons: creation ----------------------------------------------------------------------
 
 
 def results_of(comparison: metrics.Comparison) -> dict[str, Any]:
-    """The engine's comparison as the JSON stored on `Comparison.results` (full precision).
-
-    Still written as version 1 of the results shape: what tests, `comparison_recompute` and
-    earlier comparisons agree on; every reader goes through `metrics.Results.from_dict`.
-    """
-    shape = metrics.Results.from_engine([comparison.a, comparison.b], [comparison])
-    return shape.to_dict(version=RESULTS_VERSION)
+    """The engine's comparison as the JSON stored on `Comparison.results` (full precision): the
+    results shape's current version. Every reader goes through `metrics.Results.from_dict`, which
+    also reads the version 1 documents of earlier comparisons."""
+    return metrics.Results.from_engine([comparison.a, comparison.b], [comparison]).to_dict()
 
 
 def summary_of(results: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,7 +184,7 @@ def comparison_create(
                 engine={
                     "n_permutations": engine_comparison.n_permutations,
                     "n_resamples": engine_comparison.n_resamples,
-                    "results_version": RESULTS_VERSION,
+                    "results_version": results["version"],
                 },
                 created_by=by,
             )
@@ -222,7 +209,7 @@ def comparison_recompute(*, comparison: Comparison) -> list[str]:
     pool = pool_for_scoring(comparison.pool_version)
     engine_comparison = _compute(pool, comparison.run_a, comparison.run_b, engine_settings(comparison))
     # Written in the stored document's version, so that an older comparison compares like with like.
-    version = comparison.results.get("version", RESULTS_VERSION)
+    version = comparison.results.get("version", metrics.RESULTS_VERSION)
     shape = metrics.Results.from_engine([engine_comparison.a, engine_comparison.b], [engine_comparison])
     # Through JSON, as stored: the comparison is of the exact text of every number.
     fresh = json.loads(json.dumps(shape.to_dict(version=version)))
@@ -459,6 +446,3 @@ def comparison_breakdown(
         only_in_b=top[1] - top[0],
         pool_side=metrics.score_query((), grades, settings, query_id=query_id),
     )
-
-
-# ---- Exports ------------------------------------------------------------------------------------

@@ -25,11 +25,12 @@ def _safe_name(file_name: str, fallback: str) -> str:
     return name or fallback
 
 
-def report_json(comparison: Comparison) -> dict[str, Any]:
-    """The computation report: the `evaluate --format json` shape plus what pins the inputs."""
+def report_json(comparison: Comparison, shape: metrics.Results) -> dict[str, Any]:
+    """The computation report of `shape` (the comparison's stored results, read): the `evaluate
+    --format json` numbers plus what pins the inputs (the runs and the pool, from the models)."""
     pool_version = comparison.pool_version
     return reports.comparison_report(
-        metrics.Results.from_dict(comparison.results),
+        shape,
         settings=engine_settings(comparison),
         systems={
             label: {"name": run.name, "file": run.file_name, "sha256": run.sha256}
@@ -55,7 +56,7 @@ def evaluate_command(comparison: Comparison, qrels: str, run_a: str, run_b: str)
 def _pool_files(version: PoolVersion) -> tuple[str, dict[str, bytes]]:
     """(qrels path, files): the pool as the pools area exports it, TREC qrels when every ID can
     be written in TREC's whitespace-separated columns, else JSONL (which holds any ID)."""
-    from annotator.pools import services as pool_exports
+    from annotator.pools import files as pool_exports
 
     for fmt in ("qrels", "jsonl"):
         try:
@@ -107,7 +108,8 @@ def comparison_export(*, comparison: Comparison) -> tuple[str, bytes]:
     """
     pool_version = comparison.pool_version
     verify_comparison_pool(comparison)
-    report = report_json(comparison)
+    shape = metrics.Results.from_dict(comparison.results)
+    report = report_json(comparison, shape)
     folder = f"comparison-{comparison.pk}"
     qrels_path, files = _pool_files(pool_version)
     copies = {}
@@ -141,7 +143,6 @@ def comparison_export(*, comparison: Comparison) -> tuple[str, bytes]:
     files["report/report.json"] = (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode()
     files["report/queries.csv"] = reports.comparison_queries_csv(report).encode()
     files["report/summary.csv"] = reports.comparison_summary_csv(report).encode()
-    shape = metrics.Results.from_dict(comparison.results)
     readme = reports.comparison_markdown(shape, report, title=comparison.name, command=command)
     files["README.md"] = readme.encode()
 

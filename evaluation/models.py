@@ -401,8 +401,8 @@ class Comparison(FrozenFieldsModel):
         default=ExtraQueriesPolicy.ERROR,
     )
     seed = models.PositiveBigIntegerField(_("random seed"), default=0)
-    # The engine's output, full precision: summary, counts and per-query DCG/IDCG/NDCG of A and B
-    # (see evaluation/services.py `comparison_results`). Written once, at creation.
+    # The engine's output, full precision, in the results shape of evaluation/metrics/results.py
+    # (`Results.to_dict()`; `from_dict()` also reads version 1). Written once, at creation.
     results = models.JSONField(_("results"), editable=False)
     # The headline numbers (means, delta, wins/ties/losses), small enough for list pages.
     summary = models.JSONField(_("summary"), editable=False, default=dict)

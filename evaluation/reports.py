@@ -12,11 +12,11 @@ import io
 import json
 import math
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from evaluation.formats.common import escape_unprintable
+from evaluation.formats.values import escape_unprintable
 from evaluation.metrics import METRICS
 from evaluation.metrics.batch import RunResult
 from evaluation.metrics.compare import Comparison
@@ -38,6 +38,26 @@ POSITION_COLUMNS = (
 )
 
 
+# The headline metric's per-query columns that every report lists (NDCG: dcg, idcg, ndcg).
+QUERY_COLUMNS = ("dcg", "idcg", "ndcg")
+# The comparison's statistics in each report, in their order there.
+_CLI_STATS = ("mean_delta", "wins", "ties", "losses", "randomization_p", "t_test_p", "delta_ci95")
+_EXPORT_STATS = (
+    "mean_delta",
+    "wins",
+    "ties",
+    "losses",
+    "randomization_p",
+    "randomization_exact",
+    "n_permutations",
+    "t_statistic",
+    "t_test_p",
+    "delta_ci95",
+    "n_resamples",
+    "paired",
+)
+
+
 def results_shape(results: Sequence[RunResult], comparison: Comparison | None = None) -> Results:
     """The engine's results in the one results shape (metrics/results.py) every report reads."""
     return Results.from_engine(results, [comparison] if comparison is not None else [])
@@ -47,43 +67,73 @@ def _first_comparison(shape: Results) -> ComparisonStats | None:
     return shape.comparisons[0] if shape.comparisons else None
 
 
-def _breakdown(detail: QueryResult) -> dict[str, Any]:
+def _stats(stats: ComparisonStats, keys: Sequence[str]) -> dict[str, Any]:
+    values = stats.stats_dict()
+    return {key: values[key] for key in keys}
+
+
+def _counts(shape: Results) -> dict[str, Any]:
+    """The pool's counts once, the per-system ones keyed by system label."""
+    systems = shape.systems
+    counts = systems[0].counts
     return {
-        "positions": [asdict(row) for row in detail.positions],
-        "ideal": [asdict(row) for row in detail.ideal],
+        "queries": counts["queries"],
+        "evaluated": counts["evaluated"],
+        "zero_idcg": counts["zero_idcg"],
+        "excluded": counts["excluded"],
+        "missing_from_run": {s.label: s.counts["missing_from_run"] for s in systems},
+        "unjudged_in_top_k": {s.label: s.counts["unjudged_in_top_k"] for s in systems},
+        "extra_queries_skipped": {s.label: s.counts["extra_queries_skipped"] for s in systems},
     }
+
+
+def _systems(shape: Results, pins: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """Each system's name (or `pins[label]`, what identifies its run) and headline aggregates."""
+    return {
+        s.label: {
+            **(pins[s.label] if pins is not None else {"name": s.name}),
+            "mean": s.mean,
+            "micro": s.micro,
+        }
+        for s in shape.systems
+    }
+
+
+def _queries(
+    shape: Results, details: Sequence[Callable[[str], QueryResult]] | None = None
+) -> list[dict[str, Any]]:
+    """One entry per pool query: each system's QUERY_COLUMNS (and, given `details`, one per system,
+    its per-position terms), then the delta of the first comparison if there is one."""
+    columns = [system.headline.per_query for system in shape.systems]
+    stats = _first_comparison(shape)
+    queries = []
+    for i, query in enumerate(shape.query_ids):
+        entry: dict[str, Any] = {"query": query}
+        for j, (system, column) in enumerate(zip(shape.systems, columns, strict=True)):
+            values: dict[str, Any] = {name: column[name][i] for name in QUERY_COLUMNS}
+            if details is not None:
+                detail = details[j](query)
+                values["positions"] = [asdict(row) for row in detail.positions]
+                values["ideal"] = [asdict(row) for row in detail.ideal]
+            entry[system.label] = values
+        if stats is not None:
+            entry["delta"] = stats.delta[i]
+        queries.append(entry)
+    return queries
 
 
 def summary_report(shape: Results, *, grade_map: str | None = None) -> dict[str, Any]:
     """The report's sections other than the queries: settings, counts, systems (and comparison)."""
-    systems = shape.systems
     assert shape.settings is not None  # the engine's results always carry their settings
-    counts = systems[0].counts
     document: dict[str, Any] = {
         # The grade map changes every number, so it is recorded beside the scoring policies.
         "settings": shape.settings.as_dict() | {"grade_map": grade_map},
-        "counts": {
-            "queries": counts["queries"],
-            "evaluated": counts["evaluated"],
-            "zero_idcg": counts["zero_idcg"],
-            "excluded": counts["excluded"],
-            "missing_from_run": {s.label: s.counts["missing_from_run"] for s in systems},
-            "unjudged_in_top_k": {s.label: s.counts["unjudged_in_top_k"] for s in systems},
-            "extra_queries_skipped": {s.label: s.counts["extra_queries_skipped"] for s in systems},
-        },
-        "systems": {s.label: {"name": s.name, "mean": s.mean, "micro": s.micro} for s in systems},
+        "counts": _counts(shape),
+        "systems": _systems(shape),
     }
     comparison = _first_comparison(shape)
     if comparison is not None:
-        document["comparison"] = {
-            "mean_delta": comparison.mean_delta,
-            "wins": comparison.wins,
-            "ties": comparison.ties,
-            "losses": comparison.losses,
-            "randomization_p": comparison.randomization_p,
-            "t_test_p": comparison.t_test_p,
-            "delta_ci95": list(comparison.delta_ci95) if comparison.delta_ci95 is not None else None,
-        }
+        document["comparison"] = _stats(comparison, _CLI_STATS)
     return document
 
 
@@ -96,20 +146,7 @@ def json_report(
 ) -> dict[str, Any]:
     shape = results_shape(results, comparison)
     document = summary_report(shape, grade_map=grade_map)
-    columns = [system.headline.per_query for system in shape.systems]
-    stats = _first_comparison(shape)
-    queries = []
-    for i, query in enumerate(shape.query_ids):
-        entry: dict[str, Any] = {"query": query}
-        for system, result, column in zip(shape.systems, results, columns, strict=True):
-            values: dict[str, Any] = {name: column[name][i] for name in ("dcg", "idcg", "ndcg")}
-            if breakdown:
-                values.update(_breakdown(result.explain(query)))
-            entry[system.label] = values
-        if stats is not None:
-            entry["delta"] = stats.delta[i]
-        queries.append(entry)
-    document["queries"] = queries
+    document["queries"] = _queries(shape, [result.explain for result in results] if breakdown else None)
     return document
 
 
@@ -125,46 +162,15 @@ def comparison_report(
     `pool`: {name, version, sha256}. Stored results need not hold their settings: pass them."""
     stats = _first_comparison(shape)
     assert stats is not None  # an exported comparison holds B against A
-    first = shape.systems[0]
-    counts = first.counts
-    columns = [system.headline.per_query for system in shape.systems]
-    queries = []
-    for i, query in enumerate(shape.query_ids):
-        entry: dict[str, Any] = {"query": query}
-        for system, column in zip(shape.systems, columns, strict=True):
-            entry[system.label] = {name: column[name][i] for name in ("dcg", "idcg", "ndcg")}
-        entry["delta"] = stats.delta[i]
-        queries.append(entry)
     return {
-        "comparison": {
-            "mean_delta": stats.mean_delta,
-            "wins": stats.wins,
-            "ties": stats.ties,
-            "losses": stats.losses,
-            "randomization_p": stats.randomization_p,
-            "randomization_exact": stats.randomization_exact,
-            "n_permutations": stats.n_permutations,
-            "t_statistic": stats.t_statistic,
-            "t_test_p": stats.t_test_p,
-            "delta_ci95": list(stats.delta_ci95) if stats.delta_ci95 is not None else None,
-            "n_resamples": stats.n_resamples,
-            "paired": stats.paired,
-        },
+        "comparison": _stats(stats, _EXPORT_STATS),
         # No grade map: the frozen pool (and the exported qrels) holds grades 0..3 already.
         "settings": settings.as_dict() | {"grade_map": None},
         "policies": settings.describe(),
-        "counts": {
-            "queries": counts["queries"],
-            "evaluated": counts["evaluated"],
-            "zero_idcg": counts["zero_idcg"],
-            "excluded": counts["excluded"],
-            "missing_from_run": {s.label: s.counts["missing_from_run"] for s in shape.systems},
-            "unjudged_in_top_k": {s.label: s.counts["unjudged_in_top_k"] for s in shape.systems},
-            "extra_queries_skipped": {s.label: s.counts["extra_queries_skipped"] for s in shape.systems},
-        },
-        "systems": {s.label: {**systems[s.label], "mean": s.mean, "micro": s.micro} for s in shape.systems},
+        "counts": _counts(shape),
+        "systems": _systems(shape, systems),
         "pool": dict(pool),
-        "queries": queries,
+        "queries": _queries(shape),
     }
 
 
@@ -180,13 +186,13 @@ def _csv_text(rows: Sequence[Sequence[Any]]) -> str:
 def comparison_queries_csv(report: Mapping[str, Any]) -> str:
     """report/queries.csv of the web export, from `comparison_report`."""
     labels = list(report["systems"])
-    header = ["query_id"] + [f"{label}_{name}" for label in labels for name in ("dcg", "idcg", "ndcg")]
+    header = ["query_id"] + [f"{label}_{name}" for label in labels for name in QUERY_COLUMNS]
     rows: list[list[Any]] = [[*header, "delta"]]
     for q in report["queries"]:
         rows.append(
             [
                 q["query"],
-                *(q[label][name] for label in labels for name in ("dcg", "idcg", "ndcg")),
+                *(q[label][name] for label in labels for name in QUERY_COLUMNS),
                 q["delta"],
             ]
         )
@@ -369,7 +375,7 @@ def render_csv(
     stats = _first_comparison(shape)
     header = ["query_id"]
     for label in labels:
-        header += [f"{label}_dcg", f"{label}_idcg", f"{label}_ndcg"]
+        header += [f"{label}_{name}" for name in QUERY_COLUMNS]
     if stats is not None:
         header.append("delta")
     writer.writerow(header)

@@ -16,7 +16,7 @@ from annotator.pools.models import parse_canonical
 from annotator.web.errors import describe_error, located
 from annotator.web.uploads import UploadTextError, upload_text
 from evaluation import formats, metrics
-from evaluation.formats.common import first_bad_id_char
+from evaluation.formats.ids import first_bad_id_char
 from evaluation.formats.lists import parse_ranked_lists
 from evaluation.formats.registry import FORMATS, names
 from evaluation.models import PASTED_FILE_NAME, Comparison, Run, RunQuery

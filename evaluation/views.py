@@ -350,12 +350,14 @@ def _document_links(request: ProjectRequest, doc_ids: set[str]) -> dict[str, dic
 
 
 def _contribution_bars(rows: tuple[metrics.PositionRow, ...], scale: float) -> list[dict[str, Any]]:
-    """Horizontal bar widths (0..100 %) of each position's contribution, on a shared scale."""
+    """Horizontal bar widths (0..100 %) of each position's contribution, on a shared scale, and
+    where each row's label and bar sit (pixels from the top)."""
     return [
         # 90 %: the bars start after the position label and must not run off the right edge.
         {
             "rank": row.rank,
-            "y": (row.rank - 1) * BAR_ROW,
+            "label_y": (row.rank - 1) * BAR_ROW + 13,
+            "bar_y": (row.rank - 1) * BAR_ROW + 3,
             "width": round(90 * row.contribution / scale, 2) if scale else 0.0,
             "contribution": row.contribution,
             "doc_id": row.doc_id,
@@ -392,8 +394,7 @@ def _side(
     shown, tail = table
     rows = [
         {
-            "row": row,
-            "document": docs.get(row.doc_id or ""),
+            **_position(row, docs),
             "only_here": row.doc_id in only,
             # Marked in the table and explained under it: "grade 3, gain 2.0000" reads as an error,
             # and a tooltip shows only on hover.
@@ -411,6 +412,11 @@ def _side(
     }
 
 
+def _position(row: metrics.PositionRow, docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A table row: the engine's terms, the document's page, and i + 1 of its log2(i + 1)."""
+    return {"row": row, "document": docs.get(row.doc_id or ""), "discount_of": row.rank + 1}
+
+
 def _breakdown_context(
     request: ProjectRequest, comparison: Comparison, breakdown: Breakdown
 ) -> dict[str, Any]:
@@ -425,11 +431,13 @@ def _breakdown_context(
         "breakdown": breakdown,
         "a": _side(breakdown.a, breakdown.only_in_a, docs, scale, a, mean_gains),
         "b": _side(breakdown.b, breakdown.only_in_b, docs, scale, b, mean_gains),
-        "ideal_rows": [{"row": row, "document": docs.get(row.doc_id or "")} for row in ideal],
+        "ideal_rows": [_position(row, docs) for row in ideal],
         "ideal_tail": ideal_tail,
         "ideal_bars": _contribution_bars(ideal, scale),
         "ideal_bars_height": len(ideal) * BAR_ROW,
         "idcg": breakdown.pool_side.idcg,
+        # Each metric's breakdown partial, in the order of METRICS (NDCG: evaluation/metrics/_ndcg.html).
+        "metric_partials": [metric.partial for metric in metrics.METRICS],
     }
 
 

@@ -7,7 +7,8 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from annotator.disputes.services import override_needs_note_message, recheck_needs_note_message
+from annotator.disputes.rechecks import recheck_needs_note_message
+from annotator.disputes.services import override_needs_note_message
 from annotator.models import GRADE_VALUES, REASON_MAX_LENGTH
 
 GRADE_CHOICES: list[tuple[Any, Any]] = [(g, str(g)) for g in GRADE_VALUES]
@@ -140,7 +141,7 @@ class RecheckForm(forms.Form):
         required=False,
         help_text=_("Required when you change the final grade; it is kept with the re-check."),
     )
-    # What the page showed (services.disputes.recheck_token): a re-check made on an outdated page
+    # What the page showed (rechecks.recheck_token): a re-check made on an outdated page
     # is refused, not recorded.
     # Not required: a missing or mangled value is refused by the service like an outdated one
     # (409, the pair as it is now), not with Django's "(Hidden field seen)" message.

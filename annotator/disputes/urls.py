@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from annotator.disputes import agreement_views, recheck_views
 from annotator.disputes import views as disputes
 
 urlpatterns = [
@@ -13,8 +14,8 @@ urlpatterns = [
     path("disputes/<id:dispute_id>/review/", disputes.dispute_review, name="dispute_review"),
     path("disputes/<id:dispute_id>/hand-over/", disputes.dispute_hand_over, name="dispute_hand_over"),
     path("disputes/pairs/<id:candidate_id>/timeline/", disputes.pair_history, name="pair_timeline"),
-    path("disputes/recheck/", disputes.final_recheck_list, name="final_recheck_list"),
-    path("disputes/pairs/<id:candidate_id>/recheck/", disputes.final_recheck, name="final_recheck"),
-    path("disputes/agreement/", disputes.agreement_index, name="agreement_index"),
-    path("disputes/agreement/<id:set_id>/", disputes.agreement_detail, name="agreement_detail"),
+    path("disputes/recheck/", recheck_views.final_recheck_list, name="final_recheck_list"),
+    path("disputes/pairs/<id:candidate_id>/recheck/", recheck_views.final_recheck, name="final_recheck"),
+    path("disputes/agreement/", agreement_views.agreement_index, name="agreement_index"),
+    path("disputes/agreement/<id:set_id>/", agreement_views.agreement_detail, name="agreement_detail"),
 ]

@@ -1,7 +1,8 @@
-"""Disputes: editors' reasons and revisions, the reviewer queue and decision, timelines, agreement.
+"""Disputes: editors' reasons and revisions, the reviewer queue and decision, a pair's timeline.
 
 Blind until the reveal: an editor sees only their own disputes, and in them only their own grade
-and reason; a reviewer who graded the pair is its editor there and cannot settle it.
+and reason; a reviewer who graded the pair is its editor there and cannot settle it. Re-checks of
+settled pairs are in recheck_views.py, the agreement pages in agreement_views.py.
 """
 
 from __future__ import annotations
@@ -9,52 +10,35 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
-from django.db.models import Case, Count, Exists, OuterRef, Prefetch, Q, When
+from django.db.models import Case, Prefetch, When
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator.disputes import agreement
-from annotator.disputes.forms import ReasonForm, RecheckForm, RevisionForm, SettleForm
-from annotator.disputes.models import REVEALED_STATUSES
+from annotator.disputes.forms import ReasonForm, RevisionForm, SettleForm
 from annotator.disputes.services import (
-    AlreadyRechecked,
     AlreadySettled,
     DisputeError,
-    PairChangedSinceShown,
     closed_refusal,
     departed_editors,
     dispute_give_reason,
     dispute_hand_to_review,
     dispute_revise,
     dispute_settle,
-    final_grade_recheck,
-    final_recheck_refusal,
     gone_editor_ids,
     graded_pair,
-    pair_timeline,
-    pairs_graded_by,
     reason_refusal,
-    recheck_reason_codes,
-    recheck_token,
     revision_refusal,
 )
-from annotator.grading.models import count_of
+from annotator.disputes.timeline import pair_timeline
 from annotator.models import (
-    GRADE_VALUES,
-    REASON_MAX_LENGTH,
     Candidate,
-    CandidateSource,
     CriteriaVersion,
     Dispute,
     DisputeStatement,
     DisputeStatus,
-    FinalGrade,
     Grade,
-    GradingSet,
     Permission,
     PoolJudgment,
     StaleReason,
@@ -78,8 +62,8 @@ def _dispute_or_404(request: ProjectRequest, dispute_id: int) -> Dispute:
     )
 
 
-def _page(request: ProjectRequest, items: Any, param: str = "page") -> Any:
-    return Paginator(items, PER_PAGE).get_page(request.GET.get(param))
+def _page(request: ProjectRequest, items: Any) -> Any:
+    return Paginator(items, PER_PAGE).get_page(request.GET.get("page"))
 
 
 # Lists -------------------------------------------------------------------------------------------
@@ -222,7 +206,7 @@ def _detail_context(
     statements = list(dispute.statements.all())
     # With names hidden on the review page (kept for the session), a reviewer reading the dispute
     # sees "Editor N" here too, numbered as there: one click must not bring the names back.
-    labels = _editor_labels([s.editor_id for s in statements]) if mine is None and _anonymous(request) else {}
+    labels = editor_labels([s.editor_id for s in statements]) if mine is None and _anonymous(request) else {}
     for statement in statements:
         statement.label = labels.get(statement.editor_id) or statement.editor.get_username()  # type: ignore[attr-defined]
     escalated_by = dispute.escalated_by
@@ -363,7 +347,7 @@ def _anonymous(request: ProjectRequest) -> bool:
     return bool(request.session.get(ANONYMOUS_SESSION_KEY, False))
 
 
-def _editor_labels(editor_ids: list[int]) -> dict[int, str]:
+def editor_labels(editor_ids: list[int]) -> dict[int, str]:
     """{editor id: "Editor N"} in the given order, for pages where the reviewer hid the names."""
     return {pk: _("Editor %(n)s") % {"n": i} for i, pk in enumerate(editor_ids, start=1)}
 
@@ -379,7 +363,7 @@ def _review_context(
     anonymous = _anonymous(request)
     statements = list(dispute.statements.all())
     pair = _pair_context(dispute)
-    labels = _editor_labels([s.editor_id for s in statements]) if anonymous else {}
+    labels = editor_labels([s.editor_id for s in statements]) if anonymous else {}
     columns = [
         {
             "statement": s,
@@ -505,7 +489,7 @@ def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpR
             editors = list(
                 dict.fromkeys(e.actor.pk for e in timeline.events if e.kind == "graded" and e.actor)
             )
-        labels = _editor_labels(editors)
+        labels = editor_labels(editors)
     events = [
         (e, labels.get(e.actor.pk, e.actor.get_username()) if e.actor is not None else "")
         for e in timeline.events
@@ -515,358 +499,3 @@ def pair_history(request: ProjectRequest, slug: str, candidate_id: int) -> HttpR
         "annotator/disputes/timeline.html",
         {"timeline": timeline, "events": events, "candidate": candidate},
     )
-
-
-# Re-checking settled pairs whose grades went stale -----------------------------------------------
-
-
-def _to_recheck(request: ProjectRequest) -> Any:
-    return (
-        Candidate.objects.filter(grading_set__project=request.project)
-        .final_to_recheck()
-        .select_related("query", "document", "grading_set", "final_grade")
-        .prefetch_related(
-            Prefetch("grades", queryset=Grade.objects.filter(stale=True), to_attr="stale_grades")
-        )
-        .order_by("grading_set__name", "query__external_id", "document__external_id", "pk")
-    )
-
-
-@project_permission(Permission.RECHECK_FINAL)
-@require_GET
-def final_recheck_list(request: ProjectRequest, slug: str) -> HttpResponse:
-    """Settled pairs whose grades are marked for re-checking: their editors cannot re-grade them."""
-    page = _page(request, _to_recheck(request))
-    mine = pairs_graded_by(request.user, [c.pk for c in page])
-    rows = [
-        {
-            "candidate": c,
-            "reasons": StaleReason.labels_for_others(recheck_reason_codes(c.final_grade, c.stale_grades)),  # type: ignore[attr-defined]
-            "graded_by_me": c.pk in mine,
-        }
-        for c in page
-    ]
-    return render(request, "annotator/disputes/recheck_list.html", {"page": page, "rows": rows})
-
-
-def _recheck_context(
-    request: ProjectRequest, candidate: Candidate, form: RecheckForm | None = None, *, flash: str = ""
-) -> dict[str, Any]:
-    final = (
-        FinalGrade.objects.select_related("decided_by", "criteria_version")
-        .filter(candidate=candidate)
-        .first()
-    )
-    grades = list(
-        candidate.grades.select_related("editor", "document_version", "criteria_version").order_by("pk")
-    )
-    labels = _editor_labels([g.editor_id for g in grades])
-    # A pair settled by a dispute: each editor's reason and revision were the basis of its final
-    # grade, so the reviewer re-reads them too: a revised grade shows as revised.
-    statements = {s.editor_id: s for s in DisputeStatement.objects.filter(dispute__candidate=candidate)}
-    current_criteria = CriteriaVersion.objects.current_for(request.project)
-    refusal = final_recheck_refusal(candidate=candidate, user=request.user)
-    if not refusal and final is not None:
-        token = recheck_token(candidate)
-        if form is None:
-            form = RecheckForm(initial={"seen": token}, current=final.grade)
-    else:
-        form = None
-    rechecks = list(candidate.final_rechecks.select_related("reviewer", "document_version"))
-    # A pair copied from a frozen version: no editor graded it here; its final grade came with the
-    # judgment, which records the document version it was decided on (imported ones: none).
-    copied = None
-    if candidate.source == CandidateSource.COPIED and candidate.grading_set.based_on_id:
-        copied = (
-            PoolJudgment.objects.filter(
-                version_id=candidate.grading_set.based_on_id,
-                query_id=candidate.query.external_id,
-                doc_id=candidate.document.external_id,
-            )
-            .select_related("document_version", "version__pool")
-            .first()
-        )
-    # The criteria the grades were given under, where newer ones replaced them: the reviewer compares.
-    decided_under = {g.criteria_version for g in grades} | (
-        {final.criteria_version} if copied and final else set()
-    )
-    older_criteria = sorted(
-        {c for c in decided_under if c.number != current_criteria.number}, key=lambda c: c.number
-    )
-    # The texts the editors read, where the document changed since: the reviewer compares.
-    read = {g.document_version for g in grades}
-    if copied is not None and copied.document_version is not None:
-        read.add(copied.document_version)
-    older = sorted({v for v in read if v.version != candidate.document.version}, key=lambda v: v.version)
-    return {
-        # What _pair.html shows: the query, the criteria and the document as they are now.
-        "candidate": candidate,
-        "query": candidate.query,
-        "document": candidate.document,
-        "document_version": candidate.document.current_version,  # named in the heading: "version N"
-        "criteria": current_criteria,
-        "current_criteria": current_criteria,
-        "final_grade": final,
-        "grades": [
-            {
-                "label": labels[g.editor_id],
-                "grade": g,
-                "reasons": g.stale_reasons_for_others(),
-                "statement": statements.get(g.editor_id),
-            }
-            for g in grades
-        ],
-        "copied": copied,
-        "copied_reasons": StaleReason.labels_for_others(final.stale_reason.split(",")) if final else [],
-        "older_versions": older,
-        "older_criteria": older_criteria,
-        # Queries keep no versions: the page says so rather than show nothing to compare.
-        "query_changed": any(g.stale_for(StaleReason.QUERY) for g in grades)
-        or (final is not None and StaleReason.QUERY.value in final.stale_reason.split(",")),
-        "rechecks": rechecks,
-        "final_note": "" if final is None or (rechecks and rechecks[-1].changed_grade) else final.note,
-        "refusal": refusal,
-        "form": form,
-        "flash": flash,
-    }
-
-
-def _next_to_recheck(request: ProjectRequest, after: Candidate) -> Candidate | None:
-    """The pair that follows `after` in the list (from the top again at its end) that this reviewer
-    may take: the list's order, not a jump back to its first row."""
-    order = ("grading_set__name", "query__external_id", "document__external_id", "pk")
-    rows = list(_to_recheck(request).exclude(pk=after.pk).values_list(*order))
-    here = (after.grading_set.name, after.query.external_id, after.document.external_id, after.pk)
-    following = [row for row in rows if row > here] + [row for row in rows if row < here]
-    mine = pairs_graded_by(request.user, [row[-1] for row in following[:200]])
-    pk = next((row[-1] for row in following[:200] if row[-1] not in mine), None)
-    return None if pk is None else Candidate.objects.get(pk=pk)
-
-
-@project_permission(Permission.RECHECK_FINAL)
-@require_http_methods(["GET", "POST"])
-def final_recheck(request: ProjectRequest, slug: str, candidate_id: int) -> HttpResponse:
-    """One settled pair, as it reads now: keep or change its final grade (final_grade_recheck)."""
-    candidate = get_object_or_404(
-        Candidate.objects.select_related("query", "document", "grading_set"),
-        pk=candidate_id,
-        grading_set__project=request.project,
-    )
-    template = "annotator/disputes/recheck.html"
-    if request.method != "POST":
-        return render(request, template, _recheck_context(request, candidate))
-    final = FinalGrade.objects.filter(candidate=candidate).first()
-    if final is None or final_recheck_refusal(candidate=candidate, user=request.user):
-        # Nothing this reviewer may record here (the page says why, as an alert: the answer to
-        # their action), whatever the form holds; a grade they chose (e.g. another reviewer
-        # re-checked the pair first) is shown as not recorded, so a disagreement is not lost.
-        context = _recheck_context(request, candidate)
-        context["flash"] = context["refusal"]
-        chosen = request.POST.get("grade", "")
-        if chosen in {str(g) for g in GRADE_VALUES}:
-            note = request.POST.get("note", "").strip()[:REASON_MAX_LENGTH]
-            context["unrecorded"] = {"grade": int(chosen), "note": note}
-        return render(request, template, context, status=409)
-    form = RecheckForm(request.POST, current=final.grade)
-    if not form.is_valid():
-        return render(request, template, _recheck_context(request, candidate, form))
-    try:
-        recheck = final_grade_recheck(
-            candidate=candidate,
-            by=request.user,
-            grade=form.cleaned_data["grade"],
-            note=form.cleaned_data["note"],
-            seen=form.cleaned_data["seen"],
-        )
-    except (AlreadyRechecked, PairChangedSinceShown) as exc:
-        # Someone was faster, or the pair changed under the page: show it as it is now, with what
-        # the reviewer had chosen and typed (the hidden token is the new page's). With no form
-        # left (another reviewer re-checked it), their choice is shown as not recorded.
-        candidate.refresh_from_db()
-        context = _recheck_context(request, candidate, flash=exc.message)
-        context["unrecorded"] = {"grade": form.cleaned_data["grade"], "note": form.cleaned_data["note"]}
-        if context["form"] is not None:
-            context["form"] = RecheckForm(
-                initial={
-                    **context["form"].initial,
-                    "grade": form.cleaned_data["grade"],
-                    "note": form.cleaned_data["note"],
-                },
-                current=context["final_grade"].grade,
-            )
-        return render(request, template, context, status=409)
-    except DisputeError as exc:
-        return render(request, template, _recheck_context(request, candidate, flash=exc.message), status=409)
-    pair = {"query": candidate.query.external_id, "document": candidate.document.external_id}
-    if recheck.changed_grade:
-        text = _("Re-checked %(query)s / %(document)s: final grade changed from %(old)d to %(new)d.") % {
-            **pair,
-            "old": recheck.old_grade,
-            "new": recheck.new_grade,
-        }
-    else:
-        text = _("Re-checked %(query)s / %(document)s: final grade %(grade)d kept.") % {
-            **pair,
-            "grade": recheck.new_grade,
-        }
-    messages.success(request, text)
-    following = _next_to_recheck(request, candidate)
-    if following is not None:
-        return redirect("final_recheck", slug=request.project.slug, candidate_id=following.pk)
-    return redirect("final_recheck_list", slug=request.project.slug)
-
-
-# Agreement ---------------------------------------------------------------------------------------
-
-NOT_ENOUGH = {
-    agreement.NO_PAIRS: gettext_lazy("Not enough data: no pair has grades from two editors yet."),
-    agreement.ONE_PAIR: gettext_lazy("Not enough data: only one pair has grades from two editors."),
-    agreement.TOO_FEW_ITEMS: gettext_lazy(
-        "Not enough data: these two editors share fewer than two graded pairs."
-    ),
-    agreement.NO_VARIATION: gettext_lazy(
-        "Not enough data: every grade involved is the same, so agreement cannot be told apart from chance."
-    ),
-    agreement.ONE_GRADE_EDITOR: gettext_lazy(
-        "Not enough data: one of these editors gave the same grade to every pair they share, so agreement "
-        "cannot be told apart from chance."
-    ),
-}
-
-
-def _figure(fig: agreement.Figure) -> dict[str, Any]:
-    """A figure for the template: its value, or the sentence that replaces a misleading number."""
-    percent = fig.value * 100 if fig.value is not None else None
-    return {"value": fig.value, "percent": percent, "n": fig.n, "note": NOT_ENOUGH.get(fig.reason, "")}
-
-
-@project_permission(Permission.SEE_ALL_GRADES)
-@require_GET
-def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
-    sets = (
-        GradingSet.objects.filter(project=request.project)
-        # Counted in subqueries: COUNT(DISTINCT) over the join of pairs, grades and disputes read
-        # every grade twice over (2.5 s → 0.4 s at a million grades, SQLite).
-        .annotate(
-            pairs=count_of(Candidate.objects.all(), "grading_set"),
-            grade_count=count_of(Grade.objects.all(), "candidate__grading_set"),
-            dispute_count=count_of(Dispute.objects.all(), "candidate__grading_set"),
-        )
-        .order_by("name")
-    )
-    template = "annotator/disputes/agreement_index.html" + ("#agreement-table" if request.htmx else "")
-    return render(request, template, {"page": _page(request, sets)})
-
-
-@project_permission(Permission.SEE_ALL_GRADES)
-@require_GET
-def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
-    """Agreement on raw grades (before any discussion or decision) for one grading set."""
-    grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
-    # Reviewers and owners grade too, so the figures obey the timeline's rules: a pair still being
-    # graded stays out (the viewer may be asked to grade it next), and so does a pair the viewer
-    # graded until it is settled or its dispute revealed; a confusion matrix or a severity count
-    # would otherwise give them grades they must not see yet.
-    # Subqueries, not ID lists: a large set early in grading has thousands of incomplete pairs.
-    unfinished = Candidate.objects.filter(
-        Exists(Grade.objects.filter(candidate=OuterRef("pk"))),  # an ungraded pair leaves nothing out
-        grading_set=grading_set,
-        final_grade__isnull=True,
-        dispute__isnull=True,
-    )
-    waiting = Q(candidate__dispute__isnull=False) & ~Q(candidate__dispute__status__in=REVEALED_STATUSES)
-    if grading_set.is_open:
-        incomplete = unfinished
-    else:
-        # A closed set's unfinished pairs get no more grades here, so the grades they have count
-        # (left out, they would stay "still being graded" for good); except for whoever graded
-        # them, who may grade them blind again if they come back in a later set.
-        incomplete = Candidate.objects.none()
-        waiting |= Q(candidate__dispute__isnull=True)
-    blind = (
-        Grade.objects.filter(candidate__grading_set=grading_set, editor=request.user)
-        .filter(candidate__final_grade__isnull=True)
-        .filter(waiting)
-        .values("candidate_id")
-    )
-    rows = list(
-        Grade.objects.filter(candidate__grading_set=grading_set)
-        .exclude(candidate_id__in=incomplete.values("pk"))
-        .exclude(candidate_id__in=blind)
-        .order_by()  # the default order joins queries and documents to sort a million grades
-        .values_list("candidate_id", "editor_id", "grade", "candidate__query_id")
-    )
-    # Columns, not a dict per pair: 13 s → 5.5 s at a million grades (SQLite); texts and names are
-    # read once per query and editor, not once per grade.
-    units, editors, grades, query_of = zip(*rows, strict=True) if rows else ((), (), (), ())
-    table = agreement.Table.from_triples(units, editors, grades)
-    report = agreement.agreement_report(table, dict(zip(units, query_of, strict=True)))
-    # The set's queries by a subquery, not an ID list: SQLite refuses a list of 32,767 IDs.
-    queries = {
-        pk: (external_id, text)
-        for pk, external_id, text in grading_set.queries().values_list("pk", "external_id", "text")
-    }
-    names = dict(get_user_model().objects.filter(pk__in=table.raters).values_list("pk", "username"))
-
-    # Ambiguous queries first: lowest alpha on top, queries without a figure last.
-    by_query = sorted(
-        report.alpha_by_group,
-        key=lambda item: (not item[1].available, item[1].value or 0.0, queries[item[0]][0]),
-    )
-    query_page = _page(
-        request,
-        [{"external_id": queries[q][0], "text": queries[q][1], "alpha": _figure(fig)} for q, fig in by_query],
-        "qpage",
-    )
-    pairs = [
-        {
-            "a": names[p.rater_a],
-            "b": names[p.rater_b],
-            "shared": p.shared,
-            "exact": _figure(p.exact),
-            "within_one": _figure(p.within_one),
-            "kappa": _figure(p.kappa),
-            "matrix": list(zip(range(4), p.confusion, strict=True)),
-        }
-        for p in report.pairs
-    ]
-    counts = {
-        (row["status"], row["severity"]): row["n"]
-        for row in Dispute.objects.filter(candidate__grading_set=grading_set)
-        .exclude(candidate_id__in=blind)  # incomplete pairs have no dispute
-        .values("status", "severity")
-        .annotate(n=Count("pk"))
-        .order_by()
-    }
-    dispute_table = [
-        {
-            "status": label,
-            "by_severity": [counts.get((value, s), 0) for s in (1, 2, 3)],
-            "total": sum(counts.get((value, s), 0) for s in (1, 2, 3)),
-        }
-        for value, label in DisputeStatus.choices
-    ]
-    context = {
-        "grading_set": grading_set,
-        "report": report,
-        "exact": _figure(report.exact),
-        "within_one": _figure(report.within_one),
-        "alpha": _figure(report.alpha),
-        "pairs": pairs,
-        "query_page": query_page,
-        "dispute_table": dispute_table,
-        "dispute_total": sum(counts.values()),
-        "severity_totals": [sum(counts.get((v, s), 0) for v in DisputeStatus.values) for s in (1, 2, 3)],
-        "settled_count": FinalGrade.objects.filter(candidate__grading_set=grading_set).count(),
-        "blind_count": blind.count(),
-        "incomplete_count": incomplete.count(),
-        # Counted in: the viewer's own are among the blind ones, so no pair is named by both notes.
-        "unfinished_count": 0 if grading_set.is_open else unfinished.exclude(pk__in=blind).count(),
-        # Copied from a frozen version with their final grades, without raw grades: nothing to
-        # measure agreement on; counted, so the page says why they are left out.
-        "copied_count": grading_set.candidates.filter(
-            source=CandidateSource.COPIED, grades__isnull=True
-        ).count(),
-    }
-    template = "annotator/disputes/agreement.html" + ("#query-alpha" if request.htmx else "")
-    return render(request, template, context)

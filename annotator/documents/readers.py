@@ -1,8 +1,8 @@
-"""Reading documents, queries and runs from uploaded files into validated records, without the database.
+"""Reading documents and queries from uploaded files into validated records, without the database.
 
 Each reader raises `ImportFileError` listing every problem (up to `MAX_ERRORS`), each naming the
-line, the field and the value, so a person can fix the file in one pass. Runs are read as the
-comparison readers read them, so one run file serves both pooling and comparing.
+line, the field and the value, so a person can fix the file in one pass. Run files are read by
+the engine's reader (annotator/grading/pooling.py).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -21,16 +21,7 @@ from django.utils.translation import ngettext
 
 from annotator.web.text import enumeration
 from annotator.web.uploads import UploadTextError, upload_text
-from evaluation.formats.common import (
-    MAX_DIGITS,
-    as_json,
-    as_written,
-    escape_unprintable,
-    first_bad_id_char,
-    plain_number,
-    text_lines,
-    underflows,
-)
+from evaluation.formats.ids import MAX_ID_LENGTH, first_bad_id_char
 from evaluation.formats.rows import (
     CSV_FIELD_LIMIT,
     JSON_LINE_PROBLEMS,
@@ -40,12 +31,17 @@ from evaluation.formats.rows import (
     csv_records,
     json_records,
 )
-from evaluation.formats.tabular import RUN_COLUMNS
-from evaluation.formats.trec import split_fields, trec_writable
+from evaluation.formats.sources import text_lines
+from evaluation.formats.trec import trec_writable
+from evaluation.formats.values import (
+    MAX_DIGITS,
+    as_json,
+    as_written,
+    escape_unprintable,
+)
 
 MAX_ERRORS = 20
-ID_MAX_LENGTH = 255
-PROVENANCE_MAX_LENGTH = 500  # Candidate.source_detail
+ID_MAX_LENGTH = MAX_ID_LENGTH  # Document/Query.external_id, as the run reader's limit
 TITLE_MAX_LENGTH = 500
 URL_MAX_LENGTH = 2000
 # A query is a question, its information need a paragraph or two: longer text is a wrong column
@@ -144,43 +140,6 @@ class QueryRecord:
     information_need: str = ""
     # False when the file has no information_need column (or key): the stored one is kept.
     gives_information_need: bool = True
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One ranked line of a run. `rank` is None when the file has no rank column (file order counts)."""
-
-    line: int
-    run: str
-    query_id: str
-    doc_id: str
-    rank: int | None = None
-    score: float | None = None
-
-
-@dataclass
-class PooledPair:
-    """A (query, document) pair in the union of the runs' top-k, with every run that put it there."""
-
-    query_id: str
-    doc_id: str
-    hits: list[tuple[str, int]] = field(default_factory=list)  # (run name, 1-based position)
-    line: int = 0
-    source: str = ""  # the file it was first seen in
-
-    def provenance(self, depth: int, limit: int = PROVENANCE_MAX_LENGTH) -> str:
-        """e.g. "bm25 #3, dense #1 (k=10)": stored on the candidate, shown to owners only. Past
-        `limit` characters the list ends in "… +N" (N runs not named) and keeps its "(k=…)",
-        rather than being cut off mid-name."""
-        end = f" (k={depth})"
-        hits = [f"{run} #{position}" for run, position in self.hits]
-        text = ", ".join(hits)
-        shown = len(hits)
-        # Drop names from the end until the list and its "… +N" fit.
-        while len(text) + len(end) > limit:
-            shown -= 1
-            text = ", ".join([*hits[:shown], f"… +{len(hits) - shown}"])
-        return text + end
 
 
 def decode_upload(data: bytes | str) -> str:
@@ -353,10 +312,6 @@ def _jsonl_rows(
                 ok = False
             elif isinstance(value, str):
                 row[key] = value
-            elif value == 0.0 and isinstance(value, float):
-                # Maybe a score written nonzero (1e-400): kept as written, so the score rule refuses
-                # it as it does in CSV and TREC files. Only zeros are parsed again.
-                row[key] = str(as_written(raw, key, value))
             else:
                 row[key] = json.dumps(value)
         for key in required:
@@ -420,8 +375,7 @@ def _check_unique(line: int, name: str, value: str, seen: dict[str, int], errors
 
 DOCUMENT_COLUMNS = ("doc_id", "title", "body", "url", "unit")
 ID_KEYS = ("doc_id", "query_id")
-# Keys of documents and queries whose value is text (IDs may be JSON integers; a run's keys are
-# read as the comparison reader reads them).
+# Keys of documents and queries whose value is text (IDs may be JSON integers).
 TEXT_KEYS = ("title", "body", "url", "unit", "text", "information_need")
 QUERY_COLUMNS = ("query_id", "text", "information_need")
 
@@ -535,228 +489,6 @@ def read_queries(data: bytes | str, fmt: str) -> list[QueryRecord]:
             )
     errors.raise_if_any()
     return records
-
-
-def _parse_rank(line: int, raw: str, errors: _Collector) -> tuple[bool, int | None]:
-    raw = raw.strip()
-    if not raw:
-        return True, None
-    try:
-        rank = int(raw)
-    except ValueError:
-        errors.add(line, "rank", raw, _("must be a whole number."))
-        return False, None
-    if rank < 1:
-        errors.add(line, "rank", raw, _("must be 1 or more (rank 1 is the top of the ranking)."))
-        return False, None
-    return True, rank
-
-
-def _parse_score(line: int, raw: str, errors: _Collector) -> tuple[bool, float | None]:
-    raw = raw.strip()
-    if not raw:
-        return True, None
-    score = plain_number(raw)
-    if score is None:
-        errors.add(
-            line, "score", raw, _("must be a finite number written with the digits 0-9 (e.g. 12.5 or -3e-2).")
-        )
-        return False, None
-    if underflows(raw, score):
-        errors.add(
-            line,
-            "score",
-            raw,
-            _("is too close to 0 to be told apart from it (the smallest is about 4.9e-324)."),
-        )
-        return False, None
-    return True, score
-
-
-def read_run(data: bytes | str, fmt: str, default_name: str) -> list[RunRow]:
-    """Ranked rows of one run from a TREC run, CSV or JSONL file.
-
-    TREC: as in trec_eval the rank column is not interpreted (the scores order the run) and the
-    run is named by its tag. CSV/JSONL: rows carry a score, or a rank, or neither (file order),
-    the same way on every line; the run is named by the `run` column or the file name.
-    Errors: malformed lines, a document twice in one query, a rank used twice in one query.
-    """
-    errors = _Collector()
-    text = decode_upload(data)
-    rows: list[RunRow] = []
-    row: dict[str, str] | RunRow  # a CSV/JSONL record in the reading loop, a RunRow in the checks
-    if fmt == "trec":
-        any_line = False
-        for number, raw in enumerate(text_lines(text), start=1):
-            if not raw.strip():
-                continue
-            any_line = True
-            # maxsplit 5: text after the tag is ignored, as trec_eval and the comparison reader do
-            # (trec_eval's own results.trunc has some). Split where trec_eval splits, as the
-            # comparison reader does: str.split() would cut IDs at NEL, U+2028 or NBSP.
-            parts = split_fields(raw, 5)
-            if len(parts) != 6:
-                errors.add(
-                    number,
-                    "",
-                    raw.strip(),
-                    _(
-                        "a TREC run line has 6 fields separated by spaces: qid Q0 docno rank score tag "
-                        "(found %(count)d)."
-                    )
-                    % {"count": len(parts)},
-                )
-                continue
-            qid, _q0, docno, _rank, score_raw, tag = parts
-            tag = split_fields(tag, 1)[0]
-            ok_score, score = _parse_score(number, score_raw, errors)
-            ok = _check_id(number, "qid", qid, errors) & _check_id(number, "docno", docno, errors)
-            if ok and ok_score:
-                rows.append(RunRow(line=number, run=tag, query_id=qid, doc_id=docno, score=score))
-        if not any_line:
-            errors.add(1, "", "", _("the file is empty."))
-        tags = {r.run for r in rows}
-        if len(tags) > 1:  # one file is one run; several tags name it after the file instead
-            rows = [RunRow(r.line, default_name, r.query_id, r.doc_id, r.rank, r.score) for r in rows]
-    else:
-        names: set[str] = set()
-        for line, row in _rows(text, fmt, RUN_COLUMNS, ("query_id", "doc_id"), errors):
-            query_id, doc_id = row.get("query_id", ""), row.get("doc_id", "")
-            ok = _check_id(line, "query_id", query_id, errors) & _check_id(line, "doc_id", doc_id, errors)
-            ok_rank, rank = _parse_rank(line, row.get("rank", ""), errors)
-            ok_score, score = _parse_score(line, row.get("score", ""), errors)
-            if system := row.get("system", "").strip():  # a blank cell names no system, as in comparisons
-                names.add(system)
-            if ok and ok_rank and ok_score:
-                rows.append(
-                    RunRow(line=line, run="", query_id=query_id, doc_id=doc_id, rank=rank, score=score)
-                )
-        if len(names) > 1:
-            errors.add(
-                rows[0].line if rows else 1,
-                "system",
-                ", ".join(sorted(names)),
-                _("one file holds one run: upload each run as its own file."),
-            )
-        name = next(iter(names), "") or default_name
-        if rows:
-            first = rows[0]
-            expected = _order_kind(first)
-            for r in rows:
-                if _order_kind(r) != expected:
-                    errors.add(
-                        r.line,
-                        "score" if "score" in (expected, _order_kind(r)) else "rank",
-                        "",
-                        _(
-                            "line %(first)d orders the run by %(a)s, this line by %(b)s: use one way on "
-                            "every line."
-                        )
-                        % {
-                            "first": first.line,
-                            "a": _order_label(expected),
-                            "b": _order_label(_order_kind(r)),
-                        },
-                    )
-                    break
-        rows = [RunRow(r.line, name, r.query_id, r.doc_id, r.rank, r.score) for r in rows]
-    seen_doc: dict[tuple[str, str], int] = {}
-    seen_rank: dict[tuple[str, int], int] = {}
-    for row in rows:
-        key = (row.query_id, row.doc_id)
-        if key in seen_doc:
-            errors.add(
-                row.line,
-                "doc_id",
-                row.doc_id,
-                _("this document is already listed for query %(query)s (line %(line)d).")
-                % {"query": row.query_id, "line": seen_doc[key]},
-            )
-        seen_doc.setdefault(key, row.line)
-        if row.rank is not None and row.score is None:
-            rank_key = (row.query_id, row.rank)
-            if rank_key in seen_rank:
-                errors.add(
-                    row.line,
-                    "rank",
-                    str(row.rank),
-                    _(
-                        "rank used twice for query %(query)s (line %(line)d): pooling needs an unambiguous "
-                        "order."
-                    )
-                    % {"query": row.query_id, "line": seen_rank[rank_key]},
-                )
-            seen_rank.setdefault(rank_key, row.line)
-    errors.raise_if_any()
-    return rows
-
-
-def _order_kind(row: RunRow) -> str:
-    return "score" if row.score is not None else "rank" if row.rank is not None else "file"
-
-
-def _order_label(kind: str) -> str:
-    return {"score": _("score"), "rank": _("rank")}.get(kind, _("file order"))
-
-
-def _ordered(rows: list[RunRow]) -> list[RunRow]:
-    """One query of one run in ranked order: score descending with ties by document ID descending
-    (trec_eval's order), else rank ascending, else file order."""
-    if rows[0].score is not None:
-        return sorted(rows, key=lambda r: (-(r.score or 0.0), _Desc(r.doc_id)))
-    if rows[0].rank is not None:
-        return sorted(rows, key=lambda r: (r.rank, r.line))
-    return sorted(rows, key=lambda r: r.line)
-
-
-class _Desc:
-    """Sort key wrapper for descending strings inside an ascending tuple sort."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __lt__(self, other: _Desc) -> bool:
-        return self.value > other.value
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Desc) and self.value == other.value
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-
-def pool_top_k(runs: list[tuple[str, list[RunRow]]], depth: int | None) -> list[PooledPair]:
-    """The union over runs (file name, rows) of each run's top `depth` documents per query (every
-    row if `depth` is None).
-
-    A document whose score ties the k-th document's score is pooled too: whichever tie policy a
-    later comparison declares, every document it may place in the top k has then been graded.
-    Returns pairs in first-seen order, each with the (run, position) hits that pooled it.
-    """
-    pooled: dict[tuple[str, str], PooledPair] = {}
-    for source, rows in runs:
-        by_query: dict[str, list[RunRow]] = {}
-        for row in rows:
-            by_query.setdefault(row.query_id, []).append(row)
-        for query_id, listed in by_query.items():
-            ranked = _ordered(listed)
-            top = ranked
-            if depth is not None and len(ranked) > depth:
-                cut = depth
-                boundary = ranked[depth - 1].score
-                while boundary is not None and cut < len(ranked) and ranked[cut].score == boundary:
-                    cut += 1
-                top = ranked[:cut]
-            for position, row in enumerate(top, start=1):
-                pair = pooled.get((query_id, row.doc_id))
-                if pair is None:
-                    pair = pooled[(query_id, row.doc_id)] = PooledPair(
-                        query_id=query_id, doc_id=row.doc_id, line=row.line, source=source
-                    )
-                pair.hits.append((row.run, position))
-    return list(pooled.values())
 
 
 def unwritable_ids_warning(records: list[DocumentRecord] | list[QueryRecord]) -> str:

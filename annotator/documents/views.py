@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
+from annotator.documents import services
 from annotator.documents.forms import SEARCH_MAX_LENGTH, CriteriaForm, ImportForm, SearchForm
 from annotator.documents.readers import (
     DocumentRecord,
@@ -22,20 +23,18 @@ from annotator.documents.readers import (
     LineError,
     QueryRecord,
     decode_upload,
-    pool_top_k,
     read_documents,
     read_queries,
-    read_run,
     unwritable_ids_warning,
 )
 from annotator.documents.services import (
     ImportSummary,
-    criteria_publish,
     documents_import,
     meaning_change_would_flag,
     queries_import,
 )
 from annotator.grading.forms import CandidateImportForm
+from annotator.grading.pooling import pool_top_k, read_run
 from annotator.grading.services import CandidateSummary, CriteriaOutdated, GradingError, candidates_add
 from annotator.models import CriteriaVersion, Document, Permission, Query
 from annotator.web.access import ProjectRequest, project_permission
@@ -115,12 +114,12 @@ def criteria(request: ProjectRequest, slug: str) -> HttpResponse:
 
 @project_permission(Permission.PUBLISH_CRITERIA)
 @post_from("criteria")
-def criteria_publish_view(request: ProjectRequest, slug: str) -> HttpResponse:
+def criteria_publish(request: ProjectRequest, slug: str) -> HttpResponse:
     current = CriteriaVersion.objects.current_for(request.project)
     form = CriteriaForm(request.POST, current=current)
     if form.is_valid():
         try:
-            version, flagged = criteria_publish(
+            version, flagged = services.criteria_publish(
                 project=request.project,
                 levels=form.levels(),
                 change=form.cleaned_data["change"],

@@ -22,8 +22,8 @@ from annotator.models import (
 )
 from annotator.projects.forms import DigitsIntegerField
 from annotator.web.uploads import UploadForm
-from evaluation.formats.common import escape_unprintable
 from evaluation.formats.registry import FORMATS, pooled_names
+from evaluation.formats.values import escape_unprintable
 
 GRADE_CHOICES = [(str(g), str(g)) for g in GRADE_VALUES]
 

@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from annotator.grading import grade_views as grade
 from annotator.grading import views as grading
 
 urlpatterns = [
@@ -12,14 +13,14 @@ urlpatterns = [
     path("sets/<id:set_id>/candidates/add/", grading.candidate_add, name="candidate_add"),
     path(
         "sets/<id:set_id>/candidates/<id:candidate_id>/remove/",
-        grading.candidate_remove_view,
+        grading.candidate_remove,
         name="candidate_remove",
     ),
     # Grading
     path("grading/", grading.grading_queue, name="grading_queue"),
     path("grading/next/", grading.grading_next, name="grading_next"),
     path("grading/recheck/", grading.stale_list, name="stale_list"),
-    path("sets/<id:set_id>/queries/<id:query_id>/grade/", grading.grade_page, name="grade_page"),
-    path("sets/<id:set_id>/queries/<id:query_id>/undo/", grading.grade_undo_view, name="grade_undo"),
-    path("sets/<id:set_id>/candidates/<id:candidate_id>/grade/", grading.grade_save, name="grade_save"),
+    path("sets/<id:set_id>/queries/<id:query_id>/grade/", grade.grade_page, name="grade_page"),
+    path("sets/<id:set_id>/queries/<id:query_id>/undo/", grade.grade_undo, name="grade_undo"),
+    path("sets/<id:set_id>/candidates/<id:candidate_id>/grade/", grade.grade_save, name="grade_save"),
 ]

@@ -1,61 +1,31 @@
-"""Grading sets, the editor's queue, the blind grading page, and the re-check list.
+"""Grading sets and their candidates, the editor's queue, and the list of grades to re-check.
 
 Blind on the server: nothing an editor can reach carries another editor's grade or reason, a
 count of grades per value, or any system's rank or score; candidate provenance reaches owners only.
+The grading page itself is in grade_views.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
-from typing import cast
-
 from django.contrib import messages
 from django.db.models import Count, Exists, OuterRef, Q
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
+from django.views.decorators.http import require_GET, require_POST
 
-from annotator.grading.forms import CandidateAddForm, GradeForm, GradingSetForm
-from annotator.grading.models import GradeQuerySet, PairsInOrder, Progress
-from annotator.grading.services import (
-    CriteriaChanged,
-    GradingError,
-    QueryChanged,
-    UnknownDocumentVersion,
-    candidate_remove,
-    candidates_add_by_hand,
-    grade_submit,
-    grade_undo,
-    pair_lock_reason,
-    queue_candidates,
-    queue_next,
-    shuffled_for,
-)
-from annotator.models import (
-    REASON_MAX_LENGTH,
-    Candidate,
-    CriteriaVersion,
-    Document,
-    Grade,
-    GradingSet,
-    Permission,
-    Query,
-)
+from annotator.grading import services
+from annotator.grading.forms import CandidateAddForm, GradingSetForm
+from annotator.grading.models import GradeQuerySet, PairsInOrder
+from annotator.grading.queue import queue_candidates, queue_next
+from annotator.models import Candidate, Grade, GradingSet, Permission
 from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.converters import parse_id
 from annotator.web.http import gone, post_from, redirect_after_post
 from annotator.web.paging import Paginator
-from annotator.web.text import sentences
 
 PAGE_SIZE = 100
-# Pairs per grading page. Help-center queries fit on one; a query continued from a TREC pool can
-# hold thousands of judged documents, which on one page would weigh tens of megabytes.
-GRADE_PAGE_SIZE = 50
 
 
 # --- grading sets ------------------------------------------------------------------------------
@@ -155,13 +125,13 @@ def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpRespon
     form = CandidateAddForm(request.POST, project=request.project)
     if form.is_valid():
         try:
-            summary = candidates_add_by_hand(
+            summary = services.candidates_add_by_hand(
                 grading_set=grading_set,
                 query=form.cleaned_data["query_id"],
                 documents=form.cleaned_data["doc_ids"],
                 by=request.user,
             )
-        except GradingError as error:
+        except services.GradingError as error:
             messages.error(request, str(error))
             return redirect_after_post(
                 request,
@@ -184,7 +154,7 @@ def candidate_add(request: ProjectRequest, slug: str, set_id: int) -> HttpRespon
 
 @project_permission(Permission.POOL_CANDIDATES)
 @require_POST
-def candidate_remove_view(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
+def candidate_remove(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
     candidate = (
         Candidate.objects.select_related("query", "document")
         .filter(pk=candidate_id, grading_set_id=set_id, grading_set__project=request.project)
@@ -199,8 +169,8 @@ def candidate_remove_view(request: ProjectRequest, slug: str, set_id: int, candi
             _("Back to the grading set"),
         )
     try:
-        candidate_remove(candidate=candidate)
-    except GradingError as error:
+        services.candidate_remove(candidate=candidate)
+    except services.GradingError as error:
         messages.error(request, str(error))
     else:
         messages.success(
@@ -269,403 +239,7 @@ def grading_next(request: ProjectRequest, slug: str) -> HttpResponse:
     return redirect("grade_page", slug=request.project.slug, set_id=found_set.pk, query_id=query.pk)
 
 
-# --- the grading page --------------------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    """One candidate as this editor sees it: the document, their own grade, and whether it is locked."""
-
-    candidate: Candidate
-    document: Document
-    grade: Grade | None
-    locked: str
-    position: int
-    error: str = ""
-    just_saved: bool = False
-    # What the editor typed in a save the server refused: shown again instead of the stored reason.
-    typed_reason: str | None = None
-    reason_max_length = REASON_MAX_LENGTH  # for the textarea's maxlength; the form enforces it
-
-    @property
-    def reason_text(self) -> str:
-        if self.typed_reason is not None:
-            return self.typed_reason
-        return self.grade.reason if self.grade else ""
-
-    @property
-    def state(self) -> str:
-        if self.error:
-            return "failed"
-        if self.locked:
-            return "locked"
-        if self.grade is None:
-            return "ungraded"
-        return "stale" if self.grade.stale else "saved"
-
-
-def _lock_message(candidate: Candidate, grade: Grade | None, grading_set: GradingSet) -> str:
-    """Why this editor cannot grade the pair here; says nothing about anyone else's grade values."""
-    if not grading_set.is_open:
-        return _("This grading set is closed.")
-    settled, disputed = hasattr(candidate, "final_grade"), hasattr(candidate, "dispute")
-    if grade is not None:
-        if settled:
-            return _("Settled: this pair has its final grade, so your grade is locked.")
-        if disputed:
-            return _("In dispute: your grade is locked; changes go through the dispute page.")
-        return ""
-    if settled or disputed or candidate.grade_total >= grading_set.required_grades:  # type: ignore[attr-defined]
-        return _("This pair already has all the grades it needs.")
-    return ""
-
-
-def _order(request: ProjectRequest, grading_set: GradingSet, query: Query) -> list[int]:
-    """The query's pairs (IDs) in this editor's order: the numbering of every page and save."""
-    return shuffled_for(
-        request.user,
-        Candidate.objects.filter(grading_set=grading_set, query=query).values_list("pk", flat=True),
-    )
-
-
-def _rows(request: ProjectRequest, grading_set: GradingSet, ids: list[int], first_position: int) -> list[Row]:
-    """Rows of the pairs `ids` (in that order, numbered from `first_position`); documents are read
-    for these pairs only, so a page costs the same whatever the size of its query."""
-    candidates = (
-        Candidate.objects.filter(pk__in=ids)
-        .select_related("document", "final_grade", "dispute")
-        .with_grade_total()
-    ).in_bulk()
-    mine = {g.candidate_id: g for g in Grade.objects.blind_for(request.user).filter(candidate__in=ids)}
-    return [
-        Row(
-            candidate=c,
-            document=c.document,
-            grade=mine.get(pk),
-            locked=_lock_message(c, mine.get(pk), grading_set),
-            position=position,
-        )
-        for position, pk in enumerate(ids, start=first_position)
-        if (c := candidates.get(pk)) is not None  # removed since the order was read
-    ]
-
-
-def _page_of(index: int) -> int:
-    """The grading page (from 1) holding the pair at `index` (from 0) of an editor's order."""
-    return index // GRADE_PAGE_SIZE + 1
-
-
-def _page_number(request: ProjectRequest, order: list[int], waiting: Callable[[], set[int]]) -> int | str:
-    """Which page to show: ?page= as asked (Paginator.get_page tames any value), else the page of
-    pair ?cand= (links to one pair: the re-check list, a save without JavaScript), else the first
-    page with something for this editor to do, so "Next query" never lands on a finished page."""
-    if "page" in request.GET:
-        return request.GET["page"]
-    wanted = parse_id(request.GET.get("cand", ""))
-    if wanted is not None and wanted in order:
-        return _page_of(order.index(wanted))
-    if len(order) <= GRADE_PAGE_SIZE:
-        return 1
-    first = next((i for i, pk in enumerate(order) if pk in waiting()), 0)
-    return _page_of(first)
-
-
-def _waiting(request: ProjectRequest, grading_set: GradingSet, query: Query) -> set[int]:
-    """The query's pairs with something for this editor: to grade (the queue's rule) or to re-check."""
-    return set(
-        queue_candidates(project=request.project, editor=request.user, grading_set=grading_set)
-        .filter(query=query)
-        .values_list("pk", flat=True)
-    ) | set(
-        Grade.objects.filter(editor=request.user, candidate__grading_set=grading_set, candidate__query=query)
-        .to_recheck()
-        .values_list("candidate_id", flat=True)
-    )
-
-
-def _progress(request: ProjectRequest, grading_set: GradingSet, query: Query) -> dict[str, Progress]:
-    return {
-        "query_progress": Candidate.objects.filter(grading_set=grading_set, query=query).progress(),
-        "set_progress": grading_set.progress(),
-        "my_progress": grading_set.progress_of(request.user),
-    }
-
-
-def _set_and_query(request: ProjectRequest, set_id: int, query_id: int) -> tuple[GradingSet, Query]:
-    grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
-    query = get_object_or_404(Query, pk=query_id, project=request.project)
-    if not Candidate.objects.filter(grading_set=grading_set, query=query).exists():
-        raise Http404(_("This query has no documents to grade in this set."))
-    return grading_set, query
-
-
-def _page_context(
-    request: ProjectRequest, grading_set: GradingSet, query: Query, *, at: int | None = None
-) -> dict[str, object]:
-    """The grading page of `query`: the page holding pair `at` when given, else as `_page_number` says."""
-    order = _order(request, grading_set, query)
-    waiting = cache(lambda: _waiting(request, grading_set, query))  # read once, if at all
-    number = _page_of(order.index(at)) if at in order else _page_number(request, order, waiting)
-    page = Paginator(order, GRADE_PAGE_SIZE).get_page(number)
-    # Where "every document on this page has your grade" sends the editor: the next page with
-    # something left for them, not merely the next page, which may be finished.
-    next_work_page = None
-    if page.has_next():
-        later = next(
-            (i for i, pk in enumerate(order[page.end_index() :], page.end_index()) if pk in waiting()), None
-        )
-        next_work_page = None if later is None else _page_of(later)
-    return {
-        "grading_set": grading_set,
-        "query": query,
-        "page": page,
-        "next_work_page": next_work_page,
-        # Pager links name the page's own URL: the page is also rendered in answer to a refused save.
-        "page_url": reverse(
-            "grade_page",
-            kwargs={"slug": request.project.slug, "set_id": grading_set.pk, "query_id": query.pk},
-        ),
-        "rows": _rows(request, grading_set, list(page.object_list), page.start_index()),
-        "criteria": CriteriaVersion.objects.current_for(request.project),
-        **_progress(request, grading_set, query),
-    }
-
-
-@project_permission(Permission.GRADE)
-@require_GET
-def grade_page(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
-    grading_set, query = _set_and_query(request, set_id, query_id)
-    return render(request, "annotator/grading/grade.html", _page_context(request, grading_set, query))
-
-
-def _row(request: ProjectRequest, candidate: Candidate, order: list[int] | None = None) -> Row:
-    """`candidate`'s row alone, numbered as on its page (`order`: the editor's, when read already)."""
-    order = _order(request, candidate.grading_set, candidate.query) if order is None else order
-    position = order.index(candidate.pk) + 1 if candidate.pk in order else 0
-    rows = _rows(request, candidate.grading_set, [candidate.pk], position)
-    if not rows:
-        raise Http404(_("This pair is no longer in the set."))
-    return rows[0]
-
-
-def _grade_page_url(slug: str, candidate: Candidate) -> str:
-    """The grading page at `candidate`'s row: on the page that holds it, scrolled to it."""
-    url = reverse(
-        "grade_page",
-        kwargs={"slug": slug, "set_id": candidate.grading_set_id, "query_id": candidate.query_id},
-    )
-    return f"{url}?cand={candidate.pk}#cand-{candidate.pk}"
-
-
-def _row_response(
-    request: ProjectRequest,
-    candidate: Candidate,
-    *,
-    error: str = "",
-    typed_reason: str | None = None,
-    announce: str = "",
-    saved: bool = False,
-    undone: bool = False,
-    criteria_changed: bool = False,
-    query_seen: str | None = None,
-    unsaved_reason: str | None = None,
-    order: list[int] | None = None,
-) -> HttpResponse:
-    """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement.
-    `criteria_changed`: the criteria panel and every row's form catch up too. `query_seen`: the
-    Query.fingerprint the page sent; when the query has changed since, its heading and every row's
-    form catch up (the row alone would carry the new fingerprint under the old heading, and a grade
-    given on that heading would then be taken). `unsaved_reason`: text for the reason box of an
-    ungraded row that is not stored (an undone grade's)."""
-    grading_set, query = candidate.grading_set, candidate.query
-    row = _row(request, candidate, order)
-    row.error = error
-    if error:
-        row.typed_reason = typed_reason
-    row.just_saved = saved and not error
-    if unsaved_reason and row.grade is None and not row.locked:
-        row.typed_reason = unsaved_reason
-    context = {
-        "grading_set": grading_set,
-        "query": query,
-        "row": row,
-        "announce": announce or error,
-        "criteria": CriteriaVersion.objects.current_for(request.project),
-        "criteria_changed": criteria_changed,
-        "query_changed": query_seen is not None and query_seen != query.fingerprint,
-        **_progress(request, grading_set, query),
-    }
-    response = render(request, "annotator/grading/grade.html#row-response", context)
-    # After settling, so the script finds the new row to put the focus back on.
-    return trigger_client_event(
-        response,
-        "grade-row",
-        {"candidate": candidate.pk, "state": row.state, "undone": undone},
-        after="settle",
-    )
-
-
-@project_permission(Permission.GRADE)
-@require_http_methods(["GET", "POST"])
-def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
-    candidate = get_object_or_404(
-        Candidate.objects.select_related("grading_set", "query", "document"),
-        pk=candidate_id,
-        grading_set_id=set_id,
-        grading_set__project=request.project,
-    )
-    if request.method == "GET":
-        # This URL ends up in the address bar after a refused save without JavaScript (the page is
-        # rendered here to keep the typed reason): reloading it or switching language GETs it.
-        return redirect(_grade_page_url(slug, candidate))
-    form = GradeForm(request.POST)
-    error = done = ""
-    status = 200
-    criteria_changed = False
-    if form.is_valid():
-        try:
-            grade = grade_submit(
-                candidate=candidate,
-                editor=request.user,
-                value=form.cleaned_data["grade"],
-                reason=form.cleaned_data["reason"],
-                document_version=form.cleaned_data["document_version"],
-                criteria_version=form.cleaned_data["criteria_version"],
-                query_seen=form.cleaned_data["query_seen"],
-            )
-        except UnknownDocumentVersion as exc:
-            error, status = str(exc), 400
-        except CriteriaChanged as exc:
-            # The page's criteria panel and every row's form are brought up to date with the row.
-            error, status, criteria_changed = str(exc), 409, True
-        except QueryChanged as exc:
-            # The reply shows the text read now, not as the request began: the heading is outside
-            # the row, so _row_response swaps it too (as the criteria panel), seeing the fingerprint differ.
-            error, status = str(exc), 409
-            candidate.query.refresh_from_db(fields=["text", "information_need"])
-        except GradingError as exc:  # closed set, pair locked, document changed since it was read
-            error, status = str(exc), 409
-        else:
-            done = _("Saved grade %(grade)d for %(document)s.") % {
-                "grade": grade.grade,
-                "document": candidate.document.external_id,
-            }
-            # Saved under a wording-only change published since the page was read: the panel and
-            # the forms catch up too, not the old wording.
-            seen = form.cleaned_data["criteria_version"]
-            criteria_changed = seen is not None and seen != grade.criteria_version.number
-            # Said aloud too when this grade completed the pair (settled, or a dispute opened):
-            # the row shows it, and the announcement is all a screen-reader user hears.
-            fresh = Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk)
-            if locked := _lock_message(fresh, grade, candidate.grading_set):
-                done = f"{done} {locked}"
-    else:
-        error = " ".join(str(e) for errors in form.errors.values() for e in errors)
-        # A grade that comes without a usable version of the text it judges (or with a query
-        # fingerprint of the wrong shape) was not sent by this page (it always sends one): bad
-        # input. Anything else is an ordinary invalid form (200 + the form, as everywhere), also an
-        # empty post, which has no grade to refuse.
-        bad_version = form.has_error("document_version") or form.has_error("query_seen")
-        bad_version = bad_version and not form.has_error("grade")
-        status = 400 if bad_version else 200
-    # A refused save must not cost the editor the reason they typed: both paths show it again.
-    typed_reason = request.POST.get("reason", "")
-    if request.htmx:
-        # htmx 2 swaps only 2xx responses, so the refusal comes back as 200 with the failed row.
-        return _row_response(
-            request,
-            candidate,
-            error=error,
-            typed_reason=typed_reason,
-            announce=done,
-            saved=True,
-            criteria_changed=criteria_changed,
-            query_seen=form.cleaned_data.get("query_seen"),
-        )
-    if not error:
-        messages.success(request, done)
-        return redirect(_grade_page_url(slug, candidate))
-    # Without JavaScript a redirect would drop the typed reason, so the page is rendered here,
-    # with the row marked failed (the form's action ends in #cand-<id>, so the browser lands on it);
-    # 400 bad input, 409 refused by the pair's or document's state, 200 an ordinary invalid form.
-    messages.error(request, error)
-    context = _page_context(request, candidate.grading_set, candidate.query, at=candidate.pk)
-    for row in cast(list[Row], context["rows"]):
-        if row.candidate.pk == candidate.pk:
-            row.error, row.typed_reason = error, typed_reason
-    return render(request, "annotator/grading/grade.html", context, status=status)
-
-
-@project_permission(Permission.GRADE)
-@post_from("grade_page")
-def grade_undo_view(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
-    grading_set, query = _set_and_query(request, set_id, query_id)
-    page_url = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": query_id})
-    try:
-        result = grade_undo(editor=request.user, grading_set=grading_set, query=query)
-    except GradingError as exc:
-        if request.htmx:
-            response = render(
-                request, "annotator/grading/grade.html#announcer", {"announce": str(exc), "oob": True}
-            )
-            return reswap(response, "none")
-        messages.error(request, str(exc))
-        return redirect(page_url)
-    candidate = Candidate.objects.select_related("grading_set", "query", "document").get(
-        pk=result.candidate.pk
-    )
-    document = candidate.document.external_id
-    # Undoing a first grade deletes it with its reason: the text stays in the box, unsaved, so that
-    # the next key saves it with the right grade, without typing the reason again.
-    # (Only where the row is swapped in place: a reloaded page shows stored text alone.) It is
-    # swapped when it is on the page the editor sees (the form sends its number); a grade undone on
-    # another page of the query takes the editor there, where the message shows.
-    order = _order(request, grading_set, query)
-    on_page = str(_page_of(order.index(candidate.pk)))
-    in_place = bool(request.htmx) and request.POST.get("page", "1") == on_page
-    kept_reason = result.undone[1] if result.grade is None and result.undone and in_place else None
-    if result.grade is None:
-        text = _("Undone: %(document)s is ungraded again.") % {"document": document}
-        if kept_reason:
-            text = sentences(
-                [text, _("Your reason stays in its box, not saved: a grade key saves it with the grade.")]
-            )
-    elif result.undone is not None and result.undone[0] == result.grade.grade:
-        # Only the reason changed back: the message names the reason, not only the grade.
-        if result.grade.reason:
-            text = _("Undone: the reason for %(document)s is back to what it was; the grade stays %(grade)d.")
-        else:
-            text = _("Undone: the reason you wrote for %(document)s is removed; the grade stays %(grade)d.")
-        text %= {"document": document, "grade": result.grade.grade}
-    else:
-        text = _("Undone: %(document)s is back to grade %(grade)d.") % {
-            "document": document,
-            "grade": result.grade.grade,
-        }
-    if in_place:
-        # The row comes back with the current query's fingerprint: if the query changed since the
-        # page was read, its heading catches up too, so that no grade is given on the old text.
-        query_seen = request.POST.get("query_seen") or None
-        if query_seen is not None and not Query.is_fingerprint(query_seen):
-            query_seen = None  # not sent by this page: nothing to tell about the query
-        if query_seen is not None and query_seen != query.fingerprint:
-            text = sentences(
-                [text, _("This query changed while you were reading it. The new text is shown now.")]
-            )
-        response = _row_response(
-            request,
-            candidate,
-            announce=text,
-            undone=True,
-            unsaved_reason=kept_reason,
-            order=order,
-            query_seen=query_seen,
-        )
-        return reswap(retarget(response, f"#cand-{candidate.pk}"), "outerHTML")
-    messages.success(request, text)
-    if request.htmx:
-        return HttpResponseClientRedirect(_grade_page_url(slug, candidate))
-    return redirect(_grade_page_url(slug, candidate))
+# --- stale grades ---------------------------------------------------------------------------------
 
 
 def _locked_stale(candidate: Candidate) -> str | None:
@@ -676,7 +250,7 @@ def _locked_stale(candidate: Candidate) -> str | None:
             "This pair is settled: a reviewer re-checks its final grade on the new text, and the flag clears "
             "then."
         )
-    return pair_lock_reason(candidate)
+    return services.pair_lock_reason(candidate)
 
 
 @project_permission(Permission.GRADE)

@@ -8,14 +8,10 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Pool, Project
-from annotator.pools.services import (
-    EXPORT_FORMATS,
-    MAX_IMPORT_BYTES,
-    PoolImportError,
-    guess_format,
-    parse_grade_map,
-)
+from annotator.pools.files import EXPORT_FORMATS, MAX_IMPORT_BYTES, parse_grade_map
+from annotator.pools.services import PoolImportError
 from annotator.web.uploads import UploadForm
+from evaluation.formats.registry import detect_format, qrels_name
 
 
 class FreezeForm(forms.Form):
@@ -114,7 +110,7 @@ class PoolImportForm(UploadForm):
         data = super().clean() or {}
         upload = data.get("file")
         if data.get("format") == "auto" and upload is not None:
-            data["format"] = guess_format(upload.name)
+            data["format"] = qrels_name(detect_format(upload.name, kind="qrels"))
         if (
             data.get("pool") is None
             and not (data.get("pool_name") or "").strip()

@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from annotator.disputes.models import DisputeStatus
 from annotator.documents.models import Query
 from annotator.projects.models import Project
-from evaluation.formats.common import unserialisable_id_chars
+from evaluation.formats.ids import unserialisable_id_chars
 
 
 class PoolIntegrityError(Exception):

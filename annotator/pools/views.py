@@ -21,23 +21,19 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.grading.models import count_of
 from annotator.models import Candidate, FinalGrade, GradingSet, Permission, Pool, PoolVersion, Project, Query
+from annotator.pools.files import EXPORT_FORMATS, PoolExportError, export_data, export_zip, pool_import
 from annotator.pools.forms import ContinueForm, FreezeForm, PoolImportForm
 from annotator.pools.models import PoolIntegrityError, exclusion_row, sha256_hex
 from annotator.pools.services import (
-    EXPORT_FORMATS,
     NO_FINAL_GRADE,
     OPEN_DISPUTE,
     CopyError,
     FreezeError,
-    PoolExportError,
     PoolImportError,
     continue_refusal,
-    export_data,
-    export_zip,
     freeze_preview,
     grading_set_create_from_version,
     pool_freeze,
-    pool_import,
 )
 from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import attachment_header, redirect_after_post

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Membership, Project, Role
-from evaluation.formats.common import is_plain_integer
+from evaluation.formats.values import is_plain_integer
 
 
 class DigitsIntegerField(forms.IntegerField):

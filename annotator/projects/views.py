@@ -14,7 +14,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator.disputes.models import step_pending
-from annotator.grading.services import queue_candidates
+from annotator.grading.queue import queue_candidates
 from annotator.models import (
     Candidate,
     CriteriaVersion,

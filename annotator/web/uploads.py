@@ -10,7 +10,7 @@ from django import forms
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from evaluation.formats.common import GZIP_MAGIC, ZIP_MAGIC
+from evaluation.formats.sources import GZIP_MAGIC, ZIP_MAGIC
 
 
 class UploadForm(forms.Form):

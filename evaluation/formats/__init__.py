@@ -6,10 +6,16 @@ and what is allowed, and nothing partial is returned. The layouts are in evaluat
 
 from __future__ import annotations
 
-from evaluation.formats.common import Source, format_grade_map, parse_grade_map, source_name
+from typing import Literal
+
+from evaluation.formats.builders import PURPOSES
 from evaluation.formats.registry import FORMATS, FileFormat, detect_format
+from evaluation.formats.sources import Source, source_name
+from evaluation.formats.values import format_grade_map, parse_grade_map
 from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.policies import EvaluationError, gettext_noop
+
+Purpose = Literal["compare", "pooling"]
 
 
 def read_qrels(source: Source, *, format: str = "auto", grade_map: dict[int, int] | None = None) -> Pool:
@@ -22,11 +28,17 @@ def read_qrels(source: Source, *, format: str = "auto", grade_map: dict[int, int
     return pool
 
 
-def read_run(source: Source, *, format: str = "auto", name: str | None = None) -> Run:
-    """Read a run; its name defaults to the file name (e.g. "results.test")."""
+def read_run(
+    source: Source, *, format: str = "auto", name: str | None = None, purpose: Purpose = "compare"
+) -> Run:
+    """Read a run; its name defaults to the file name (e.g. "results.test").
+
+    purpose="pooling" takes what pooling needs and comparing refuses (builders.PURPOSES): ranks
+    with gaps (1, 3, 5), rows with neither score nor rank (file order), and the run is named by
+    the file's one tag or `system` value."""
     reader = FORMATS[detect_format(source, format, kind="run")].read_run
     assert reader is not None
-    run = reader(source, name=name)
+    run = reader(source, name=name, rules=PURPOSES[purpose])
     if not run.rows:
         # An empty file is almost always a pipeline that failed upstream; scored, it would quietly
         # give every query 0. (A run that answers some queries and not others is fine.)
@@ -55,6 +67,7 @@ __all__ = [
     "FORMATS",
     "EvaluationError",
     "FileFormat",
+    "Purpose",
     "Pool",
     "Run",
     "detect_format",

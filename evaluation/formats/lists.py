@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from evaluation.formats.common import Source, check_id_chars, run_name, text_lines, with_source
+from evaluation.formats.builders import COMPARE, RunRules, run_name
+from evaluation.formats.ids import check_id_chars, check_id_length
+from evaluation.formats.sources import Source, text_lines, with_source
 from evaluation.metrics.data import Run
 from evaluation.metrics.policies import EvaluationError, gettext_noop
 
@@ -130,8 +132,9 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> Run:
     )
 
 
-def read_lists_run(source: Source, *, name: str | None = None) -> Run:
-    """A file of pasted lists as a rank-only run; its name defaults to the file name."""
+def read_lists_run(source: Source, *, name: str | None = None, rules: RunRules = COMPARE) -> Run:
+    """A file of pasted lists as a rank-only run; its name defaults to the file name. A list has
+    neither gaps nor missing ranks, so `rules` change nothing."""
     system = run_name(source, name)
 
     def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
@@ -141,8 +144,10 @@ def read_lists_run(source: Source, *, name: str | None = None) -> Run:
             lines = run.lines_of(query)
             assert lines is not None  # parse_ranked_lists keeps every document's line
             check_id_chars(query, source=label, line=lines[0])
+            check_id_length(query, source=label, line=lines[0])
             for doc, line in zip(run.ranking(query), lines, strict=True):
                 check_id_chars(doc, source=label, line=line, query=query)
+                check_id_length(doc, source=label, line=line, query=query)
         return run
 
     return with_source(source, read)

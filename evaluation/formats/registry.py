@@ -12,18 +12,10 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Literal
 
-from evaluation.formats.common import Source, source_name
+from evaluation.formats.csv import read_csv_qrels, read_csv_run, write_csv_qrels, write_csv_run
+from evaluation.formats.jsonl import read_jsonl_qrels, read_jsonl_run, write_jsonl_qrels, write_jsonl_run
 from evaluation.formats.lists import read_lists_run
-from evaluation.formats.tabular import (
-    read_csv_qrels,
-    read_csv_run,
-    read_jsonl_qrels,
-    read_jsonl_run,
-    write_csv_qrels,
-    write_csv_run,
-    write_jsonl_qrels,
-    write_jsonl_run,
-)
+from evaluation.formats.sources import Source, source_name
 from evaluation.formats.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 from evaluation.metrics.policies import EvaluationError, gettext_noop
 
@@ -125,7 +117,7 @@ def names(kind: Kind | None = None) -> tuple[str, ...]:
 
 
 def pooled_names() -> tuple[str, ...]:
-    """The run formats pooling reads candidates from (annotator.documents.readers.read_run)."""
+    """The run formats pooling reads candidates from (annotator.grading.pooling.read_run)."""
     return tuple(name for name in names("run") if not FORMATS[name].pasted)
 
 

@@ -12,21 +12,11 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from evaluation.formats.builders import COMPARE, QrelsBuilder, RunBuilder, RunRules, run_name
 from evaluation.formats.columns import Columns, split_columns
-from evaluation.formats.common import (
-    GradeReader,
-    QrelsBuilder,
-    RunBuilder,
-    Source,
-    bad_id_chars,
-    open_target,
-    parse_score,
-    replayable,
-    run_name,
-    underflows,
-    usual_bytes,
-    with_source,
-)
+from evaluation.formats.ids import MAX_ID_LENGTH, bad_id_chars
+from evaluation.formats.sources import Source, open_target, replayable, usual_bytes, with_source
+from evaluation.formats.values import GradeReader, parse_score, underflows
 from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.lookup import TOO_LONG, IdWords
 from evaluation.metrics.policies import EvaluationError, gettext_noop
@@ -166,12 +156,15 @@ def _careful_qrels(lines: Iterator[str], grades: GradeReader, name: str) -> Pool
     return builder.pool()
 
 
-def read_trec_run(source: Source, *, name: str | None = None) -> Run:
+def read_trec_run(source: Source, *, name: str | None = None, rules: RunRules = COMPARE) -> Run:
     system = run_name(source, name)
     source = replayable(source)  # both passes read it
 
     def read(open_lines: Callable[[], Iterator[str]], source_label: str) -> Run:
-        data = usual_bytes(source)
+        nonlocal system
+        data = usual_bytes(source)  # before any pass reads the stream
+        if rules.name_by_system:
+            system = _one_tag(open_lines()) or system
         columns = None if data is None else split_columns(data, (0, 2, 4), 6, more=True)
         if columns is not None and (run := _columns_run(columns, system, source_label)) is not None:
             return run
@@ -180,9 +173,21 @@ def read_trec_run(source: Source, *, name: str | None = None) -> Run:
         fast = _fast_run(open_lines(), system, source_label) if like_c else None
         if fast is not None:
             return fast
-        return _careful_run(open_lines(), system, source_label)
+        return _careful_run(open_lines(), system, source_label, rules)
 
     return with_source(source, read)
+
+
+def _one_tag(lines: Iterator[str]) -> str | None:
+    """The tag every line of a run gives (its sixth field), or None when they give several."""
+    tags: set[str] = set()
+    for line in lines:
+        fields = split_fields(line, 5)
+        if len(fields) == 6:
+            tags.add(split_fields(fields[5], 1)[0])  # text after the tag is not part of it
+            if len(tags) > 1:
+                return None
+    return next(iter(tags), None)
 
 
 def _columns_run(columns: Columns, system: str, source: str) -> Run | None:
@@ -311,6 +316,8 @@ def _finish_run(
         return None  # a duplicate document: the careful pass names both lines
     if not plain and (bad_id_chars("".join(query_ids)) or bad_id_chars("".join(docs))):
         return None  # the careful pass names the line and the character
+    if max(map(len, query_ids), default=0) > MAX_ID_LENGTH or max(map(len, docs), default=0) > MAX_ID_LENGTH:
+        return None  # the careful pass names the line
     return Run._trusted(
         query_ids,
         docs,
@@ -323,8 +330,8 @@ def _finish_run(
     )
 
 
-def _careful_run(lines: Iterator[str], system: str, name: str) -> Run:
-    builder = RunBuilder(name)
+def _careful_run(lines: Iterator[str], system: str, name: str, rules: RunRules = COMPARE) -> Run:
+    builder = RunBuilder(name, rules)
     for number, line in enumerate(lines, start=1):
         fields = split_fields(line)
         if not fields:

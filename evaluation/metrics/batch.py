@@ -1,13 +1,12 @@
-"""NDCG@K of a whole run at once, vectorised with numpy: no Python loop per query on the hot path.
+"""`evaluate_run`: a whole run at once, vectorised with numpy, no Python loop per query on the hot path.
 
-Only queries whose top K holds tied scores go through the per-query ordering helper, so every tie
-policy has one implementation. The numbers equal `score_query`'s bit for bit (same discounts,
-divisions and left-to-right sums); the breakdown of any query is `RunResult.explain(query)`.
+It aligns the run with the pool, orders it once (`ordering.py`: only queries whose top K holds
+tied scores go through the per-query tie policies), looks the grades up, then hands that order
+to every metric of `METRICS`. The breakdown of any query is `RunResult.explain(query)`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -15,23 +14,12 @@ from operator import itemgetter
 
 import numpy as np
 
-from evaluation.metrics import lookup
-from evaluation.metrics.data import Pool, Run
-from evaluation.metrics.ndcg import _UNJUDGED_ERROR, QueryResult, discounts, score_query
-from evaluation.metrics.ordering import _average_tied_gains, _order_by_score
-from evaluation.metrics.policies import (
-    DEFAULT_SETTINGS,
-    EvaluationError,
-    Settings,
-    as_settings,
-    gain_table,
-    gettext_noop,
-)
+from evaluation.metrics import lookup, ndcg
+from evaluation.metrics.data import Pool, Run, _readonly
+from evaluation.metrics.ndcg import _UNJUDGED_ERROR, QueryResult, score_query
+from evaluation.metrics.ordering import EMPTY, UNJUDGED, Ranked, _order_by_score, tied_groups
+from evaluation.metrics.policies import DEFAULT_SETTINGS, EvaluationError, Settings, as_settings, gettext_noop
 from evaluation.metrics.results import Metric, SystemResult
-
-# Grade codes inside the engine: -1 = unjudged ID, -2 = no document at this position.
-_UNJUDGED = lookup.NOT_IN_POOL  # -1
-_EMPTY = -2
 
 
 @dataclass(frozen=True)
@@ -70,6 +58,7 @@ class RunResult:
     for an excluded query; use `ndcg_of` or `rows()` to get None instead.
     `mean` is the macro mean over evaluated queries (the headline); `micro` is sum(DCG)/sum(IDCG),
     a different number that weighs queries by their IDCG. Both are None when undefined.
+    `scores` holds every metric's batch output by metric name (NDCG's is `ndcg.Scores`).
     """
 
     name: str
@@ -87,6 +76,7 @@ class RunResult:
     micro: float | None
     counts: Counts
     extra_queries: tuple[str, ...]
+    scores: Mapping[str, object] = field(repr=False)
     pool: Pool = field(repr=False)
     run: Run = field(repr=False)
 
@@ -147,7 +137,7 @@ class RunResult:
                 "extra_queries_skipped": counts.extra_queries_skipped,
             },
             extra_queries=tuple(self.extra_queries),
-            metrics={metric.name: metric.values(self) for metric in metrics},
+            metrics={metric.name: metric.values(self.scores[metric.name]) for metric in metrics},
         )
 
     def explain(self, query_id: str) -> QueryResult:
@@ -194,7 +184,7 @@ def _gather(items: list[str], indices: np.ndarray) -> Sequence[str]:
 
 
 def _grades_of(pool: Pool, run: Run, rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """The grade of run row `rows[i]` in pool query `queries[i]`, or _UNJUDGED: from the pool's
+    """The grade of run row `rows[i]` in pool query `queries[i]`, or UNJUDGED: from the pool's
     IdTable, and from its dicts for what the words cannot settle (lookup.py says which)."""
     table, words = pool._id_table, run._id_words
     if table is None or words is None:
@@ -204,28 +194,8 @@ def _grades_of(pool: Pool, run: Run, rows: np.ndarray, queries: np.ndarray) -> n
     ask = np.flatnonzero(found == lookup.ASK)
     if len(ask):
         dicts = pool._dicts[queries[ask]].tolist()
-        found[ask] = list(map(dict.get, dicts, _gather(run._docs, rows[ask]), repeat(_UNJUDGED)))
+        found[ask] = list(map(dict.get, dicts, _gather(run._docs, rows[ask]), repeat(UNJUDGED)))
     return found
-
-
-def _ideal_dcg(pool: Pool, k: int, gain: str) -> np.ndarray:
-    """IDCG@k of every pool query, computed once per frozen pool, K and gain (read-only).
-
-    It depends on the pool alone, so it is kept with the pool like pytrec_eval keeps its qrels
-    in the evaluator: a second run scored against the same pool reuses it.
-    """
-    key = ("idcg", k, gain)
-    idcg = pool._derived.get(key)
-    if idcg is None:
-        ideal = pool.ideal_grades(k)
-        idcg = _dcg(gain_table(gain)[ideal], ideal.shape[1]) if len(pool) else np.zeros(0)  # type: ignore[arg-type]
-        pool._derived[key] = idcg = _readonly(idcg)
-    return idcg
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
 
 
 def _line(run: Run, row: int) -> int | None:
@@ -243,7 +213,9 @@ def evaluate_run(
     *,
     name: str = "run",
 ) -> RunResult:
-    """Score every query of `pool` for `run` under `settings` (see the module docstring)."""
+    """Score every query of `pool` for `run` under `settings` with every metric of `METRICS`."""
+    from evaluation.metrics import METRICS  # the package imports this module
+
     settings = as_settings(settings)
     pool = as_pool(pool)
     run = as_run(run, name=name)
@@ -326,16 +298,15 @@ def evaluate_run(
     if len(found) == valid.size:
         grades = found.reshape(valid.shape)
     else:
-        grades = np.full(valid.shape, _EMPTY, dtype=np.int64)
+        grades = np.full(valid.shape, EMPTY, dtype=np.int64)
         grades[valid] = found
 
-    table = np.concatenate(([0.0, 0.0], gain_table(settings.gain)))  # indexed by grade code + 2
-    gains = table[grades + 2]
-    unjudged = grades == _UNJUDGED
+    unjudged = grades == UNJUDGED
     # The IDs that enter the score: the top K, plus (expected) whole tied groups reaching into it.
     scored_unjudged = unjudged[:, :k].copy() if width else unjudged
-    if expected and len(tied_rows):
-        scored_unjudged = _average_tied_gains(run, top, gains, unjudged, scored_unjudged, tied_rows, k)
+    ties = tied_groups(run, top, tied_rows, k) if expected and len(tied_rows) else None
+    if ties is not None:
+        scored_unjudged = ties.widen(unjudged, scored_unjudged)
     if settings.unjudged == "error" and scored_unjudged.any():
         row, col = (int(x[0]) for x in np.nonzero(scored_unjudged))
         index = int(top[row, col])
@@ -350,34 +321,24 @@ def evaluate_run(
             line=_line(run, index),
         )
 
-    cut = min(k, width)
-    dcg_rows = _dcg(gains[:, :cut], cut)
-
-    dcg = np.zeros(n_queries)
-    dcg[kept_pool] = dcg_rows
     unjudged_counts = np.zeros(n_queries, dtype=np.int64)
     # The unjudged IDs that enter the score: the same mask the unjudged="error" policy refuses.
     unjudged_counts[kept_pool] = scored_unjudged.sum(axis=1)
     retrieved = np.zeros(n_queries, dtype=np.int64)
     retrieved[kept_pool] = lengths
 
-    idcg = _ideal_dcg(pool, k, settings.gain)
-
-    zero_idcg = ~(idcg > 0.0)
-    excluded = zero_idcg & (settings.zero_idcg == "exclude")
-    ndcg = np.divide(dcg, idcg, out=np.zeros(n_queries), where=~zero_idcg)
-    ndcg[excluded] = np.nan
-
-    evaluated = int((~excluded).sum())
-    mean = math.fsum(ndcg[~excluded].tolist()) / evaluated if evaluated else None
-    idcg_total = math.fsum(idcg.tolist())
-    micro = math.fsum(dcg.tolist()) / idcg_total if idcg_total > 0.0 else None
+    # Read-only: every metric reads the same order, and none may change it for the next.
+    ranked = Ranked(settings=settings, pool=pool, pool_rows=kept_pool, grades=_readonly(grades), ties=ties)
+    scores = {metric.name: metric.batch(ranked) for metric in METRICS}
+    # The run's own fields are NDCG's, the headline (the public API of `RunResult`).
+    headline = scores[ndcg.METRIC.name]
+    assert isinstance(headline, ndcg.Scores)
 
     counts = Counts(
         queries=n_queries,
-        evaluated=evaluated,
-        zero_idcg=int(zero_idcg.sum()),
-        excluded=int(excluded.sum()),
+        evaluated=headline.counts["evaluated"],
+        zero_idcg=headline.counts["zero_idcg"],
+        excluded=headline.counts["excluded"],
         missing_from_run=int(missing.sum()),
         unjudged_in_top_k=int(unjudged_counts.sum()),
         extra_queries_skipped=len(extra_queries),
@@ -386,27 +347,19 @@ def evaluate_run(
         name=run.name,
         settings=settings,
         query_ids=pool.query_ids,
-        dcg=_readonly(dcg),
-        idcg=idcg,
-        ndcg=_readonly(ndcg),
-        zero_idcg=_readonly(zero_idcg),
-        excluded=_readonly(excluded),
+        dcg=headline.dcg,
+        idcg=headline.idcg,
+        ndcg=headline.ndcg,
+        zero_idcg=headline.zero_idcg,
+        excluded=headline.excluded,
         missing=_readonly(missing),
         unjudged=_readonly(unjudged_counts),
         retrieved=_readonly(retrieved),
-        mean=mean,
-        micro=micro,
+        mean=headline.mean,
+        micro=headline.micro,
         counts=counts,
         extra_queries=extra_queries,
+        scores=scores,
         pool=pool,
         run=run,
     )
-
-
-def _dcg(gains: np.ndarray, width: int) -> np.ndarray:
-    """Row sums of gain / discount, added left to right like the per-query running total."""
-    if width == 0:
-        return np.zeros(gains.shape[0])
-    contributions = gains / discounts(width)
-    # cumsum accumulates strictly left to right (np.sum would pair terms and change the last bit).
-    return np.cumsum(contributions, axis=1)[:, -1].copy()

@@ -1,7 +1,8 @@
-"""NDCG@K of one query, with every term of the sum written out: the reference path.
+"""NDCG@K: one query with every term of the sum written out (`score_query`, the reference path),
+and every query of an ordered run at once (`batch`, vectorised with numpy), side by side.
 
 DCG is the last running total of the rows a page prints, so the breakdown is the computation;
-the batch engine (`batch.py`) reproduces these numbers bit for bit.
+`batch` reproduces its numbers bit for bit (same discounts, divisions and left-to-right sums).
 """
 
 from __future__ import annotations
@@ -10,12 +11,11 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
-from evaluation.metrics.data import _check_doc_id, _check_ranking, _check_score
-from evaluation.metrics.ordering import _tie_groups, ranked_indices
+from evaluation.metrics.data import Pool, _check_doc_id, _check_ranking, _check_score, _readonly
+from evaluation.metrics.ordering import EMPTY, Ranked, _tie_groups, ranked_indices
 from evaluation.metrics.policies import (
     DEFAULT_SETTINGS,
     MAX_BREAKDOWN_K,
@@ -23,6 +23,7 @@ from evaluation.metrics.policies import (
     Settings,
     as_settings,
     gain_function,
+    gain_table,
     gettext_noop,
     validate_grade,
 )
@@ -327,21 +328,101 @@ def tail(rows: Sequence[PositionRow], shown: int) -> Tail | None:
     )
 
 
-def values(result: Any) -> MetricValues:
-    """NDCG's part of the results shape (results.py), read off an evaluated run (a
-    `batch.RunResult`: batch imports this module, so it is not named here)."""
-    counts = result.counts
-    return MetricValues(
-        per_query={
-            "dcg": tuple(result.dcg.tolist()),
-            "idcg": tuple(result.idcg.tolist()),
-            "ndcg": tuple(None if math.isnan(v) else v for v in result.ndcg.tolist()),
-            "zero_idcg": tuple(result.zero_idcg.tolist()),
-            "excluded": tuple(result.excluded.tolist()),
-        },
-        aggregates={"mean": result.mean, "micro": result.micro},
-        counts={"evaluated": counts.evaluated, "zero_idcg": counts.zero_idcg, "excluded": counts.excluded},
+@dataclass(frozen=True, eq=False)
+class Scores:
+    """NDCG@K of every pool query (arrays in the pool's query order, read-only): what `batch`
+    gives. `ndcg` is NaN for an excluded query; `mean` (macro, the headline) and `micro`
+    (sum(DCG)/sum(IDCG)) are None when undefined. `counts`: evaluated, zero_idcg, excluded."""
+
+    dcg: np.ndarray
+    idcg: np.ndarray
+    ndcg: np.ndarray
+    zero_idcg: np.ndarray
+    excluded: np.ndarray
+    mean: float | None
+    micro: float | None
+    counts: Mapping[str, int]
+
+
+def batch(ranked: Ranked) -> Scores:
+    """NDCG@K of every pool query of a run ordered once (`ordering.Ranked`)."""
+    settings, pool = ranked.settings, ranked.pool
+    k = settings.k
+    n_queries = len(pool)
+    table = np.concatenate(([0.0, 0.0], gain_table(settings.gain)))  # EMPTY and UNJUDGED gain 0
+    gains = table[ranked.grades - EMPTY]
+    if ranked.ties is not None:
+        ranked.ties.average(gains)
+    cut = min(k, gains.shape[1])
+    dcg = np.zeros(n_queries)
+    dcg[ranked.pool_rows] = _dcg(gains[:, :cut], cut)
+    idcg = _ideal_dcg(pool, k, settings.gain)
+
+    zero_idcg = ~(idcg > 0.0)
+    excluded = zero_idcg & (settings.zero_idcg == "exclude")
+    ndcg = np.divide(dcg, idcg, out=np.zeros(n_queries), where=~zero_idcg)
+    ndcg[excluded] = np.nan
+
+    evaluated = int((~excluded).sum())
+    mean = math.fsum(ndcg[~excluded].tolist()) / evaluated if evaluated else None
+    idcg_total = math.fsum(idcg.tolist())
+    micro = math.fsum(dcg.tolist()) / idcg_total if idcg_total > 0.0 else None
+    return Scores(
+        dcg=_readonly(dcg),
+        idcg=idcg,
+        ndcg=_readonly(ndcg),
+        zero_idcg=_readonly(zero_idcg),
+        excluded=_readonly(excluded),
+        mean=mean,
+        micro=micro,
+        counts={"evaluated": evaluated, "zero_idcg": int(zero_idcg.sum()), "excluded": int(excluded.sum())},
     )
 
 
-METRIC = Metric(name="ndcg", label="NDCG@K", measure=lambda settings: f"ndcg_cut_{settings.k}", values=values)
+def _ideal_dcg(pool: Pool, k: int, gain: str) -> np.ndarray:
+    """IDCG@k of every pool query, computed once per frozen pool, K and gain (read-only).
+
+    It depends on the pool alone, so it is kept with the pool like pytrec_eval keeps its qrels
+    in the evaluator: a second run scored against the same pool reuses it.
+    """
+    key = ("idcg", k, gain)
+    idcg = pool._derived.get(key)
+    if idcg is None:
+        ideal = pool.ideal_grades(k)
+        idcg = _dcg(gain_table(gain)[ideal], ideal.shape[1]) if len(pool) else np.zeros(0)  # type: ignore[arg-type]
+        pool._derived[key] = idcg = _readonly(idcg)
+    return idcg
+
+
+def _dcg(gains: np.ndarray, width: int) -> np.ndarray:
+    """Row sums of gain / discount, added left to right like the per-query running total."""
+    if width == 0:
+        return np.zeros(gains.shape[0])
+    contributions = gains / discounts(width)
+    # cumsum accumulates strictly left to right (np.sum would pair terms and change the last bit).
+    return np.cumsum(contributions, axis=1)[:, -1].copy()
+
+
+def values(scores: Scores) -> MetricValues:
+    """NDCG's part of the results shape (results.py)."""
+    return MetricValues(
+        per_query={
+            "dcg": tuple(scores.dcg.tolist()),
+            "idcg": tuple(scores.idcg.tolist()),
+            "ndcg": tuple(None if math.isnan(v) else v for v in scores.ndcg.tolist()),
+            "zero_idcg": tuple(scores.zero_idcg.tolist()),
+            "excluded": tuple(scores.excluded.tolist()),
+        },
+        aggregates={"mean": scores.mean, "micro": scores.micro},
+        counts=dict(scores.counts),
+    )
+
+
+METRIC = Metric(
+    name="ndcg",
+    label="NDCG@K",
+    measure=lambda settings: f"ndcg_cut_{settings.k}",
+    batch=batch,
+    values=values,
+    partial="evaluation/metrics/_ndcg.html",
+)

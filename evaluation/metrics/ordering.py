@@ -1,17 +1,19 @@
 """Ranking a run and the tie policies, shared by every metric.
 
-`ranked_indices` is the single implementation of the tie policies; the batch engine's
-`_order_by_score` orders whole runs at once and hands only the queries whose top K holds a tie
-to it, and `_average_tied_gains` applies ties="expected" to any metric's gains.
+`ranked_indices` is the single implementation of the tie policies; `_order_by_score` orders whole
+runs at once and hands only the queries whose top K holds a tie to it. `Ranked` is a run ordered
+once, what every metric's batch reads; `TiedGroups` applies ties="expected" to any metric's gains.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.metrics.data import Run, _check_ranking, _check_score
+from evaluation.metrics import lookup
+from evaluation.metrics.data import Pool, Run, _check_ranking, _check_score
 from evaluation.metrics.policies import EvaluationError, Listed, Settings, Ties, gettext_noop
 
 # Rankings longer than this many times the positions needed are partially sorted (argpartition);
@@ -183,20 +185,37 @@ def _order_by_score(
     return top, tied_rows
 
 
-def _average_tied_gains(
-    run: Run,
-    top: np.ndarray,
-    gains: np.ndarray,
-    unjudged: np.ndarray,
-    scored_unjudged: np.ndarray,
-    tied_rows: np.ndarray,
-    k: int,
-) -> np.ndarray:
-    """ties="expected": replace the gains of each tied group by the group's mean, in place.
+@dataclass(frozen=True, eq=False)
+class TiedGroups:
+    """ties="expected": the tied groups of the rows whose top K holds a tie (`rows`, indexes into
+    the order's matrix). `group` numbers every cell of those rows, flat, by the group it is in."""
 
-    Returns the mask of unjudged IDs that enter the score: the top K plus the members of tied
-    groups that reach into it (their grades enter the mean even below K).
-    """
+    rows: np.ndarray
+    group: np.ndarray
+    sizes: np.ndarray
+    reaches_top: np.ndarray  # cells whose group starts within the top K
+    valid: np.ndarray  # cells holding a document
+
+    def average(self, values: np.ndarray) -> None:
+        """Replace each tied group's values by the group's mean, in place (any metric's gains:
+        the expected value over the group's orders, as the metric is linear in them)."""
+        sub = values[self.rows]
+        # bincount adds the weights in element order: the same sum, term by term, as score_query.
+        totals = np.bincount(self.group, weights=sub.ravel())
+        values[self.rows] = (totals / self.sizes)[self.group].reshape(sub.shape)
+
+    def widen(self, unjudged: np.ndarray, scored_unjudged: np.ndarray) -> np.ndarray:
+        """The mask of unjudged IDs that enter the score: the top K (`scored_unjudged`) plus the
+        members of tied groups that reach into it (their grades enter the mean even below K)."""
+        widened = np.zeros(unjudged.shape, dtype=bool)
+        widened[:, : scored_unjudged.shape[1]] = scored_unjudged
+        widened[self.rows] |= unjudged[self.rows] & self.reaches_top & self.valid
+        return widened
+
+
+def tied_groups(run: Run, top: np.ndarray, tied_rows: np.ndarray, k: int) -> TiedGroups:
+    """The tied groups of `tied_rows` in `top` (global row indices of the ranked documents, -1
+    for none), by equal score."""
     assert run._scores is not None
     sub_top = top[tied_rows]
     valid = sub_top >= 0
@@ -204,14 +223,27 @@ def _average_tied_gains(
     starts_group = np.ones(keys.shape, dtype=bool)
     starts_group[:, 1:] = keys[:, 1:] != keys[:, :-1]
     group = np.cumsum(starts_group.ravel()) - 1
-    sub_gains = gains[tied_rows]
-    # bincount adds the weights in element order: the same sum, term by term, as score_query.
-    totals = np.bincount(group, weights=sub_gains.ravel())
-    sizes = np.bincount(group)
-    gains[tied_rows] = (totals / sizes)[group].reshape(sub_gains.shape)
     first_column = np.flatnonzero(starts_group.ravel()) % keys.shape[1]
     reaches_top = (first_column < k)[group].reshape(keys.shape)
-    widened = np.zeros(unjudged.shape, dtype=bool)
-    widened[:, : scored_unjudged.shape[1]] = scored_unjudged
-    widened[tied_rows] |= unjudged[tied_rows] & reaches_top & valid
-    return widened
+    return TiedGroups(tied_rows, group, np.bincount(group), reaches_top, valid)
+
+
+# Grade codes in `Ranked.grades` besides the grades 0..3.
+UNJUDGED = lookup.NOT_IN_POOL  # -1: an ID with no grade in the pool
+EMPTY = -2  # no document at this position (a short list)
+
+
+@dataclass(frozen=True, eq=False)
+class Ranked:
+    """A run ordered once for every metric (`batch.evaluate_run` builds it).
+
+    `grades[r, j]` is the grade code of the document at position j + 1 of ranked row r (the run's
+    queries that are in the pool, pool query `pool_rows[r]`): under ties="expected" the whole
+    ranking, else the top K. `ties` holds the tied groups to average under "expected".
+    """
+
+    settings: Settings
+    pool: Pool
+    pool_rows: np.ndarray
+    grades: np.ndarray
+    ties: TiedGroups | None

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evaluation.metrics.policies import Settings
+
+if TYPE_CHECKING:
+    from evaluation.metrics.ordering import Ranked
 
 RESULTS_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -82,12 +85,15 @@ class MetricValues:
 @dataclass(frozen=True)
 class Metric:
     """One entry of `METRICS`: a metric's name in the results shape, its label, its trec_eval
-    measure name, and how its values are read off an evaluated run (a `batch.RunResult`)."""
+    measure name, its vectorised `batch` on a run ordered once (`ordering.Ranked`), how `values`
+    reads that batch's output into the results shape, and the template of its breakdown."""
 
     name: str
     label: str
     measure: Callable[[Settings], str]
+    batch: Callable[[Ranked], Any]
     values: Callable[[Any], MetricValues]
+    partial: str
 
 
 @dataclass(frozen=True)

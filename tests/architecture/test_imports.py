@@ -141,5 +141,5 @@ def test_the_pure_leaves_import_neither_django_nor_the_apps(leaf: str) -> None:
 def test_the_rule_reads_real_imports() -> None:
     """The walker finds a known import of each kind, so the tests above cannot pass on nothing."""
     assert "annotator.web.http" in GRAPH["annotator.web.access"]  # module level
-    assert "evaluation.formats" in GRAPH["annotator.pools.services"]
+    assert "evaluation.formats" in GRAPH["annotator.pools.files"]
     assert "annotator.web.converters" in GRAPH["annotator.apps"]  # inside a method

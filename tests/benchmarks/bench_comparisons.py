@@ -190,7 +190,8 @@ def run(args: argparse.Namespace) -> None:
         "pool hash, parses the stored runs, runs the statistics and stores every number)"
     )
     key = f"ndcg_cut_{k}"
-    stored = dict(zip(comparison.results["query_ids"], comparison.results["a"]["ndcg"], strict=True))
+    shape = metrics.Results.from_dict(comparison.results)
+    stored = dict(zip(shape.query_ids, shape.system("a").headline.per_query["ndcg"], strict=True))
     worst_gap = max(abs(stored[q] - per_run[0][q][key]) for q in queries)
     print(f"  largest per-query difference from pytrec_eval (run A): {worst_gap:.1e}")
 

@@ -243,7 +243,7 @@ def test_a_re_check_refused_because_another_reviewer_was_first_takes_the_focus_t
     page: Page, live_server: Any, cast_for_browser: dict[str, Any]
 ) -> None:
     """The 409 page says who was first and takes the focus, not left on <body>."""
-    from annotator.disputes.services import final_grade_recheck, recheck_token
+    from annotator.disputes.rechecks import final_grade_recheck, recheck_token
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
     from tests.annotator.disputes.factories import grade

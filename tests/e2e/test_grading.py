@@ -12,7 +12,8 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from annotator.demo import grading as demo_grading
-from annotator.grading import views as grading_views
+from annotator.grading import grade_views
+from annotator.grading import services as grading_services
 from annotator.management.commands import demo
 from annotator.models import Grade, GradeHistory
 from tests.e2e.conftest import log_in
@@ -128,7 +129,7 @@ def test_a_query_graded_page_by_page_goes_on_to_its_next_page_then_undo_brings_b
 ) -> None:
     """q1's five pairs on pages of two: finishing a page offers the next one, Enter opens it,
     and "u" for a grade given on an earlier page goes back there to undo it in view."""
-    monkeypatch.setattr(grading_views, "GRADE_PAGE_SIZE", 2)
+    monkeypatch.setattr(grade_views, "GRADE_PAGE_SIZE", 2)
     log_in(page, live_server.url, "editor-a", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.get_by_role("button", name="Start grading").click()
@@ -257,7 +258,7 @@ def test_a_save_the_server_answers_busy_says_so_and_is_sent_again(
     could not be reached"), and the save is sent again until it lands."""
     from django.db import OperationalError
 
-    real = grading_views.grade_submit
+    real = grading_services.grade_submit
     calls = {"n": 0}
 
     def busy_once(**kwargs: Any) -> Any:
@@ -266,7 +267,7 @@ def test_a_save_the_server_answers_busy_says_so_and_is_sent_again(
             raise OperationalError("database is locked")
         return real(**kwargs)
 
-    monkeypatch.setattr(grading_views, "grade_submit", busy_once)
+    monkeypatch.setattr(grading_services, "grade_submit", busy_once)
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.get_by_role("button", name="Start grading").click()
@@ -452,9 +453,7 @@ def test_a_second_key_pressed_while_the_first_grade_is_saving_wins(
     replaces: it would be dropped without a word and the first grade would stay."""
     import time
 
-    from annotator.grading import views as grading_views
-
-    saving = grading_views.grade_submit
+    saving = grading_services.grade_submit
 
     def slow_submit(**kwargs: Any) -> Any:
         time.sleep(0.8)  # the first save is still on its way when the second key comes
@@ -466,7 +465,7 @@ def test_a_second_key_pressed_while_the_first_grade_is_saving_wins(
     # The row grading.js focuses once it has bound its keys: a row read before the script ran
     # would take the key press without a handler, so nothing would be saved.
     row_id = page.locator("article.candidate:focus").get_attribute("id")
-    monkeypatch.setattr(grading_views, "grade_submit", slow_submit)
+    monkeypatch.setattr(grading_services, "grade_submit", slow_submit)
     page.keyboard.press("1")
     row = page.locator(f"#{row_id}")
     expect(row).to_have_attribute("data-state", "saving")

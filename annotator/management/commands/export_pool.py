@@ -12,14 +12,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotator.models import Pool, PoolVersion
-from annotator.pools.services import (
+from annotator.pools.files import (
     EXPORT_FORMATS,
     PoolExportError,
     export_data,
     export_manifest,
     export_zip,
-    guess_format,
 )
+from evaluation.formats.registry import detect_format, qrels_name
 
 
 def fail(message: str) -> CommandError:
@@ -45,7 +45,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         # Without --format the output's name decides, as it does for import_pool: out.csv is CSV.
         output_name = (options["output"] or "").removesuffix(".zip")
-        fmt = options["format"] or guess_format(output_name)
+        fmt = options["format"] or qrels_name(detect_format(output_name, kind="qrels"))
         if fmt not in EXPORT_FORMATS:
             raise fail(f"unknown format {fmt!r}; allowed: {', '.join(EXPORT_FORMATS)}")
         pool = Pool.objects.filter(project__slug=options["project"], name=options["pool"]).first()

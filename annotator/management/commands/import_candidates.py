@@ -10,7 +10,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from annotator.documents.readers import ImportFileError, pool_top_k, read_run
+from annotator.documents.readers import ImportFileError
+from annotator.grading.pooling import pool_top_k, read_run
 from annotator.grading.services import GradingError, candidates_add
 from annotator.management.commands._grading_import import (
     add_project_argument,
@@ -58,11 +59,11 @@ class Command(BaseCommand):
         for path in options["files"]:
             fmt = detect_format(path, options["format"], kind="run")
             try:
-                rows = read_run(read_bytes(path), fmt, default_name=path.rsplit("/", 1)[-1])
+                run = read_run(read_bytes(path), fmt, default_name=path.rsplit("/", 1)[-1])
             except ImportFileError as error:
                 raise file_error(path, error) from None
-            self.stderr.write(f"{path}: {len(rows)} ranked lines ({fmt}).")
-            runs.append((path, rows))
+            self.stderr.write(f"{path}: {run.rows} ranked lines ({fmt}).")
+            runs.append((path, run))
         pairs = pool_top_k(runs, depth)
         created = grading_set is None
         try:

@@ -14,7 +14,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotator.management.commands._grading_import import counted
 from annotator.models import Pool, Project
-from annotator.pools.services import EXPORT_FORMATS, PoolImportError, guess_format, pool_import
+from annotator.pools.files import EXPORT_FORMATS, pool_import
+from annotator.pools.services import PoolImportError
+from evaluation.formats.registry import detect_format, qrels_name
 
 
 def fail(message: str) -> CommandError:
@@ -56,7 +58,7 @@ class Command(BaseCommand):
             raise fail(f"cannot read {path}: {exc.strerror or exc}") from exc
         fmt = options["format"]
         if fmt == "auto":
-            fmt = guess_format(path.name)
+            fmt = qrels_name(detect_format(path.name, kind="qrels"))
         elif fmt not in EXPORT_FORMATS:
             raise fail(f"unknown format {fmt!r}; allowed: auto, {', '.join(EXPORT_FORMATS)}")
         pool = Pool.objects.filter(project=project, name=options["pool"]).first()

@@ -74,7 +74,8 @@ def test_two_reviewers_posting_the_settle_form_at_once_get_one_success_and_one_e
 def test_two_reviewers_re_checking_a_settled_pair_at_once_record_one_re_check(
     cast: Cast, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from annotator.disputes.services import AlreadyRechecked, final_grade_recheck, recheck_token
+    from annotator.disputes import rechecks
+    from annotator.disputes.rechecks import AlreadyRechecked, final_grade_recheck, recheck_token
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
     from annotator.models import FinalGradeRecheck, Grade
@@ -85,14 +86,14 @@ def test_two_reviewers_re_checking_a_settled_pair_at_once_record_one_re_check(
     grade(candidate, cast.editor2, 2)
     documents_import(project=cast.alpha, records=[DocumentRecord(line=1, external_id="B", body="New text.")])
     seen = recheck_token(candidate)
-    real = service.recheck_token
+    real = rechecks.recheck_token
 
     def slow_token(c: Any) -> Any:
         # Hold the pair's row lock a while, so the other reviewer surely arrives while it is held.
         time.sleep(0.3)
         return real(c)
 
-    monkeypatch.setattr(service, "recheck_token", slow_token)
+    monkeypatch.setattr(rechecks, "recheck_token", slow_token)
     results = at_once(
         lambda: final_grade_recheck(candidate=candidate, by=cast.reviewer, grade=2, seen=seen),
         lambda: final_grade_recheck(

@@ -12,15 +12,14 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotator.disputes.services import (
+from annotator.disputes.rechecks import (
     AlreadyRechecked,
-    DisputeError,
     PairChangedSinceShown,
-    dispute_settle,
     final_grade_recheck,
-    pair_timeline,
     recheck_token,
 )
+from annotator.disputes.services import DisputeError, dispute_settle
+from annotator.disputes.timeline import pair_timeline
 from annotator.documents.readers import DocumentRecord, QueryRecord
 from annotator.documents.services import criteria_publish, documents_import, queries_import
 from annotator.models import (

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.test import Client
 from django.urls import reverse
 
-from annotator.disputes.services import dispute_give_reason, dispute_revise, dispute_settle, pair_timeline
+from annotator.disputes.services import dispute_give_reason, dispute_revise, dispute_settle
+from annotator.disputes.timeline import pair_timeline
 from annotator.grading import services as grading
 from annotator.models import Dispute, GradeHistory
 from tests.annotator.disputes.factories import grade, make_pair

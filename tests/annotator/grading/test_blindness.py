@@ -160,7 +160,7 @@ def test_candidates_come_in_a_stable_per_editor_shuffle_not_in_run_order(cast: C
 def test_candidate_ids_do_not_follow_a_runs_ranking(cast: Cast) -> None:
     """Editors' pages carry candidate IDs (row IDs, form URLs); pooled in rank order, sorting them
     would give the system's ranking back."""
-    from annotator.documents.readers import pool_top_k, read_run
+    from annotator.grading.pooling import pool_top_k, read_run
     from annotator.grading.services import candidates_add
     from annotator.models import Candidate, Document, Query
     from tests.annotator.grading.factories import make_set

@@ -1,4 +1,4 @@
-"""Reading uploaded files (annotator/documents/readers.py): pure Python, no database.
+"""Reading documents and queries files (annotator/documents/readers.py): pure Python, no database.
 
 Every error must name the line, the field and the value, and a file with any error yields no
 records at all.
@@ -8,23 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from django.utils import translation
 
-from annotator.documents.readers import (
-    MAX_ERRORS,
-    ImportFileError,
-    pool_top_k,
-    read_documents,
-    read_queries,
-    read_run,
-)
-from evaluation.formats import write_run
+from annotator.documents.readers import MAX_ERRORS, ImportFileError, read_documents, read_queries
 from evaluation.formats.registry import detect_format
-from evaluation.metrics import Run
-from evaluation.metrics.ndcg import ranked_indices
 
 
 @pytest.fixture(autouse=True)
@@ -164,30 +153,31 @@ def test_jsonl_problems_are_named_precisely(line: str, expected: str) -> None:
     assert any(expected in m for m in messages), messages
 
 
-@pytest.mark.parametrize(
-    "char",
-    # Invisible ones too ("d1" + U+200B looks like d1 everywhere): zero-width space and joiner,
-    # soft hyphen, right-to-left override, isolates, word joiner.
-    [
-        "\x01",
-        "\x7f",
-        "\x85",
-        "\u2028",
-        "\u2029",
-        "\ufeff",
-        "\t",
-        "\u200b",
-        "\u200d",
-        "\xad",
-        "\u202e",
-        "\u2066",
-        "\u2060",
-    ],
-)
+# Invisible ones too ("d1" + U+200B looks like d1 everywhere): zero-width space and joiner, soft
+# hyphen, right-to-left override, isolates, word joiner. (Candidates: test_pooling.py.)
+BAD_ID_CHARS = [
+    "\x01",
+    "\x7f",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\t",
+    "\u200b",
+    "\u200d",
+    "\xad",
+    "\u202e",
+    "\u2066",
+    "\u2060",
+]
+
+
+@pytest.mark.parametrize("char", BAD_ID_CHARS)
 def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
     """A document ID with NEL, U+2028 or a BOM, once imported and frozen, would make the version's
-    own exports fail to import back. Documents, queries and candidates take the readers' rule."""
-    from evaluation.formats.common import bad_id_chars
+    own exports fail to import back. Documents and queries take the readers' rule (candidates:
+    test_pooling.py)."""
+    from evaluation.formats.ids import bad_id_chars
 
     assert bad_id_chars(char)  # the pool readers' rule, which the imports must not be looser than
     code = f"U+{ord(char):04X}"
@@ -195,7 +185,6 @@ def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
     for call, field in (
         (lambda: read_documents(f'{{"doc_id": {value}, "body": "b"}}\n'.encode(), "jsonl"), "doc_id"),
         (lambda: read_queries(f'{{"query_id": {value}, "text": "t"}}\n'.encode(), "jsonl"), "query_id"),
-        (lambda: read_run(f'{{"query_id": "q", "doc_id": {value}, "rank": 1}}\n', "jsonl", "r"), "doc_id"),
     ):
         (message,) = problems(call)
         assert message.startswith(f"Line 1, field “{field}”, value “C"), message
@@ -205,20 +194,6 @@ def test_ids_hold_no_character_the_pool_readers_refuse(char: str) -> None:
         lambda: read_queries(f'{{"query_id": {json.dumps("Q" + char)}, "text": "t"}}\n'.encode(), "jsonl")
     )
     assert f"contains the character {code}" in message, message
-
-
-@pytest.mark.parametrize("char", ["\x1f", "\x85", "\u2028", "\u2029"])
-def test_a_trec_candidates_file_is_split_where_trec_eval_splits(char: str) -> None:
-    """str.split() would cut "d<NEL>x" into document "d" and a shifted line (score 2 from the rank
-    column), pooled without a word; the comparison reader splits at C's whitespace only."""
-    (message,) = problems(
-        lambda: read_run(f"q1 Q0 A 1 3 t\nq1 Q0 d{char}x 2 2.5 t\n".encode(), "trec", "f.run")
-    )
-    assert message.startswith("Line 2, field “docno”"), message
-    assert f"contains the character U+{ord(char):04X}" in message
-    # A no-break or ideographic space is part of the ID, as trec_eval and the comparison reader read it.
-    (row,) = read_run("q1 Q0 d\u00a0x 1 3 t\n".encode(), "trec", "f.run")
-    assert (row.doc_id, row.score, row.run) == ("d\u00a0x", 3.0, "t")
 
 
 def test_an_error_shows_a_line_break_inside_a_value_escaped_on_one_line() -> None:
@@ -283,20 +258,6 @@ def test_a_jsonl_id_is_text_or_a_whole_number_not_a_float() -> None:
     ), messages
 
 
-def test_a_long_provenance_names_what_fits_and_counts_the_rest() -> None:
-    """Cut at 500 characters, a pair pooled by 30 runs lost 23 of their names and its "(k=10)"."""
-    from annotator.documents.readers import PROVENANCE_MAX_LENGTH, PooledPair
-
-    pair = PooledPair("q1", "A", hits=[(f"run-number-{i:02d}", i + 1) for i in range(30)])
-    text = pair.provenance(10)
-    assert len(text) <= PROVENANCE_MAX_LENGTH and text.endswith(" (k=10)")
-    named, rest = text.removesuffix(" (k=10)").rsplit(", … +", 1)
-    assert len(named.split(", ")) + int(rest) == 30
-    assert (
-        PooledPair("q1", "A", hits=[("bm25", 3), ("dense", 1)]).provenance(10) == "bm25 #3, dense #1 (k=10)"
-    )
-
-
 def test_format_comes_from_the_name_unless_declared() -> None:
     assert [detect_format(n) for n in ("a.csv", "b.JSONL", "c.ndjson", "run.trec", "results")] == [
         "csv",
@@ -308,125 +269,6 @@ def test_format_comes_from_the_name_unless_declared() -> None:
     assert detect_format("a.csv", "jsonl") == "jsonl"
 
 
-TREC_RUN = """q1 Q0 D 1 0.9 bm25
-q1 Q0 A 2 0.8 bm25
-q1 Q0 C 3 0.8 bm25
-q1 Q0 B 4 0.1 bm25
-q2 Q0 X 1 5 bm25
-"""
-
-
-def test_a_trec_run_is_named_by_its_tag_and_ordered_by_score() -> None:
-    rows = read_run(TREC_RUN, "trec", default_name="file.trec")
-    assert {r.run for r in rows} == {"bm25"}
-    pairs = pool_top_k([("file.trec", rows)], depth=1)
-    assert [(p.query_id, p.doc_id, p.hits) for p in pairs] == [
-        ("q1", "D", [("bm25", 1)]),
-        ("q2", "X", [("bm25", 1)]),
-    ]
-
-
-def test_pooling_takes_the_union_of_each_runs_top_k_with_every_position() -> None:
-    other = read_run("query_id,doc_id,rank\nq1,B,1\nq1,D,2\nq1,E,3\n", "csv", default_name="dense.csv")
-    bm25 = read_run(TREC_RUN, "trec", default_name="bm25.trec")
-    pairs = pool_top_k([("bm25.trec", bm25), ("dense.csv", other)], depth=2)
-    found = {(p.query_id, p.doc_id): p.hits for p in pairs}
-    # bm25's top 2 is D then a tie A/C at 0.8: both tied documents are pooled (trec_eval order: C before A).
-    assert found == {
-        ("q1", "D"): [("bm25", 1), ("dense.csv", 2)],
-        ("q1", "C"): [("bm25", 2)],
-        ("q1", "A"): [("bm25", 3)],
-        ("q2", "X"): [("bm25", 1)],
-        ("q1", "B"): [("dense.csv", 1)],
-    }
-    assert found[("q1", "D")] and pairs[0].provenance(2) == "bm25 #1, dense.csv #2 (k=2)"
-
-
-def test_without_a_depth_every_listed_pair_is_pooled_in_file_order() -> None:
-    rows = read_run(
-        '{"query_id": "q1", "doc_id": "A"}\n{"query_id": "q1", "doc_id": "B"}\n',
-        "jsonl",
-        default_name="pairs",
-    )
-    assert [(p.doc_id, p.hits) for p in pool_top_k([("pairs.jsonl", rows)], None)] == [
-        ("A", [("pairs", 1)]),
-        ("B", [("pairs", 2)]),
-    ]
-
-
-@pytest.mark.parametrize("fmt", ["trec", "csv", "jsonl"])
-def test_a_run_written_by_the_evaluation_formats_pools_in_the_engines_order(fmt: str, tmp_path: Path) -> None:
-    """One run file serves both pooling and comparing: what the evaluation writers produce (the
-    files a comparison exports), the pooling reader takes, with the same name and, per query, the
-    order the engine ranks by under trec_eval's tie rule."""
-    run = Run.from_scores(
-        {"q1": [("A", 0.5), ("B", 2.0), ("C", 0.5), ("文档", 1.0)], "q2": [("X", -1.0)]}, name="bm25"
-    )
-    path = tmp_path / f"run.{fmt}"
-    write_run(path, run, format=fmt)
-    rows = read_run(path.read_bytes(), fmt, default_name=path.name)
-    assert {row.run for row in rows} == {"bm25"}
-    pooled = pool_top_k([(path.name, rows)], depth=None)
-    for query in run.query_ids:
-        scores = run.scores_of(query)
-        assert scores is not None
-        order = ranked_indices(run.ranking(query), list(scores), "docid-desc", k=None, query_id=query)
-        engine = [run.ranking(query)[i] for i in order]
-        assert [p.doc_id for p in pooled if p.query_id == query] == engine
-    assert engine == ["X"] and [p.doc_id for p in pooled][:4] == ["B", "文档", "C", "A"]
-
-
-@pytest.mark.parametrize(
-    ("fmt", "data", "expected"),
-    [
-        ("trec", "q1 Q0 A 1 0.5\n", "Line 1: a TREC run line has 6 fields"),
-        (
-            "trec",
-            "q1 Q0 A 1 high bm25\n",
-            "Line 1, field “score”, value “high”: must be a finite number written with the digits 0-9",
-        ),
-        ("trec", "q1 Q0 A 1 nan bm25\n", "must be a finite number"),
-        (
-            "trec",
-            "q1 Q0 A 1 1_000 bm25\n",
-            "value “1_000”: must be a finite number written with the digits 0-9",
-        ),
-        ("trec", "q1 Q0 A 1 1e-400 bm25\n", "value “1e-400”: is too close to 0 to be told apart from it"),
-        (
-            "jsonl",
-            '{"query_id": "q1", "doc_id": "A", "score": -1e-400}\n',
-            "value “-1e-400”: is too close to 0",
-        ),
-        (
-            "trec",
-            "q1 Q0 A 1 0.5 r\nq1 Q0 A 2 0.4 r\n",
-            "Line 2, field “doc_id”, value “A”: this document is already listed",
-        ),
-        ("csv", "query_id,doc_id,rank\nq1,A,1\nq1,B,1\n", "Line 3, field “rank”, value “1”: rank used twice"),
-        (
-            "csv",
-            "query_id,doc_id,rank\nq1,A,first\n",
-            "Line 2, field “rank”, value “first”: must be a whole number",
-        ),
-        ("csv", "query_id,doc_id,score,rank\nq1,A,0.5,\nq1,B,,2\n", "Line 3, field “score”"),
-        (
-            "csv",
-            "query_id,doc_id,system\nq1,A,x\nq1,B,y\n",
-            "field “system”, value “x, y”: one file holds one run",
-        ),
-        (
-            "csv",
-            "query_id,doc_id,rank\nq1,A,0\n",
-            "Line 2, field “rank”, value “0”: must be 1 or more (rank 1 is the top",
-        ),
-        ("csv", "query_id,doc_id,run\nq1,A,x\n", "field “header”, value “run”: unknown column"),
-    ],
-)
-def test_run_problems_are_named_precisely(fmt: str, data: str, expected: str) -> None:
-    messages = problems(lambda: read_run(data, fmt, default_name="run"))
-    assert any(expected in m for m in messages), messages
-
-
 def test_json_text_with_line_separators_is_one_line_and_later_lines_keep_their_numbers() -> None:
     """splitlines() would cut a valid JSONL line at U+2028 (which json.dumps(ensure_ascii=False)
     writes) and number every later line one too high."""
@@ -436,20 +278,3 @@ def test_json_text_with_line_separators_is_one_line_and_later_lines_keep_their_n
     assert str(refused.value).startswith("Line 2, field “doc_id”")
     (record,) = read_documents('{"doc_id": "ls1", "body": "line\u2028sep"}\n'.encode(), "jsonl")
     assert record.body == "line\u2028sep"
-
-
-def test_candidates_read_a_run_as_the_comparison_reader_does() -> None:
-    """trec_eval's results.trunc (text after the tag) is accepted for pooling as for comparing,
-    and a blank `system` cell is not a second system named ""."""
-    from evaluation.formats import read_run as read_engine_run
-
-    trunc = Path(__file__).resolve().parents[3].parent / "shared" / "oracles" / "trec_eval" / "results.trunc"
-    rows = read_run(trunc.read_bytes(), "trec", "results.trunc")
-    engine = read_engine_run(str(trunc), format="trec")
-    assert {r.run for r in rows} == {"STANDARD"}
-    assert len(rows) == engine.rows
-    assert sorted((r.query_id, r.doc_id) for r in rows) == sorted(
-        (q, d) for q in engine.query_ids for d in engine.ranking(q)
-    )
-    csv_rows = read_run(b"query_id,doc_id,rank,system\nq1,A,1,bm25\nq1,B,2,\n", "csv", "run.csv")
-    assert {r.run for r in csv_rows} == {"bm25"}

@@ -12,8 +12,9 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotator.documents.readers import ImportFileError, pool_top_k, read_documents, read_run
+from annotator.documents.readers import ImportFileError, read_documents
 from annotator.documents.services import ImportSummary, documents_import, queries_import
+from annotator.grading.pooling import pool_top_k, read_run
 from annotator.grading.services import candidates_add, grade_submit
 from annotator.models import Candidate, CandidateSource, Document, DocumentVersion, Grade, GradingSet, Query
 from tests.annotator.grading.factories import make_pairs, make_set

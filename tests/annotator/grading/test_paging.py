@@ -14,8 +14,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotator.grading.services import grade_submit, shuffled_for
-from annotator.grading.views import GRADE_PAGE_SIZE
+from annotator.grading.grade_views import GRADE_PAGE_SIZE
+from annotator.grading.queue import shuffled_for
+from annotator.grading.services import grade_submit
 from annotator.models import Candidate, Grade
 from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast

@@ -275,7 +275,7 @@ def test_a_query_changed_while_the_save_was_on_its_way_is_shown_as_it_is_now(
 ) -> None:
     """The re-import commits after the view read the pair but before grade_submit compares: the
     reply shows the text that refused the save, not the one read as the request began."""
-    from annotator.grading import views as views
+    from annotator.grading import services
 
     (a,) = make_pairs(cast.alpha, "A")
     sent = {"grade": "2", "document_version": "1", "query_seen": a.query.fingerprint}
@@ -284,13 +284,13 @@ def test_a_query_changed_while_the_save_was_on_its_way_is_shown_as_it_is_now(
         reimport_q1(cast)
         return grade_submit(**kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(views, "grade_submit", reimport_then_submit)
+    monkeypatch.setattr(services, "grade_submit", reimport_then_submit)
     html = html_module.unescape(
         as_user(client, cast.editor).post(grade_url(cast, a), sent, headers=HTMX).content.decode()
     )
     assert "This query changed while you were reading it." in html
     assert NEW_TEXT in html and OLD_TEXT not in html
-    monkeypatch.setattr(views, "grade_submit", grade_submit)
+    monkeypatch.setattr(services, "grade_submit", grade_submit)
     plain = client.post(grade_url(cast, a), sent)  # q1 is changed already: refused as plainly
     assert plain.status_code == 409 and NEW_TEXT in html_module.unescape(plain.content.decode())
     assert not Grade.objects.exists()

@@ -10,7 +10,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from django.utils import timezone
 
-from annotator.grading.services import grade_submit, queue_candidates, queue_next
+from annotator.grading.queue import queue_candidates, queue_next
+from annotator.grading.services import grade_submit
 from annotator.models import Reservation
 from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast, make_user

@@ -84,12 +84,12 @@ def test_a_save_while_sqlite_stays_locked_is_a_503_saying_nothing_was_saved(
     """A grade saved during a long import waits out SQLite's busy timeout: a 503, not a 500."""
     from django.db import OperationalError
 
-    from annotator.grading import views as views
+    from annotator.grading import services
 
     def locked(**kwargs: object) -> None:
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr(views, "grade_submit", locked)
+    monkeypatch.setattr(services, "grade_submit", locked)
     (a,) = make_pairs(cast.alpha, "A")
     as_user(client, cast.editor)
     for headers in ({}, HTMX):
@@ -103,7 +103,7 @@ def test_a_save_while_sqlite_stays_locked_is_a_503_saying_nothing_was_saved(
     def broken(**kwargs: object) -> None:
         raise OperationalError("no such table: annotator_grade")
 
-    monkeypatch.setattr(views, "grade_submit", broken)  # any other database error stays an error
+    monkeypatch.setattr(services, "grade_submit", broken)  # any other database error stays an error
     with pytest.raises(OperationalError, match="no such table"):
         client.post(grade_url(cast, a), {"grade": "2", "document_version": "1"})
 
@@ -619,8 +619,8 @@ def test_an_owner_pools_candidates_from_two_runs_to_a_depth(cast: Cast, client: 
         headers=HTMX,
     )
     assert (
-        "x.trec: Line 1, field “score”, value “high”: must be a finite number written with the digits 0-9"
-        in bad.content.decode()
+        "x.trec: Line 1: query “q1”, document “B”: score “high” is not a finite number written with the "
+        "digits 0-9" in bad.content.decode()
     )
     (z,) = make_pairs(cast.beta, "Z")
     other = client.post(

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from annotator.pools.models import canonical_serialisation, parse_canonical
-from evaluation.formats.common import bad_id_chars
+from evaluation.formats.ids import bad_id_chars
 
 # Any ID the serialisation accepts: the readers' ID rule (no control character, U+2028/2029 or
 # BOM), no surrounding white space.

@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Pool, PoolVersion
-from annotator.pools.services import (
-    FreezeError,
-    PoolImportError,
-    pool_freeze,
-    pool_import,
-    pool_version_create,
-)
+from annotator.pools.files import pool_import
+from annotator.pools.services import FreezeError, PoolImportError, pool_freeze, pool_version_create
 from tests.annotator.pools import factories
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
@@ -58,7 +53,7 @@ def test_a_pair_added_while_the_set_freezes_never_lands_in_the_closed_set(
     the import then inserted an ungraded pair into it that no pool version holds (review)."""
     import time
 
-    from annotator.documents.readers import PooledPair
+    from annotator.grading.pooling import PooledPair
     from annotator.grading.services import candidates_add
     from annotator.models import Candidate
 

@@ -18,14 +18,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotator.models import Pool, PoolVersion, PoolVersionSource
-from annotator.pools.services import (
-    PoolExportError,
-    PoolImportError,
-    export_data,
-    export_zip,
-    pool_import,
-    pool_version_create,
-)
+from annotator.pools.files import PoolExportError, export_data, export_zip, pool_import
+from annotator.pools.services import PoolImportError, pool_version_create
 from tests.conftest import Cast
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared"
@@ -642,7 +636,7 @@ def _patch_headers(
 def test_a_crafted_zip_is_refused_without_unpacking_it_whole(cast: Cast) -> None:
     """A member declaring 10 bytes unpacked up to 1 GiB before being cut; a nested manifest, an
     encrypted member or a lying header were 500s (review)."""
-    from annotator.pools.services import MAX_IMPORT_BYTES
+    from annotator.pools.files import MAX_IMPORT_BYTES
 
     zeros = b"\0" * (MAX_IMPORT_BYTES + 10)
     manifest = {
@@ -698,7 +692,7 @@ def test_a_version_holding_an_id_from_before_the_invisible_character_rule_still_
     from annotator.models import Pool, PoolVersionSource
     from annotator.pools.models import canonical_serialisation
     from annotator.pools.services import pool_version_create
-    from evaluation.formats.common import bad_id_chars
+    from evaluation.formats.ids import bad_id_chars
 
     assert bad_id_chars("d1\u200b")
     pool = Pool.objects.create(project=cast.alpha, name="Legacy")

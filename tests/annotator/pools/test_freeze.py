@@ -261,7 +261,7 @@ def test_a_new_version_keeps_who_settled_each_pair_and_the_timeline_says_it_was_
 ) -> None:
     """The copy keeps the reviewer and the note (no "settled it" without a subject), and "Copied
     from ... ." is said in the reader's language, not stored in the language of whoever clicked."""
-    from annotator.disputes.services import pair_timeline
+    from annotator.disputes.timeline import pair_timeline
     from annotator.models import Membership
 
     grading_set = factories.graded_set(
@@ -486,7 +486,7 @@ def test_a_copied_pair_whose_document_changes_waits_for_a_reviewers_re_check(
 ) -> None:
     """A copied pair has no grade in its new set to carry the flag: its final grade carries it, the
     pair joins the reviewers' re-check list, and a re-check clears it."""
-    from annotator.disputes.services import final_grade_recheck, recheck_token
+    from annotator.disputes.rechecks import final_grade_recheck, recheck_token
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
 
@@ -726,7 +726,7 @@ def test_a_pair_frozen_while_marked_for_its_query_records_an_earlier_text_and_it
 
 
 def test_an_imported_version_records_no_fingerprint_and_says_so(cast: Cast, client: Client) -> None:
-    from annotator.pools.services import pool_import
+    from annotator.pools.files import pool_import
 
     factories.graded_set(cast.alpha, editors(cast), PHONE)  # the project's queries and documents
     version = pool_import(
@@ -753,7 +753,7 @@ def test_an_imported_version_records_no_fingerprint_and_says_so(cast: Cast, clie
 def test_a_copy_keeps_its_versions_fingerprint_until_a_reviewer_re_checks_it(cast: Cast) -> None:
     """Pairs frozen while marked for their query keep the mark: the next version's copies are
     marked again, since their grades still stand on the first text."""
-    from annotator.disputes.services import final_grade_recheck, recheck_token
+    from annotator.disputes.rechecks import final_grade_recheck, recheck_token
     from annotator.models import Query
 
     v1 = pool_freeze(grading_set=factories.graded_set(cast.alpha, editors(cast), PHONE), by=cast.reviewer)

@@ -424,7 +424,8 @@ def test_the_freeze_page_refuses_before_sending_when_a_file_was_imported_as_the_
 ) -> None:
     """A set continuing version 1, when an owner imported a file as version 2 meanwhile, says so
     before a Freeze is sent, not only once it is."""
-    from annotator.pools.services import FreezeError, pool_import
+    from annotator.pools.files import pool_import
+    from annotator.pools.services import FreezeError
 
     round_2 = grading_set_create_from_version(version=frozen, by=cast.reviewer, name="Round 2")
     login(client, cast.reviewer)

@@ -52,7 +52,7 @@ def test_the_overview_counts_the_pairs_the_queue_would_give(db: None, client: Cl
     nobody is asked to grade them, so the overview must not count them."""
     from django.contrib.auth import get_user_model
 
-    from annotator.grading.services import queue_candidates
+    from annotator.grading.queue import queue_candidates
     from annotator.pools.services import grading_set_create_from_version
 
     build_demo()

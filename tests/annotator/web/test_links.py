@@ -21,6 +21,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from annotator.disputes import agreement_views, recheck_views
 from annotator.disputes import views as dispute_views
 from annotator.documents import views as document_views
 from annotator.grading import views as grading_views
@@ -146,6 +147,8 @@ def _walk(client: Client, htmx_problems: list[str] | None = None) -> dict[str, t
 # Every page size, so that the demo's few rows fill several pages and the pagers are walked too.
 PAGE_SIZES = [
     (dispute_views, "PER_PAGE"),
+    (recheck_views, "PER_PAGE"),
+    (agreement_views, "PER_PAGE"),
     (document_views, "PAGE_SIZE"),
     (grading_views, "PAGE_SIZE"),
     (pool_views, "PAGE_SIZE"),

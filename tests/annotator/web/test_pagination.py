@@ -10,7 +10,7 @@ from django.template import engines
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
-from annotator.disputes import views as dispute_views
+from annotator.disputes import agreement_views
 from annotator.grading import views as grading_views
 from annotator.models import GradingSet
 from tests.annotator.grading.factories import make_pairs
@@ -59,7 +59,7 @@ def test_with_a_target_htmx_swaps_that_element_and_puts_the_link_in_the_address_
 def test_the_agreement_index_pages_with_htmx_by_swapping_its_table_only(
     cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(dispute_views, "PER_PAGE", 2)
+    monkeypatch.setattr(agreement_views, "PER_PAGE", 2)
     for name in ("A set", "B set", "C set"):
         GradingSet.objects.create(project=cast.alpha, name=name, created_by=cast.owner)
     client.force_login(cast.reviewer)

@@ -18,9 +18,10 @@ import pytest
 from django.db import connection
 
 from annotator.documents import models as documents_module
-from annotator.documents.readers import PooledPair, QueryRecord
+from annotator.documents.readers import QueryRecord
 from annotator.documents.services import queries_import
 from annotator.grading.forms import CandidateAddForm
+from annotator.grading.pooling import PooledPair
 from annotator.grading.services import candidates_add
 from annotator.models import Candidate, Grade, GradingSet, Query, StaleReason
 from annotator.pools.services import grading_set_create_from_version, pool_freeze

@@ -63,6 +63,17 @@ def make_comparison(
     )
 
 
+def stored_column(comparison: Comparison, label: str, column: str = "ndcg") -> list[Any]:
+    """A per-query NDCG column of system `label` as stored (the results shape's current layout)."""
+    system = next(s for s in comparison.results["systems"] if s["label"] == label)
+    return system["metrics"]["ndcg"]["per_query"][column]
+
+
+def stored_stats(comparison: Comparison) -> dict[str, Any]:
+    """The stored comparison of B against A: per-query deltas and the paired statistics."""
+    return next(c for c in comparison.results["comparisons"] if (c["a"], c["b"]) == ("a", "b"))
+
+
 def make_e9(project: Project, *, owner: AbstractBaseUser, reviewer: AbstractBaseUser) -> Comparison:
     """The contract's E9 / E10: run 甲 (C, A, D, B, E) against run 乙 (A, B, C, D, E), K = 3."""
     version = make_pool(project, E9_POOL, by=owner)

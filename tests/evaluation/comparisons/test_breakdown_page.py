@@ -3,6 +3,7 @@ no "only in" tags beside a refused run, and percentages without a space."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 
@@ -12,16 +13,19 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
+from evaluation import metrics
 from evaluation.comparisons import comparison_breakdown
 from evaluation.models import Comparison
 from tests.conftest import Cast
-from tests.evaluation.comparisons.helpers import make_comparison, make_pool, make_run
+from tests.evaluation.comparisons.helpers import make_comparison, make_e9, make_pool, make_run
+
+NDCG_PARTIAL = "evaluation/metrics/_ndcg.html"
 
 
 def test_the_breakdown_summary_row_shows_the_command_as_code_without_backticks() -> None:
     with translation.override("en"):
         page = render_to_string(
-            "evaluation/_positions.html",
+            NDCG_PARTIAL + "#positions",
             {
                 "rows": [],
                 "caption": "A",
@@ -78,6 +82,20 @@ def _query_url(comparison: Comparison, **query: str) -> str:
         "comparison_query", kwargs={"slug": comparison.project.slug, "comparison_id": comparison.pk}
     )
     return base + "?" + urlencode({"query": "q1", **query})
+
+
+def test_the_breakdown_shows_the_partial_of_each_metric_in_the_registry(
+    cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    comparison = make_e9(cast.alpha, owner=cast.owner, reviewer=cast.reviewer)
+    client.force_login(cast.reviewer)
+    response = client.get(_query_url(comparison))
+    partials = response.context["metric_partials"]
+    assert partials == [metric.partial for metric in metrics.METRICS] and partials[0] == NDCG_PARTIAL
+    assert response.content.decode().count('data-testid="idcg"') == 1
+    twice = (metrics.METRICS[0], dataclasses.replace(metrics.METRICS[0], name="again"))
+    monkeypatch.setattr(metrics, "METRICS", twice)
+    assert client.get(_query_url(comparison)).content.decode().count('data-testid="idcg"') == 2
 
 
 def test_when_b_cannot_be_scored_no_document_of_a_is_called_only_in_a(cast: Cast, client: Client) -> None:

@@ -3,6 +3,7 @@ shown as a summary, a per-query table and a worked breakdown, all with the engin
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import html
 import math
@@ -33,6 +34,8 @@ from tests.evaluation.comparisons.helpers import (
     make_e9,
     make_pool,
     make_run,
+    stored_column,
+    stored_stats,
 )
 
 
@@ -54,8 +57,12 @@ def e9(cast: Cast) -> Comparison:
 
 
 def test_the_e9_comparison_stores_the_contracts_numbers_to_full_precision(e9: Comparison) -> None:
-    stored = Comparison.objects.get(pk=e9.pk).results
-    assert (stored["a"]["dcg"], stored["idcg"], stored["a"]["ndcg"]) == ([E9_DCG], [E9_IDCG], [E9_NDCG])
+    comparison = Comparison.objects.get(pk=e9.pk)
+    stored = comparison.results
+    assert stored["version"] == metrics.RESULTS_VERSION == 2
+    assert [s["label"] for s in stored["systems"]] == ["a", "b"]
+    columns = [stored_column(comparison, "a", name) for name in ("dcg", "idcg", "ndcg")]
+    assert columns == [[E9_DCG], [E9_IDCG], [E9_NDCG]]
     row = ComparisonResults(stored).row(0)
     assert (row.a_dcg, row.idcg, row.a_ndcg, row.b_ndcg) == (E9_DCG, E9_IDCG, E9_NDCG, 1.0)
     assert ComparisonResults(stored).stats.mean_delta == 1.0 - E9_NDCG
@@ -349,7 +356,7 @@ def test_an_interval_of_equal_deltas_is_not_called_bca(cast: Cast, client: Clien
     run_a = make_run(cast.alpha, "a", {"q1": "AB", "q2": "AB"}, by=cast.reviewer)
     run_b = make_run(cast.alpha, "b", {"q1": "AB", "q2": "AB"}, by=cast.reviewer)
     comparison = make_comparison(cast.alpha, version, run_a, run_b, by=cast.reviewer, k=2)
-    assert comparison.results["comparison"]["delta_ci95"] == [0.0, 0.0]
+    assert stored_stats(comparison)["delta_ci95"] == [0.0, 0.0]
     client.force_login(cast.reviewer)
     page = client.get(comparison.get_absolute_url()).content.decode()
     assert "every paired delta is" in page and "BCa" not in page
@@ -427,7 +434,7 @@ def test_tied_scores_are_refused_under_error_and_scored_under_a_declared_tie_pol
     comparison = make_comparison(cast.alpha, version, tied, other, by=cast.reviewer, k=2, ties="docid-desc")
     # trec_eval's rule puts B before A: DCG = 2 + 3 / log2(3).
     expected = metrics.score_query(["B", "A"], E9_POOL["q1"], metrics.Settings(k=2))
-    assert comparison.results["a"]["ndcg"] == [expected.ndcg]
+    assert stored_column(comparison, "a") == [expected.ndcg]
 
 
 def test_the_creation_form_refuses_bad_settings_with_specific_errors(cast: Cast, client: Client) -> None:
@@ -592,11 +599,13 @@ def test_stored_counts_and_means_are_the_engines(lenient: Comparison) -> None:
     pool = metrics.Pool({"q1": {"A": 3, "B": 1}, "q2": {"A": 2, "C": 0}, "q3": {"Z": 0}})
     settings = metrics.Settings(k=2, unjudged="zero", zero_idcg="exclude", extra_queries="ignore")
     expected = metrics.compare_runs(pool, lenient.run_a.engine_run(), lenient.run_b.engine_run(), settings)
-    stored = lenient.results
-    assert stored["a"]["mean"] == expected.a.mean and stored["b"]["micro"] == expected.b.micro
-    assert stored["a"]["counts"]["missing_from_run"] == expected.a.counts.missing_from_run == 1
-    assert stored["comparison"]["randomization_p"] == expected.randomization_p
-    assert stored["delta"] == [None if np.isnan(d) else d for d in expected.delta.tolist()]
+    a, b = (next(s for s in lenient.results["systems"] if s["label"] == label) for label in "ab")
+    assert a["metrics"]["ndcg"]["aggregates"]["mean"] == expected.a.mean
+    assert b["metrics"]["ndcg"]["aggregates"]["micro"] == expected.b.micro
+    assert a["counts"]["missing_from_run"] == expected.a.counts.missing_from_run == 1
+    stats = stored_stats(lenient)
+    assert stats["randomization_p"] == expected.randomization_p
+    assert stats["delta"] == [None if np.isnan(d) else d for d in expected.delta.tolist()]
 
 
 # ---- The per-query table ------------------------------------------------------------------------
@@ -639,7 +648,7 @@ def test_the_table_lists_the_largest_regression_first_and_paginates(
     assert len(rows) == 50  # one page
     deltas = [float(d) for _q, d in rows]
     assert deltas == sorted(deltas)
-    stored = many.results["delta"]
+    stored = stored_stats(many)["delta"]
     assert deltas[0] == min(stored)
     second = client.get(many.get_absolute_url() + "?page=2").content.decode()
     assert len(table_rows(second)) == 10
@@ -660,7 +669,8 @@ def test_the_table_filters_by_outcome(
     fragment = response.content.decode()
     assert "<html" not in fragment
     rows = table_rows(fragment)
-    expected = [q for q, d in zip(many.results["query_ids"], many.results["delta"], strict=True) if test(d)]  # type: ignore[operator]
+    deltas = stored_stats(many)["delta"]
+    expected = [q for q, d in zip(many.results["query_ids"], deltas, strict=True) if test(d)]  # type: ignore[operator]
     assert [q for q, _ in rows] == expected[:50]
     assert expected  # the fixture has every outcome
 
@@ -686,8 +696,9 @@ def test_the_summary_draws_the_sorted_deltas_as_an_svg(cast: Cast, client: Clien
     chart = page[page.index('<figure class="delta-chart">') : page.index("</figure>")]
     assert chart.count("<rect ") == 60
     titles = [float(t) for t in re.findall(r"<title>([-0-9.e]+)</title>", chart)]
-    assert titles == sorted(d for d in many.results["delta"] if d is not None)
-    assert chart.count('class="bar-down"') == many.results["comparison"]["losses"]
+    stats = stored_stats(many)
+    assert titles == sorted(d for d in stats["delta"] if d is not None)
+    assert chart.count('class="bar-down"') == stats["losses"]
 
 
 # ---- Constant query counts ----------------------------------------------------------------------
@@ -782,14 +793,14 @@ def test_recomputing_reproduces_every_stored_number_to_the_last_digit(
 
 def test_recomputing_says_so_when_stored_numbers_differ(cast: Cast, client: Client, e9: Comparison) -> None:
     # Only a corrupted database can do this: the model refuses the change, so go under it.
-    results = dict(e9.results)
-    results["a"] = {**results["a"], "ndcg": [0.5]}
+    results = copy.deepcopy(e9.results)
+    results["systems"][0]["metrics"]["ndcg"]["per_query"]["ndcg"] = [0.5]
     from django.db.models import QuerySet
 
     QuerySet.update(Comparison.objects.filter(pk=e9.pk), results=results)
     client.force_login(cast.reviewer)
     page = html.unescape(client.post(url("comparison_verify", e9), follow=True).content.decode())
-    assert "did NOT reproduce" in page and "results.a.ndcg[0]" in page
+    assert "did NOT reproduce" in page and "results.systems[0].metrics.ndcg.per_query.ndcg[0]" in page
 
 
 def test_recompute_and_check_also_compares_the_pools_stored_rows(
@@ -852,7 +863,7 @@ def test_a_reviewer_creates_a_comparison_and_lands_on_its_permalink(cast: Cast, 
     assert response.status_code == 302 and response["Location"] == comparison.get_absolute_url()
     assert comparison.name == "甲 vs 乙" and comparison.created_by == cast.reviewer
     assert comparison.pool_sha256 == version.sha256
-    assert comparison.results["a"]["ndcg"] == [E9_NDCG]
+    assert stored_column(comparison, "a") == [E9_NDCG]
 
 
 def test_creation_by_htmx_redirects_the_page_and_errors_stay_in_the_fragment(

@@ -18,10 +18,10 @@ from django.urls import reverse
 from annotator.documents.readers import read_documents, read_queries
 from annotator.documents.services import documents_import, queries_import
 from annotator.models import Candidate, GradingSet, PoolVersion, Query
-from annotator.pools.services import READER_FORMATS, guess_format
-from evaluation import cli
+from annotator.pools.files import READER_FORMATS
+from evaluation import cli, formats
 from evaluation.formats import FORMATS, EvaluationError, detect_format, read_run
-from evaluation.formats.registry import names, pooled_names, qrels_names
+from evaluation.formats.registry import names, pooled_names, qrels_name, qrels_names
 from evaluation.models import Run
 from tests.conftest import Cast
 
@@ -189,6 +189,71 @@ def test_only_pooling_takes_rank_gaps_and_plain_pair_lists(
     assert verdict is (path_name in ("pooling page", "import_candidates"))
 
 
+@pytest.mark.parametrize("path_name", ["pooling page", "import_candidates"])
+def test_pooling_reads_runs_with_the_one_run_reader(
+    project: Cast, client: Client, tmp_path: Path, path_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    purposes: list[str] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        purposes.append(kwargs.get("purpose", "compare"))
+        return read_run(*args, **kwargs)
+
+    monkeypatch.setattr(formats, "read_run", recording)
+    _shown, verdict = RUN_PATHS[path_name](project, client, written(tmp_path, "run.csv", CSV_RUN))
+    assert verdict and purposes == ["pooling"]
+
+
+# The cases where the pooling reader once had rules of its own; both paths now give one verdict.
+# name -> (bytes, accepted). Accepted files give the same rankings on both paths.
+ONE_VERDICT = {
+    "unknown-column.csv": ("query_id,doc_id,rank,note\nq1,d1,1,x\nq1,d2,2,y\n", True),
+    "header-case.csv": ("Query_ID,Doc_ID,Rank\nq1,d2,2\nq1,d1,1\n", True),
+    "plus-rank.csv": ("query_id,doc_id,rank\nq1,d1,+1\nq1,d2,+2\n", True),
+    "wide-digit-rank.csv": ("query_id,doc_id,rank\nq1,d1,\uff11\n", False),
+    "string-score.jsonl": ('{"query_id": "q1", "doc_id": "d1", "score": "2.5"}\n', False),
+    "string-rank.jsonl": ('{"query_id": "q1", "doc_id": "d1", "rank": "1"}\n', False),
+    "null-score.jsonl": ('{"query_id": "q1", "doc_id": "d1", "score": null}\n', False),
+    "long-id.csv": (f"query_id,doc_id,rank\nq1,{'d' * 256},1\n", False),
+    "long-id.run": (f"q1 Q0 {'d' * 256} 1 2.0 sys\n", False),
+    "longest-id.run": (f"q1 Q0 {'d' * 255} 1 2.0 sys\n", True),
+    "empty-score.csv": ("query_id,doc_id,rank,score\nq1,d1,1,\nq1,d2,2,\n", False),
+    "empty-rank.csv": ("query_id,doc_id,rank\nq1,d1,\n", False),
+    "rank-beside-score.csv": ("query_id,doc_id,rank,score\nq1,d1,first,2.0\nq1,d2,x,1.0\n", True),
+}
+
+
+@pytest.mark.parametrize("file_name", ONE_VERDICT)
+def test_pooling_and_comparing_give_a_run_file_one_verdict(file_name: str) -> None:
+    from annotator.documents.readers import ImportFileError
+    from annotator.grading.pooling import read_run as read_pooled_run
+
+    text, accepted = ONE_VERDICT[file_name]
+    fmt = detect_format(file_name, kind="run")
+    stream = io.StringIO(text)
+    stream.name = file_name  # type: ignore[misc]
+    try:
+        compared = read_run(stream, format=fmt)
+    except EvaluationError:
+        compared = None
+    try:
+        pooled = read_pooled_run(text.encode(), fmt, file_name)
+    except ImportFileError:
+        pooled = None
+    assert (compared is not None, pooled is not None) == (accepted, accepted)
+    if compared is not None and pooled is not None:
+        rankings = [[run.ranking(q) for q in run.query_ids] for run in (compared, pooled)]
+        assert rankings[0] == rankings[1]
+
+
+def test_the_pooling_leniencies_are_named_options_of_the_one_reader() -> None:
+    for name, text in POOLING_ONLY.items():
+        with pytest.raises(EvaluationError):
+            read_run(io.StringIO(text), format=detect_format(name, kind="run"))
+        run = read_run(io.StringIO(text), format=detect_format(name, kind="run"), purpose="pooling")
+        assert run.ranking("q1")[0] == "d1" and not run.has_scores
+
+
 # ---- Judgments: evaluate, the pool import page and import_pool -------------------------------------
 
 
@@ -229,7 +294,7 @@ def test_a_judgments_file_gets_one_format_and_one_verdict_on_every_path(
 ) -> None:
     text, fmt, accepted = QRELS_FILES[file_name]
     assert detect_format(file_name, kind="qrels") == fmt
-    assert READER_FORMATS[guess_format(file_name)] == fmt  # pool files call TREC judgments "qrels"
+    assert READER_FORMATS[qrels_name(fmt)] == fmt  # pool files call TREC judgments "qrels"
     _shown, verdict = QRELS_PATHS[path_name](project, client, written(tmp_path, file_name, text))
     assert verdict is accepted
 
@@ -269,7 +334,7 @@ def test_a_queries_file_gets_one_format_and_one_verdict_on_every_path(
 def test_every_list_of_format_names_comes_from_the_registry() -> None:
     from annotator.documents.forms import FORMAT_CHOICES
     from annotator.grading.forms import RUN_FORMAT_CHOICES
-    from annotator.pools.services import EXPORT_FORMATS
+    from annotator.pools.files import EXPORT_FORMATS
     from evaluation.models import RunFormat
 
     assert [value for value, _label in FORMAT_CHOICES[1:]] == list(names("records")) == ["csv", "jsonl"]

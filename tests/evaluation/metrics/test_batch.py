@@ -2,7 +2,8 @@
 
 Runs in score order use their input order; the other rows are sorted outright or, when rankings
 are long, partially (argpartition): every path must give `score_query`'s numbers to 1e-12 and the
-same refusals. IDCG is kept with the frozen pool, once per K and gain.
+same refusals. IDCG is kept with the frozen pool, once per K and gain. Each metric of `METRICS`
+reads the run's one order.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evaluation import metrics
 from evaluation.metrics import EvaluationError, Pool, Run, Settings, evaluate_run, ordering, score_query
 
 TIES = ["error", "docid-desc", "docid-asc", "input-order", "expected"]
@@ -136,3 +138,31 @@ def test_under_expected_ties_the_unjudged_count_covers_what_the_error_policy_ref
     # Without the tie reaching into the top K, an ID below K is neither refused nor counted.
     below = Run.from_scores({"q": {"A": 3.0, "B": 2.0, "X": 1.0}})
     assert evaluate_run(pool, below, Settings(k=2, ties="expected")).counts.unjudged_in_top_k == 0
+
+
+def test_every_metric_of_the_registry_reads_the_one_order_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[ordering.Ranked] = []
+
+    def batch(ranked: ordering.Ranked) -> np.ndarray:
+        seen.append(ranked)
+        return ranked.grades.copy()
+
+    def values(grades: np.ndarray) -> metrics.MetricValues:
+        return metrics.MetricValues(per_query={"top": tuple(grades.tolist())}, aggregates={}, counts={})
+
+    grades = metrics.Metric(
+        name="grades", label="grades", measure=str, batch=batch, values=values, partial="grades.html"
+    )
+    pool = Pool({"q1": {"A": 3, "B": 0}, "q2": {"C": 1}})
+    run = Run.from_scores({"q1": {"A": 1.0, "X": 2.0}, "q2": {"C": 5.0}})
+    settings = Settings(k=2, unjudged="zero")
+    alone = evaluate_run(pool, run, settings)
+    registry = metrics.METRICS
+    monkeypatch.setattr(metrics, "METRICS", (*registry, grades))
+    result = evaluate_run(pool, run, settings)
+    # Ordered once by score, grades looked up once: X (unjudged) above A; q2 one document short.
+    assert len(seen) == 1 and seen[0].grades.tolist() == [[ordering.UNJUDGED, 3], [1, ordering.EMPTY]]
+    assert result.ndcg.tolist() == alone.ndcg.tolist() and result.counts == alone.counts
+    system = metrics.Results.from_engine([result]).system("a")
+    assert list(system.metrics) == [*(metric.name for metric in registry), "grades"]
+    assert system.metrics["grades"].per_query["top"] == ([-1, 3], [1, -2])

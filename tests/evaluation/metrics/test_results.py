@@ -137,6 +137,7 @@ def test_two_metrics_round_trip_each_with_its_own_columns() -> None:
 def test_the_registry_starts_with_ndcg() -> None:
     assert [metric.name for metric in metrics.METRICS] == ["ndcg"]
     assert metrics.METRICS[0].measure(SETTINGS) == "ndcg_cut_3"
+    assert metrics.METRICS[0].partial == "evaluation/metrics/_ndcg.html"
 
 
 def test_the_version_1_writer_writes_what_was_always_stored() -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from evaluation.formats import read_qrels, read_run
-from evaluation.formats.common import GradeReader
 from evaluation.formats.trec import _careful_qrels, _careful_run
+from evaluation.formats.values import GradeReader
 from evaluation.metrics import EvaluationError, Pool, Run, Settings, evaluate_run
 
 ORACLE = Path(__file__).resolve().parents[3] / ".." / "shared" / "oracles" / "trec_eval"

@@ -17,7 +17,7 @@ from django.utils import translation
 from annotator.pools.services import PoolImportError
 from annotator.web.errors import describe_error
 from evaluation import formats
-from evaluation.formats import tabular
+from evaluation.formats import rows
 from evaluation.metrics import EvaluationError
 from evaluation.models import Run
 from tests.annotator.pools.test_exports_imports import import_text
@@ -49,9 +49,7 @@ def test_a_jsonl_line_that_is_not_json_is_named_by_its_column_not_by_pythons_wor
         )
     error = caught.value
     assert str(error) == "badjson.jsonl, line 2: not valid JSON (the problem is at column 1)."
-    assert error.template == tabular.JSON_SYNTAX_PROBLEM == JSON_SYNTAX_PROBLEM and "Expecting" not in str(
-        error
-    )
+    assert error.template == rows.JSON_SYNTAX_PROBLEM == JSON_SYNTAX_PROBLEM and "Expecting" not in str(error)
     with translation.override("zh-hans"):
         chinese = describe_error(error)
     assert chinese == "文件 badjson.jsonl，第 2 行：不是有效的 JSON（问题在第 1 列）。"
