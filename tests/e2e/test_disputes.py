@@ -12,9 +12,9 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from annotator.models import Membership, Role
-from tests.annotator.disputes.factories import make_pair
 from tests.conftest import PASSWORD, make_user
 from tests.e2e.conftest import log_in
+from tests.factories import make_pair
 
 ED_REASON = "Explains how to request a change but not the deadline."
 EVE_REASON = "Names the entry point and the phone field: enough to act."
@@ -168,7 +168,7 @@ def test_a_reason_without_spaces_wraps_instead_of_widening_the_dispute_pages(
     """A reason of a URL and thousands more characters wraps: the review page, the dispute page
     and the timeline stay as wide as the window, the text within its editor's column."""
     from annotator.models import DisputeStatement
-    from tests.annotator.disputes.factories import in_review
+    from tests.factories import in_review
 
     dispute = in_review(cast_for_browser["project"], cast_for_browser["ed"], cast_for_browser["eve"])
     DisputeStatement.objects.filter(dispute=dispute, editor=cast_for_browser["ed"]).update(
@@ -199,7 +199,7 @@ def test_a_reviewer_re_checks_a_settled_pair_whose_document_changed_with_the_key
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
     from annotator.models import FinalGrade, Grade
-    from tests.annotator.disputes.factories import grade
+    from tests.factories import grade
 
     pair = cast_for_browser["pair"]
     grade(pair, cast_for_browser["ed"], 2)
@@ -246,7 +246,7 @@ def test_a_re_check_refused_because_another_reviewer_was_first_takes_the_focus_t
     from annotator.disputes.rechecks import final_grade_recheck, recheck_token
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
-    from tests.annotator.disputes.factories import grade
+    from tests.factories import grade
 
     pair, project = cast_for_browser["pair"], cast_for_browser["project"]
     grade(pair, cast_for_browser["ed"], 2)
@@ -275,7 +275,7 @@ def test_a_reason_saved_while_the_database_is_busy_says_so_in_the_page(
     from django.db import OperationalError
 
     from annotator.disputes import views as dispute_views
-    from tests.annotator.disputes.factories import grade
+    from tests.factories import grade
 
     def locked(**kwargs: Any) -> None:
         raise OperationalError("database is locked")

@@ -11,8 +11,8 @@ from playwright.sync_api import Page, expect
 from annotator.documents import views as document_views
 from annotator.management.commands.demo import DEMO_PASSWORD, DEMO_SLUG, build_demo
 from annotator.models import DisputeStatus
-from tests.annotator.disputes.factories import disputed_pair
 from tests.e2e.conftest import log_in
+from tests.factories import disputed_pair
 
 
 def test_paging_with_the_keyboard_keeps_the_focus_on_the_pager(

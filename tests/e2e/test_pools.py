@@ -9,7 +9,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from annotator.models import PoolVersion
-from tests.annotator.pools import factories
+from tests import factories
 from tests.conftest import PASSWORD, Cast
 from tests.e2e.conftest import log_in
 

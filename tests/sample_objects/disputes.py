@@ -10,8 +10,8 @@ from annotator.models import Candidate, GradingSet, Membership, Project, Role
 
 
 def sample_kwargs(project: Project) -> dict[str, Any]:
-    from tests.annotator.disputes.factories import in_review
     from tests.conftest import make_user
+    from tests.factories import in_review
 
     # `set_id` and `candidate_id` are the grading area's kwargs too: its sample (made earlier)
     # wins when it made one, since the agreement page and the timeline suit any set or pair.

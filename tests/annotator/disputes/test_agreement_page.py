@@ -13,9 +13,9 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotator.disputes.services import dispute_give_reason, dispute_revise
 from annotator.models import Candidate, Dispute, GradingSet
-from tests.annotator.disputes.factories import grade, make_pair
 from tests.annotator.disputes.test_agreement_maths import plain_alpha
 from tests.conftest import Cast
+from tests.factories import grade, make_pair
 
 # (query, document) -> grades by ed, eve and rita (None: not graded by them).
 FIXTURE = {
@@ -208,7 +208,7 @@ def test_a_pair_still_being_graded_is_left_out_for_everyone(cast: Cast, client: 
 def test_a_continued_set_says_its_copied_pairs_are_left_out(cast: Cast, client: Client) -> None:
     """The index counts a continued set's pairs and its page measures fewer: the page says why."""
     from annotator.pools.services import grading_set_create_from_version, pool_freeze
-    from tests.annotator.pools import factories
+    from tests import factories
 
     graded = factories.graded_set(
         cast.alpha, (cast.editor, cast.editor2), {("q1", "A"): (3, 3), ("q1", "B"): (1, 1)}

@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from annotator.disputes.services import dispute_give_reason
 from annotator.models import Dispute, Membership, Role
-from tests.annotator.disputes.factories import disputed_pair, grade, make_pair
 from tests.conftest import Cast, make_user
+from tests.factories import disputed_pair, grade, make_pair
 
 ED_REASON = "Ed: explains how to request a change but gives no deadline."
 EVE_REASON = "Eve: the entry point and the phone field are both named."

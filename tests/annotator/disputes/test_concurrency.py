@@ -16,9 +16,9 @@ from django.urls import reverse
 from annotator.disputes import services as service
 from annotator.disputes.services import AlreadySettled, dispute_settle
 from annotator.models import Dispute, DisputeStatus, FinalGrade
-from tests.annotator.disputes.factories import in_review
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
+from tests.factories import in_review
 
 pytestmark = postgres_only
 
@@ -79,7 +79,7 @@ def test_two_reviewers_re_checking_a_settled_pair_at_once_record_one_re_check(
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
     from annotator.models import FinalGradeRecheck, Grade
-    from tests.annotator.disputes.factories import grade, make_pair
+    from tests.factories import grade, make_pair
 
     candidate = make_pair(cast.alpha)
     grade(candidate, cast.editor, 2)

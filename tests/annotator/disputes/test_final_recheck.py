@@ -34,8 +34,8 @@ from annotator.models import (
     PoolJudgment,
 )
 from annotator.pools.services import pool_freeze
-from tests.annotator.disputes.factories import grade, in_review, make_pair
 from tests.conftest import Cast
+from tests.factories import grade, in_review, make_pair
 
 NEW_BODY = "How to request a change after submitting: Settings, then Contact, within 7 days."
 
@@ -544,7 +544,7 @@ def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: 
     """A pair settled by discussion (one editor revised 1 -> 0) shows the revision and the dispute's
     reasons, or it would read as a disagreement nobody had settled."""
     from annotator.disputes.services import dispute_give_reason, dispute_revise
-    from tests.annotator.disputes.factories import disputed_pair
+    from tests.factories import disputed_pair
 
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 1))
     dispute_give_reason(dispute=dispute, editor=cast.editor, reason="No refund rule at all.")
@@ -566,7 +566,7 @@ def test_the_page_shows_each_editors_reason_and_revision_from_the_dispute(cast: 
 def test_a_dispute_reason_equal_to_the_grades_reason_is_shown_once(cast: Cast, client: Client) -> None:
     """The reason given with the grade and the same text given in the dispute show once."""
     from annotator.disputes.services import dispute_give_reason, dispute_revise
-    from tests.annotator.disputes.factories import disputed_pair
+    from tests.factories import disputed_pair
 
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 1))
     for editor, reason in ((cast.editor, "No refund rule at all."), (cast.editor2, "Mentions cancelling.")):

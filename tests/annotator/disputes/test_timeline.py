@@ -9,8 +9,8 @@ from annotator.disputes.services import dispute_give_reason, dispute_revise, dis
 from annotator.disputes.timeline import pair_timeline
 from annotator.grading import services as grading
 from annotator.models import Dispute, GradeHistory
-from tests.annotator.disputes.factories import grade, make_pair
 from tests.conftest import Cast
+from tests.factories import grade, make_pair
 
 
 def whole_story(cast: Cast) -> Dispute:

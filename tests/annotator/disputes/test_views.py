@@ -23,9 +23,9 @@ from annotator.models import (
     Membership,
     Role,
 )
-from tests.annotator.disputes.factories import disputed_pair, in_review
 from tests.annotator.grading.accessible import Page, squash
 from tests.conftest import Cast
+from tests.factories import disputed_pair, in_review
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -395,7 +395,7 @@ def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(
     from annotator.disputes.services import DisputeError, dispute_revise
     from annotator.models import Dispute
     from annotator.pools.services import pool_freeze
-    from tests.annotator.disputes.factories import grade, make_pair
+    from tests.factories import grade, make_pair
 
     waiting = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
     revealed_one = revealed(cast, (0, 2), document="C")

@@ -22,8 +22,8 @@ from annotator.models import (
     Membership,
     Role,
 )
-from tests.annotator.disputes.factories import disputed_pair, grade, in_review, make_pair
 from tests.conftest import Cast, make_user
+from tests.factories import disputed_pair, grade, in_review, make_pair
 
 REASON = "Explains how to request a change but not the deadline."
 

@@ -16,8 +16,8 @@ from annotator.documents import urls as urls_documents
 from annotator.grading import urls as urls_grading
 from annotator.grading.services import grade_submit
 from annotator.models import Candidate, CandidateSource
-from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast
+from tests.factories import make_pairs
 
 ED_REASON = "ED-PRIVATE-REASON-7f3a"
 RUN_MARK = "secret-ranker"
@@ -163,7 +163,7 @@ def test_candidate_ids_do_not_follow_a_runs_ranking(cast: Cast) -> None:
     from annotator.grading.pooling import pool_top_k, read_run
     from annotator.grading.services import candidates_add
     from annotator.models import Candidate, Document, Query
-    from tests.annotator.grading.factories import make_set
+    from tests.factories import make_set
 
     Query.objects.create(project=cast.alpha, external_id="q1", text="q")
     ranked = [f"d{i:02}" for i in range(40)]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from annotator.grading.services import grade_submit
 from annotator.models import Dispute, FinalGrade, Grade, GradeHistory
-from tests.annotator.grading.factories import make_pairs
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
+from tests.factories import make_pairs
 
 pytestmark = postgres_only
 

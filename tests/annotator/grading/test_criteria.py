@@ -5,8 +5,8 @@ from __future__ import annotations
 from annotator.documents.services import criteria_publish
 from annotator.grading.services import grade_submit
 from annotator.models import CriteriaChange, CriteriaVersion, Grade
-from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast
+from tests.factories import make_pairs
 
 LEVELS = {3: "all conditions", 2: "one condition missing", 1: "background", 0: "nothing"}
 

@@ -8,8 +8,8 @@ from annotator.documents.models import CriteriaChange
 from annotator.documents.services import criteria_publish
 from annotator.grading.services import GradingError, PairLocked, grade_submit
 from annotator.models import CriteriaVersion, Dispute, FinalGrade, Grade, GradeHistory, Reservation
-from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast, make_user
+from tests.factories import make_pairs
 
 
 def test_a_grade_records_the_document_version_and_current_criteria_and_history(cast: Cast) -> None:

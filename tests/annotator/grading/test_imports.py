@@ -17,8 +17,8 @@ from annotator.documents.services import ImportSummary, documents_import, querie
 from annotator.grading.pooling import pool_top_k, read_run
 from annotator.grading.services import candidates_add, grade_submit
 from annotator.models import Candidate, CandidateSource, Document, DocumentVersion, Grade, GradingSet, Query
-from tests.annotator.grading.factories import make_pairs, make_set
 from tests.conftest import Cast
+from tests.factories import make_pairs, make_set
 
 
 def import_csv(cast: Cast, text: str) -> ImportSummary:
@@ -326,7 +326,7 @@ def test_a_closed_set_takes_no_new_pairs_from_any_path_and_loses_none(
 
     from annotator.grading.services import GradingError, candidate_remove, candidates_add_by_hand
     from annotator.models import Document
-    from tests.annotator.grading.factories import make_document
+    from tests.factories import make_document
 
     (kept,) = make_pairs(cast.alpha, "A")
     closed = kept.grading_set

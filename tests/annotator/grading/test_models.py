@@ -9,8 +9,8 @@ from django.db import IntegrityError, transaction
 from annotator.grading.models import StaleReason
 from annotator.grading.services import grade_submit
 from annotator.models import Candidate, CriteriaVersion, Grade, GradeHistory
-from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast
+from tests.factories import make_pairs
 
 
 def raw_grade(candidate: Candidate, editor: AbstractBaseUser, value: int) -> Grade:

@@ -18,8 +18,8 @@ from annotator.grading.grade_views import GRADE_PAGE_SIZE
 from annotator.grading.queue import shuffled_for
 from annotator.grading.services import grade_submit
 from annotator.models import Candidate, Grade
-from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast
+from tests.factories import make_pairs
 
 HTMX = {"HX-Request": "true"}
 PAIRS = 2 * GRADE_PAGE_SIZE + 20  # three pages, the last one short

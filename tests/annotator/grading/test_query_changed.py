@@ -23,8 +23,8 @@ from annotator.documents.services import queries_import
 from annotator.grading.forms import GradeForm
 from annotator.grading.services import GradingError, QueryChanged, grade_submit
 from annotator.models import Candidate, Grade, GradeHistory, Query
-from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast
+from tests.factories import make_pairs
 
 HTMX = {"HX-Request": "true"}
 OLD_TEXT = "How do I change my phone number? (q1)"

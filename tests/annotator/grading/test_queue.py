@@ -13,8 +13,8 @@ from django.utils import timezone
 from annotator.grading.queue import queue_candidates, queue_next
 from annotator.grading.services import grade_submit
 from annotator.models import Reservation
-from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast, make_user
+from tests.factories import make_pairs
 
 
 def test_next_opens_the_query_with_the_most_pairs_waiting_for_this_editor(cast: Cast) -> None:

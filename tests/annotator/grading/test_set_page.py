@@ -15,8 +15,8 @@ from django.urls import reverse
 from annotator.grading import views as grading_views
 from annotator.grading.models import PairsInOrder
 from annotator.models import Candidate, CandidateSource
-from tests.annotator.grading.factories import make_document, make_query, make_set
 from tests.conftest import Cast
+from tests.factories import make_document, make_query, make_set
 
 # Query external IDs out of creation order, with 1 to 4 pairs each; one query has no pair here.
 LAYOUT = {"q-b": "zyx", "q-a": "m", "q-d": "dcba", "q-c": "", "q-e": "qp"}

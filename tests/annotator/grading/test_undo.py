@@ -6,8 +6,8 @@ import pytest
 
 from annotator.grading.services import GradingError, PairLocked, UndoResult, grade_submit, grade_undo
 from annotator.models import Candidate, Document, Grade, GradeHistory
-from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast
+from tests.factories import make_pairs
 
 
 def undo(cast: Cast, candidate: Candidate) -> UndoResult:

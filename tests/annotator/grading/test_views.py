@@ -40,8 +40,8 @@ from annotator.models import (
     Role,
 )
 from tests.annotator.grading.accessible import Page, squash
-from tests.annotator.grading.factories import make_pairs, make_set
 from tests.conftest import Cast
+from tests.factories import make_pairs, make_set
 
 HTMX = {"HX-Request": "true"}
 

@@ -7,7 +7,7 @@ import pytest
 from annotator.models import Pool, PoolVersion
 from annotator.pools.files import pool_import
 from annotator.pools.services import FreezeError, PoolImportError, pool_freeze, pool_version_create
-from tests.annotator.pools import factories
+from tests import factories
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
 

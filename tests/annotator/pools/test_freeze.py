@@ -32,7 +32,7 @@ from annotator.pools.services import (
     pool_freeze,
     pool_version_create,
 )
-from tests.annotator.pools import factories
+from tests import factories
 from tests.conftest import Cast
 
 # The seeds' phone-number example: A3 B2 C1 D0 E0, every pair unanimous.
@@ -433,7 +433,7 @@ def test_a_pair_waiting_for_a_re_check_says_so_among_the_blockers(cast: Cast) ->
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
     from annotator.pools.services import freeze_preview
-    from tests.annotator.disputes.factories import grade, make_pair
+    from tests.factories import grade, make_pair
 
     pair = make_pair(cast.alpha)
     grade(pair, cast.editor, 2)

@@ -297,7 +297,7 @@ def test_the_version_page_reports_tampering_loudly_and_refuses_exports(
     from evaluation.comparisons import ComparisonInputError, comparison_create
     from evaluation.metrics import Settings
     from evaluation.models import Comparison
-    from tests.evaluation.comparisons.helpers import make_run
+    from tests.factories import make_run
 
     a = make_run(cast.alpha, "a", {"q1": "AB"}, by=cast.reviewer)
     b = make_run(cast.alpha, "b", {"q1": "BA"}, by=cast.reviewer)
@@ -339,7 +339,7 @@ def test_a_consistent_rewrite_of_text_and_hash_shows_against_the_hash_comparison
     """Rewriting both the canonical text and its SHA-256 still fails the integrity check: the
     comparisons computed on it recorded the hash they saw."""
     from annotator.pools.models import canonical_serialisation
-    from tests.evaluation.comparisons.helpers import make_comparison, make_run
+    from tests.factories import make_comparison, make_run
 
     a = make_run(cast.alpha, "a", {"q1": "AB", "q2": "C"}, by=cast.reviewer)
     b = make_run(cast.alpha, "b", {"q1": "BA", "q2": "C"}, by=cast.reviewer)

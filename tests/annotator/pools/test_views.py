@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from annotator.models import GradingSet, Pool, PoolVersion, PoolVersionSource
 from annotator.pools.services import grading_set_create_from_version, pool_freeze, pool_version_create
-from tests.annotator.pools import factories
+from tests import factories
 from tests.conftest import Cast
 
 PHONE = {("q1", d): (g, g) for d, g in zip("ABCDE", (3, 2, 1, 0, 0), strict=True)}

@@ -140,7 +140,7 @@ def test_disputes_waiting_for_someone_who_left_are_counted_apart_as_the_queue_li
     """Disputes waiting for a deactivated editor are counted apart, as the queue page lists them,
     so the count matches the review table."""
     from annotator.disputes.services import dispute_give_reason
-    from tests.annotator.disputes.factories import disputed_pair, in_review
+    from tests.factories import disputed_pair, in_review
 
     in_review(cast.alpha, cast.editor, cast.editor2, (0, 3), document="A")
     stuck = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3), document="B")

@@ -63,7 +63,7 @@ def test_the_removal_question_says_how_many_grades_it_withdraws(cast: Cast, clie
     from annotator.documents.readers import read_documents
     from annotator.documents.services import documents_import
     from annotator.grading.services import grade_submit
-    from tests.annotator.grading.factories import make_pairs
+    from tests.factories import make_pairs
 
     a, b = make_pairs(cast.alpha, "AB")
     grade_submit(candidate=a, editor=cast.editor, value=2)
@@ -96,7 +96,7 @@ def test_the_removal_question_says_how_many_open_disputes_wait_for_the_member(
 ) -> None:
     """Before the removal, the owner learns that a dispute waits for the member."""
     from annotator.disputes.services import dispute_give_reason
-    from tests.annotator.disputes.factories import disputed_pair
+    from tests.factories import disputed_pair
 
     first = disputed_pair(cast.alpha, cast.editor, cast.editor2, (1, 3), document="A")
     disputed_pair(cast.alpha, cast.editor, cast.editor2, (0, 2), document="B")
@@ -234,7 +234,7 @@ def test_removing_an_editor_withdraws_only_their_grades_awaiting_recheck_so_thei
     a departed editor's stale grade would hold its pair forever."""
     from annotator.grading.services import grade_submit
     from annotator.models import FinalGrade, Grade, GradeHistory
-    from tests.annotator.grading.factories import make_pairs
+    from tests.factories import make_pairs
 
     waiting, fresh = make_pairs(cast.alpha, "AB", required=2)
     stale = grade_submit(candidate=waiting, editor=cast.editor2, value=2, reason="lacks the fee")
@@ -285,7 +285,7 @@ def test_disputes_waiting_for_a_removed_editor_go_to_a_reviewer_with_what_is_on_
     """A dispute waiting for the reason or the response of an editor who left must not wait forever."""
     from annotator.disputes.services import dispute_give_reason, dispute_revise, dispute_settle
     from annotator.models import Dispute, DisputeStatus, FinalGrade
-    from tests.annotator.disputes.factories import disputed_pair
+    from tests.factories import disputed_pair
 
     no_reason = disputed_pair(cast.alpha, cast.editor, cast.editor2, (2, 3), document="R")
     dispute_give_reason(dispute=no_reason, editor=cast.editor, reason="The deadline is missing.")
@@ -377,7 +377,7 @@ def test_the_removal_question_spaces_its_sentences_as_each_language_does(cast: C
     from annotator.documents.readers import read_documents
     from annotator.documents.services import documents_import
     from annotator.grading.services import grade_submit
-    from tests.annotator.grading.factories import make_pairs
+    from tests.factories import make_pairs
 
     (a,) = make_pairs(cast.alpha, "A")
     grade_submit(candidate=a, editor=cast.editor, value=2)

@@ -42,7 +42,7 @@ def test_removing_an_editor_while_they_recheck_a_grade_neither_deadlocks_nor_los
 
     from annotator.grading.services import grade_submit
     from annotator.models import Grade, GradeHistory
-    from tests.annotator.grading.factories import make_pairs
+    from tests.factories import make_pairs
 
     (pair,) = make_pairs(cast.alpha, "A")
     grade = grade_submit(candidate=pair, editor=cast.editor2, value=2)
@@ -111,7 +111,7 @@ def test_removing_an_editor_while_they_answer_the_reveal_keeps_their_answer(
     from annotator.disputes import services as dispute_service
     from annotator.disputes.services import dispute_give_reason, dispute_revise
     from annotator.models import Dispute, DisputeStatus
-    from tests.annotator.disputes.factories import disputed_pair
+    from tests.factories import disputed_pair
 
     dispute = disputed_pair(cast.alpha, cast.editor, cast.editor2, (2, 3))
     dispute_give_reason(dispute=dispute, editor=cast.editor, reason="The deadline is missing.")

@@ -112,7 +112,7 @@ def test_django_messages_read_as_chinese_in_chinese() -> None:
 def test_a_settled_dispute_reads_with_chinese_punctuation(cast: Cast, client: Client) -> None:
     # The sentence around the final grade is translated whole, brackets and commas included.
     from annotator.disputes.services import dispute_settle
-    from tests.annotator.disputes.factories import in_review
+    from tests.factories import in_review
 
     dispute = in_review(cast.alpha, cast.editor, cast.editor2, (0, 3))
     dispute_settle(dispute=dispute, by=cast.reviewer, grade=3, note="")

@@ -13,8 +13,8 @@ from django.urls import reverse
 from annotator.disputes import agreement_views
 from annotator.grading import views as grading_views
 from annotator.models import GradingSet
-from tests.annotator.grading.factories import make_pairs
 from tests.conftest import Cast
+from tests.factories import make_pairs
 
 HTMX = {"HX-Request": "true"}
 
@@ -98,7 +98,7 @@ def test_a_page_number_that_names_no_page_shows_the_nearest_page_and_says_so(
     cast: Cast, client: Client, monkeypatch: pytest.MonkeyPatch, asked: str, shown: int
 ) -> None:
     from annotator.documents import views as document_views
-    from tests.annotator.grading.factories import make_document
+    from tests.factories import make_document
 
     monkeypatch.setattr(document_views, "PAGE_SIZE", 2)
     for name in "ABCDE":

@@ -25,7 +25,7 @@ from annotator.grading.pooling import PooledPair
 from annotator.grading.services import candidates_add
 from annotator.models import Candidate, Grade, GradingSet, Query, StaleReason
 from annotator.pools.services import grading_set_create_from_version, pool_freeze
-from tests.annotator.pools import factories
+from tests import factories
 from tests.conftest import Cast
 
 SIZES = (5, 50)  # one full chunk, then ten

@@ -17,7 +17,7 @@ from evaluation import metrics
 from evaluation.comparisons import comparison_breakdown
 from evaluation.models import Comparison
 from tests.conftest import Cast
-from tests.evaluation.comparisons.helpers import make_comparison, make_e9, make_pool, make_run
+from tests.factories import make_comparison, make_e9, make_pool, make_run
 
 NDCG_PARTIAL = "evaluation/metrics/_ndcg.html"
 

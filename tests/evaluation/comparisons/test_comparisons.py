@@ -29,14 +29,10 @@ from tests.evaluation.comparisons.helpers import (
     E9_DCG,
     E9_IDCG,
     E9_NDCG,
-    E9_POOL,
-    make_comparison,
-    make_e9,
-    make_pool,
-    make_run,
     stored_column,
     stored_stats,
 )
+from tests.factories import E9_POOL, make_comparison, make_e9, make_pool, make_run
 
 
 def url(name: str, comparison: Comparison, **query: str) -> str:

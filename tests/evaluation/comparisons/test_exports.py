@@ -22,17 +22,8 @@ from annotator.models import Project
 from evaluation.exports import comparison_export
 from evaluation.models import Comparison
 from tests.conftest import Cast
-from tests.evaluation.comparisons.helpers import (
-    E1_NDCG,
-    E9_DCG,
-    E9_IDCG,
-    E9_NDCG,
-    E9_POOL,
-    make_comparison,
-    make_pool,
-    make_run,
-    stored_column,
-)
+from tests.evaluation.comparisons.helpers import E1_NDCG, E9_DCG, E9_IDCG, E9_NDCG, stored_column
+from tests.factories import E9_POOL, make_comparison, make_pool, make_run
 
 
 def export(client: Client, comparison: Comparison) -> zipfile.ZipFile:

@@ -16,8 +16,8 @@ from evaluation.comparisons import comparison_recompute, summary_of
 from evaluation.exports import comparison_export
 from evaluation.models import Comparison
 from tests.conftest import Cast
-from tests.evaluation.comparisons.helpers import make_comparison, make_pool, make_run
 from tests.evaluation.metrics.test_results import POOL, RUN_A, RUN_B, V1
+from tests.factories import make_comparison, make_pool, make_run
 
 SETTINGS = {"k": 3, "unjudged": "zero", "zero_idcg": "exclude", "extra_queries": "ignore"}
 QUERIES = ("q1", "q2", "q3", "q4")

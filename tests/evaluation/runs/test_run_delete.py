@@ -17,7 +17,7 @@ from evaluation.models import Comparison, Run, RunQuery
 from evaluation.runs import RunDeleteError, run_delete
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast
-from tests.evaluation.comparisons.helpers import E9_POOL, make_comparison, make_e9, make_pool, make_run
+from tests.factories import E9_POOL, make_comparison, make_e9, make_pool, make_run
 
 
 def delete_url(run: Run) -> str:

@@ -18,7 +18,7 @@ from evaluation.formats.lists import parse_ranked_lists
 from evaluation.models import ImmutableFieldError, Run, RunQuery
 from evaluation.runs import RunUploadError, run_parse
 from tests.conftest import Cast
-from tests.evaluation.comparisons.helpers import E9_POOL, make_pool, make_run
+from tests.factories import E9_POOL, make_pool, make_run
 
 TREC = b"q1 Q0 C 1 9.5 sys\nq1 Q0 A 2 8.25 sys\nq2 Q0 J-A 1 3 sys\n"
 CSV = "query_id,doc_id,rank\nq1,C,1\nq1,A,2\n问题二,文档甲,1\n".encode()
