@@ -9,7 +9,7 @@ import copy
 import io
 from dataclasses import dataclass, field
 
-from annotator.documents.readers import ImportFileError, LineError, decode_upload
+from annotator.documents.readers import MAX_ERRORS, ImportFileError, LineError, decode_upload
 from annotator.web.errors import describe_error
 from evaluation import formats
 from evaluation.formats.registry import FORMATS
@@ -43,19 +43,26 @@ class PooledPair:
 
 
 def read_run(data: bytes | str, fmt: str, default_name: str) -> formats.Run:
-    """One uploaded run file (TREC, CSV or JSONL) read for pooling, or ImportFileError naming the
-    line, the value and what is allowed. Named by its tag or `system` value, else `default_name`."""
+    """One uploaded run file (TREC, CSV or JSONL) read for pooling, or ImportFileError listing its
+    problems as the other imports do (up to MAX_ERRORS, each naming the line, the value and what is
+    allowed). Named by its tag or `system` value, else `default_name`."""
     decode_upload(data)  # the uploads' rule: UTF-8, no NUL, a zip or gzip said to be one
     buffer = io.BytesIO(data if isinstance(data, bytes) else data.encode("utf-8"))
     buffer.name = default_name  # the reader's errors name it; the callers drop it for their own
     stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", newline=FORMATS[fmt].newline)
     try:
-        return formats.read_run(stream, format=fmt, name=default_name, purpose="pooling")
-    except formats.EvaluationError as error:
-        # The caller names the file; the line leads, as in every other import's messages.
-        problem = copy.copy(error)
-        problem.source, problem.line = None, None
-        raise ImportFileError([LineError(error.line or 1, "", "", describe_error(problem))]) from None
+        return formats.read_run(stream, format=fmt, name=default_name, purpose="pooling", collect=MAX_ERRORS)
+    except formats.EvaluationErrors as found:
+        raise ImportFileError([_line_error(error) for error in found.errors], found.more) from None
+    except formats.EvaluationError as error:  # the format itself (detect_format)
+        raise ImportFileError([_line_error(error)]) from None
+
+
+def _line_error(error: formats.EvaluationError) -> LineError:
+    # The caller names the file; the line leads, as in every other import's messages.
+    problem = copy.copy(error)
+    problem.source, problem.line = None, None
+    return LineError(error.line or 1, "", "", describe_error(problem))
 
 
 def ranked(run: formats.Run, query: str) -> list[tuple[str, float | None, int]]:

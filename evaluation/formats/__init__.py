@@ -1,7 +1,8 @@
 """Readers and writers for judgments (qrels) and runs, pure Python; the formats are in `registry.py`.
 
 All or nothing: the first problem raises `EvaluationError` naming the file, the line, the value
-and what is allowed, and nothing partial is returned. The layouts are in evaluation/README.md.
+and what is allowed (`read_run(..., collect=n)`: up to n of them, as one `EvaluationErrors`), and
+nothing partial is returned. The layouts are in evaluation/README.md.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from evaluation.formats.builders import PURPOSES
+from evaluation.formats.problems import EvaluationErrors, Problems
 from evaluation.formats.registry import FORMATS, FileFormat, detect_format
 from evaluation.formats.sources import Source, source_name
 from evaluation.formats.values import format_grade_map, parse_grade_map
@@ -29,20 +31,28 @@ def read_qrels(source: Source, *, format: str = "auto", grade_map: dict[int, int
 
 
 def read_run(
-    source: Source, *, format: str = "auto", name: str | None = None, purpose: Purpose = "compare"
+    source: Source,
+    *,
+    format: str = "auto",
+    name: str | None = None,
+    purpose: Purpose = "compare",
+    collect: int | None = None,
 ) -> Run:
     """Read a run; its name defaults to the file name (e.g. "results.test").
 
     purpose="pooling" takes what pooling needs and comparing refuses (builders.PURPOSES): ranks
     with gaps (1, 3, 5), rows with neither score nor rank (file order), and the run is named by
-    the file's one tag or `system` value."""
+    the file's one tag or `system` value. `collect=n` reads on past a refused line and raises the
+    problems of the n earliest lines, and a count of the rest, as one `EvaluationErrors`."""
     reader = FORMATS[detect_format(source, format, kind="run")].read_run
     assert reader is not None
-    run = reader(source, name=name, rules=PURPOSES[purpose])
+    run = reader(source, name=name, rules=PURPOSES[purpose], collect=collect)
     if not run.rows:
         # An empty file is almost always a pipeline that failed upstream; scored, it would quietly
         # give every query 0. (A run that answers some queries and not others is fine.)
-        raise EvaluationError(gettext_noop("no ranked documents found"), source=source_name(source))
+        problems = Problems(collect)
+        problems.add(EvaluationError(gettext_noop("no ranked documents found"), source=source_name(source)))
+        problems.check()
     return run
 
 
@@ -66,6 +76,7 @@ def write_run(target: Source, run: Run, *, format: str = "auto") -> None:
 __all__ = [
     "FORMATS",
     "EvaluationError",
+    "EvaluationErrors",
     "FileFormat",
     "Purpose",
     "Pool",

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluation.formats.ids import check_id_chars, check_id_length
+from evaluation.formats.problems import Problems
 from evaluation.formats.sources import Source, source_name
 from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.policies import EvaluationError, gettext_noop
@@ -60,12 +61,15 @@ class RunRules:
     rank_gaps: bool = False  # ranks need only be unique per query (1, 3, 5), not exactly 1..n
     order_only: bool = False  # rows with neither score nor rank: the file order is the ranking
     name_by_system: bool = False  # named by the file's one tag or `system` value, else by `name`
+    # IDs must fit the app's columns (ids.MAX_ID_LENGTH): a candidate is stored, while a comparison
+    # reads a longer document ID as one that no pool judges.
+    stored_ids: bool = False
 
 
 # The readers' purposes (formats.read_run's `purpose`).
 PURPOSES = {
     "compare": RunRules(),
-    "pooling": RunRules(rank_gaps=True, order_only=True, name_by_system=True),
+    "pooling": RunRules(rank_gaps=True, order_only=True, name_by_system=True, stored_ids=True),
 }
 COMPARE = PURPOSES["compare"]
 
@@ -79,12 +83,14 @@ class RunBuilder:
 
     With scores the input order is kept (the tie policy orders later). Rank-only rows are put in
     rank order, and the ranks of a query must be exactly 1..n (unique, under `rules.rank_gaps`).
-    Rows with neither (under `rules.order_only`) keep the file order.
+    Rows with neither (under `rules.order_only`) keep the file order. The reader skips a row
+    `add` refuses; `run` gives the rank problems to `problems` (by default: raises the first).
     """
 
-    def __init__(self, source: str, rules: RunRules = COMPARE) -> None:
+    def __init__(self, source: str, rules: RunRules = COMPARE, problems: Problems | None = None) -> None:
         self.source = source
         self.rules = rules
+        self.problems = problems if problems is not None else Problems()
         self.rows: dict[str, list[tuple[str, float | None, int | None, int]]] = {}
         self.seen: dict[str, dict[str, int]] = {}
         self.kind: str | None = None  # "score", "rank" or "order": how the first row is ordered
@@ -143,10 +149,12 @@ class RunBuilder:
         seen = self.seen.get(query)
         if seen is None:
             check_id_chars(query, source=self.source, line=line)
-            check_id_length(query, source=self.source, line=line)
+            if self.rules.stored_ids:
+                check_id_length(query, source=self.source, line=line)
             seen = self.seen[query] = {}
         check_id_chars(doc, source=self.source, line=line, query=query)
-        check_id_length(doc, source=self.source, line=line, query=query)
+        if self.rules.stored_ids:
+            check_id_length(doc, source=self.source, line=line, query=query)
         if doc in seen:
             raise EvaluationError(
                 gettext_noop(
@@ -170,6 +178,8 @@ class RunBuilder:
         lines: list[int] = []
         lengths: list[int] = []
         warnings: list[EvaluationError] = []
+        # A row refused earlier leaves a gap of its own in its query's ranks: not said again.
+        gaps = not self.rules.rank_gaps and not self.problems.found
         for query, rows in self.rows.items():
             # The first query where rank and score disagree is enough to say so.
             if (
@@ -180,7 +190,7 @@ class RunBuilder:
                 warnings.append(disagreement)
             if self.kind == "rank":
                 rows = sorted(rows, key=lambda row: row[2])  # type: ignore[arg-type, return-value]
-                self._check_ranks(query, rows)
+                self._check_ranks(query, rows, gaps=gaps)
             for doc, score, _rank, line in rows:
                 docs.append(doc)
                 lines.append(line)
@@ -201,8 +211,11 @@ class RunBuilder:
         run.warnings = tuple(warnings)
         return run
 
-    def _check_ranks(self, query: str, rows: list[tuple[str, float | None, int | None, int]]) -> None:
-        """Refuses a rank given twice, and (unless `rules.rank_gaps`) ranks other than 1..n."""
+    def _check_ranks(
+        self, query: str, rows: list[tuple[str, float | None, int | None, int]], *, gaps: bool
+    ) -> None:
+        """Refuses a rank given twice, and (`gaps`) ranks other than 1..n, up to the query's first
+        problem: every position after it is off by as much."""
         for position, (doc, _score, rank, line) in enumerate(rows, start=1):
             params: dict[str, object] = {"query": query, "doc": doc, "rank": rank}
             if position > 1 and rows[position - 2][2] == rank:
@@ -211,15 +224,19 @@ class RunBuilder:
                     "(lines %(first)s and %(second)s)"
                 )
                 params |= {"first": rows[position - 2][3], "second": line}
-            elif rank != position and not self.rules.rank_gaps:
+                gaps = False
+            elif rank != position and gaps:
                 template = gettext_noop(
                     "query %(query)r, document %(doc)r: ranks must be 1..n without gaps, "
                     "but rank %(rank)s is at position %(position)s"
                 )
                 params["position"] = position
+                gaps = False
             else:
                 continue
-            raise EvaluationError(template, params, query=query, doc_id=doc, source=self.source, line=line)
+            self.problems.add(
+                EvaluationError(template, params, query=query, doc_id=doc, source=self.source, line=line)
+            )
 
 
 # A run with both a score and a rank is ordered by score and its rank is not read, as trec_eval

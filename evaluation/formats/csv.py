@@ -18,6 +18,7 @@ from evaluation.formats.builders import (
     run_name,
 )
 from evaluation.formats.ids import check_doc_id, check_query_id
+from evaluation.formats.problems import Problems
 from evaluation.formats.rows import csv_table
 from evaluation.formats.sources import Source, open_target, with_source
 from evaluation.formats.values import GradeReader, parse_rank, parse_score, rank_if_valid
@@ -43,18 +44,26 @@ def read_csv_qrels(source: Source, *, grade_map: dict[int, int] | None = None) -
     return with_source(source, read, newline="")
 
 
-def read_csv_run(source: Source, *, name: str | None = None, rules: RunRules = COMPARE) -> Run:
+def read_csv_run(
+    source: Source, *, name: str | None = None, rules: RunRules = COMPARE, collect: int | None = None
+) -> Run:
+    """`collect`: gather up to that many problems (a refused row is skipped) and raise them as one
+    EvaluationErrors, instead of the first (problems.py)."""
     system = run_name(source, name)
     one_of = () if rules.order_only else ("score", "rank")
+    problems = Problems(collect)
 
     def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
-        columns, rows = csv_table(open_lines(), label, ("query_id", "doc_id"), one_of=one_of)
+        columns, rows = csv_table(
+            open_lines(), label, ("query_id", "doc_id"), one_of=one_of, problems=problems
+        )
         q, d = columns["query_id"], columns["doc_id"]
         score_at, rank_at, system_at = columns.get("score"), columns.get("rank"), columns.get("system")
         if score_at is None and rank_at is None:
             _check_order_only(columns, label)
-        builder = RunBuilder(label, rules)
-        for line, row in rows:
+        builder = RunBuilder(label, rules, problems)
+
+        def add(line: int, row: list[str]) -> None:
             query = check_query_id(row[q], source=label, line=line)
             doc = check_doc_id(row[d], source=label, line=line, query=query)
             if system_at is not None:
@@ -96,9 +105,15 @@ def read_csv_run(source: Source, *, name: str | None = None, rules: RunRules = C
                 )
             else:
                 builder.add(query, doc, None, None, line)
+
+        for line, row in rows:
+            try:
+                add(line, row)
+            except EvaluationError as error:
+                problems.add(error)  # raises it again unless collecting
         return builder.run(system)
 
-    return with_source(source, read, newline="")
+    return problems.reading(lambda: with_source(source, read, newline=""))
 
 
 def _check_order_only(columns: dict[str, int], name: str) -> None:

@@ -20,6 +20,7 @@ from evaluation.formats.builders import (
     run_name,
 )
 from evaluation.formats.ids import check_doc_id, check_query_id
+from evaluation.formats.problems import Problems
 from evaluation.formats.rows import json_objects
 from evaluation.formats.sources import Source, open_target, with_source
 from evaluation.formats.values import SCORE_UNDERFLOW, GradeReader, as_json, as_written, underflows
@@ -53,12 +54,18 @@ def read_jsonl_qrels(source: Source, *, grade_map: dict[int, int] | None = None)
     return with_source(source, read)
 
 
-def read_jsonl_run(source: Source, *, name: str | None = None, rules: RunRules = COMPARE) -> Run:
+def read_jsonl_run(
+    source: Source, *, name: str | None = None, rules: RunRules = COMPARE, collect: int | None = None
+) -> Run:
+    """`collect`: gather up to that many problems (a refused line is skipped) and raise them as one
+    EvaluationErrors, instead of the first (problems.py)."""
     system = run_name(source, name)
+    problems = Problems(collect)
 
     def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
-        builder = RunBuilder(label, rules)
-        for line, record, text in json_objects(open_lines(), label):
+        builder = RunBuilder(label, rules, problems)
+
+        def add(line: int, record: dict[str, Any], text: str) -> None:
             query = check_query_id(_key(record, "query_id", label, line), source=label, line=line)
             doc = check_doc_id(_key(record, "doc_id", label, line), source=label, line=line, query=query)
             builder.system(record.get("system"), line)
@@ -131,9 +138,15 @@ def read_jsonl_run(source: Source, *, name: str | None = None, rules: RunRules =
                     source=label,
                     line=line,
                 )
+
+        for line, record, text in json_objects(open_lines(), label, problems):
+            try:
+                add(line, record, text)
+            except EvaluationError as error:
+                problems.add(error)  # raises it again unless collecting
         return builder.run(system)
 
-    return with_source(source, read)
+    return problems.reading(lambda: with_source(source, read))
 
 
 def write_jsonl_qrels(target: Source, pool: Pool) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from evaluation.formats.builders import COMPARE, RunRules, run_name
 from evaluation.formats.ids import check_id_chars, check_id_length
+from evaluation.formats.problems import Problems
 from evaluation.formats.sources import Source, text_lines, with_source
 from evaluation.metrics.data import Run
 from evaluation.metrics.policies import EvaluationError, gettext_noop
@@ -132,10 +133,14 @@ def parse_ranked_lists(text: str, *, source: str, name: str) -> Run:
     )
 
 
-def read_lists_run(source: Source, *, name: str | None = None, rules: RunRules = COMPARE) -> Run:
+def read_lists_run(
+    source: Source, *, name: str | None = None, rules: RunRules = COMPARE, collect: int | None = None
+) -> Run:
     """A file of pasted lists as a rank-only run; its name defaults to the file name. A list has
-    neither gaps nor missing ranks, so `rules` change nothing."""
+    neither gaps nor missing ranks, so of `rules` only `stored_ids` applies. Pasted text is read to its first
+    problem: `collect` only makes it an EvaluationErrors, as the other readers raise."""
     system = run_name(source, name)
+    problems = Problems(collect)
 
     def read(open_lines: Callable[[], Iterator[str]], label: str) -> Run:
         run = parse_ranked_lists("".join(open_lines()), source=label, name=system)
@@ -144,10 +149,12 @@ def read_lists_run(source: Source, *, name: str | None = None, rules: RunRules =
             lines = run.lines_of(query)
             assert lines is not None  # parse_ranked_lists keeps every document's line
             check_id_chars(query, source=label, line=lines[0])
-            check_id_length(query, source=label, line=lines[0])
+            if rules.stored_ids:
+                check_id_length(query, source=label, line=lines[0])
             for doc, line in zip(run.ranking(query), lines, strict=True):
                 check_id_chars(doc, source=label, line=line, query=query)
-                check_id_length(doc, source=label, line=line, query=query)
+                if rules.stored_ids:
+                    check_id_length(doc, source=label, line=line, query=query)
         return run
 
-    return with_source(source, read)
+    return problems.reading(lambda: with_source(source, read))

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from evaluation.formats.problems import Problems
 from evaluation.formats.values import MAX_DIGITS, as_json, too_many_digits
 from evaluation.metrics.policies import EvaluationError, gettext_noop
 
@@ -182,9 +183,15 @@ def json_records(lines: Iterable[str]) -> Iterator[tuple[int, str, dict[str, Any
 
 
 def csv_table(
-    lines: Iterator[str], name: str, required: tuple[str, ...], one_of: tuple[str, ...] = ()
+    lines: Iterator[str],
+    name: str,
+    required: tuple[str, ...],
+    one_of: tuple[str, ...] = (),
+    problems: Problems | None = None,
 ) -> tuple[dict[str, int], Iterator[tuple[int, list[str]]]]:
-    """(column -> index, rows) of a CSV with a header holding `required` and one of `one_of`."""
+    """(column -> index, rows) of a CSV with a header holding `required` and one of `one_of`. A
+    row of the wrong width goes to `problems` (by default: raised) and is skipped."""
+    problems = problems if problems is not None else Problems()
     records = csv_records(lines)
     try:
         _start, header_end, header = next(records)
@@ -230,14 +237,17 @@ def csv_table(
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
                 if len(row) != len(header):
-                    raise EvaluationError(
-                        gettext_noop(
-                            "expected %(expected)s columns like the header, found %(found)s: %(row)r"
-                        ),
-                        {"expected": len(header), "found": len(row), "row": row},
-                        source=name,
-                        line=start,
+                    problems.add(
+                        EvaluationError(
+                            gettext_noop(
+                                "expected %(expected)s columns like the header, found %(found)s: %(row)r"
+                            ),
+                            {"expected": len(header), "found": len(row), "row": row},
+                            source=name,
+                            line=start,
+                        )
                     )
+                    continue
                 yield start, row
         except CSVSyntaxError as error:
             raise csv_problem(error, name, error.line) from None
@@ -268,11 +278,16 @@ def csv_problem(error: CSVSyntaxError, name: str, line: int) -> EvaluationError:
     )
 
 
-def json_objects(lines: Iterator[str], name: str) -> Iterator[tuple[int, dict[str, Any], str]]:
-    """(line number, object, the line's text) per object line; the text serves error messages."""
+def json_objects(
+    lines: Iterator[str], name: str, problems: Problems | None = None
+) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """(line number, object, the line's text) per object line; the text serves error messages. A
+    line that is not an object goes to `problems` (by default: raised) and is skipped."""
+    problems = problems if problems is not None else Problems()
     for number, line, record in json_records(lines):
         if isinstance(record, JSONProblem):
-            raise json_problem(record, name, number)
+            problems.add(json_problem(record, name, number))
+            continue
         yield number, record, line
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from evaluation.formats.builders import COMPARE, QrelsBuilder, RunBuilder, RunRules, run_name
 from evaluation.formats.columns import Columns, split_columns
 from evaluation.formats.ids import MAX_ID_LENGTH, bad_id_chars
+from evaluation.formats.problems import Problems
 from evaluation.formats.sources import Source, open_target, replayable, usual_bytes, with_source
 from evaluation.formats.values import GradeReader, parse_score, underflows
 from evaluation.metrics.data import Pool, Run
@@ -156,8 +157,13 @@ def _careful_qrels(lines: Iterator[str], grades: GradeReader, name: str) -> Pool
     return builder.pool()
 
 
-def read_trec_run(source: Source, *, name: str | None = None, rules: RunRules = COMPARE) -> Run:
+def read_trec_run(
+    source: Source, *, name: str | None = None, rules: RunRules = COMPARE, collect: int | None = None
+) -> Run:
+    """`collect`: gather up to that many problems (a refused line is skipped) and raise them as one
+    EvaluationErrors, instead of the first (problems.py). The fast passes find none or give way."""
     system = run_name(source, name)
+    problems = Problems(collect)
     source = replayable(source)  # both passes read it
 
     def read(open_lines: Callable[[], Iterator[str]], source_label: str) -> Run:
@@ -166,16 +172,17 @@ def read_trec_run(source: Source, *, name: str | None = None, rules: RunRules = 
         if rules.name_by_system:
             system = _one_tag(open_lines()) or system
         columns = None if data is None else split_columns(data, (0, 2, 4), 6, more=True)
-        if columns is not None and (run := _columns_run(columns, system, source_label)) is not None:
-            return run
-        like_c = _splits_like_c(data, open_lines)
-        del data, columns
-        fast = _fast_run(open_lines(), system, source_label) if like_c else None
-        if fast is not None:
+        fast = None if columns is None else _columns_run(columns, system, source_label)
+        like_c = fast is None and _splits_like_c(data, open_lines)
+        del data, columns  # before a second pass holds its own copy
+        if like_c:
+            fast = _fast_run(open_lines(), system, source_label)
+        # A fast pass takes any ID length; stored IDs longer than the columns go to the careful one.
+        if fast is not None and not (rules.stored_ids and _longest_id(fast) > MAX_ID_LENGTH):
             return fast
-        return _careful_run(open_lines(), system, source_label, rules)
+        return _careful_run(open_lines(), system, source_label, rules, problems)
 
-    return with_source(source, read)
+    return problems.reading(lambda: with_source(source, read))
 
 
 def _one_tag(lines: Iterator[str]) -> str | None:
@@ -235,6 +242,13 @@ def _plain_scores(scores: np.ndarray, token_of: Callable[[int], str]) -> np.ndar
     if any(underflows(token_of(i), 0.0) for i in zeros.tolist()):
         return None  # the careful pass refuses it, naming the line
     return scores
+
+
+def _longest_id(run: Run) -> int:
+    """The longest query or document ID of `run` (a longer one than stored IDs may be sends the
+    read to the careful pass, which names its line)."""
+    queries = max(map(len, run.query_ids), default=0)
+    return max([queries, *(max(map(len, run.ranking(q)), default=0) for q in run.query_ids)])
 
 
 def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
@@ -316,8 +330,6 @@ def _finish_run(
         return None  # a duplicate document: the careful pass names both lines
     if not plain and (bad_id_chars("".join(query_ids)) or bad_id_chars("".join(docs))):
         return None  # the careful pass names the line and the character
-    if max(map(len, query_ids), default=0) > MAX_ID_LENGTH or max(map(len, docs), default=0) > MAX_ID_LENGTH:
-        return None  # the careful pass names the line
     return Run._trusted(
         query_ids,
         docs,
@@ -330,23 +342,30 @@ def _finish_run(
     )
 
 
-def _careful_run(lines: Iterator[str], system: str, name: str, rules: RunRules = COMPARE) -> Run:
-    builder = RunBuilder(name, rules)
+def _careful_run(
+    lines: Iterator[str], system: str, name: str, rules: RunRules = COMPARE, problems: Problems | None = None
+) -> Run:
+    problems = problems if problems is not None else Problems()
+    builder = RunBuilder(name, rules, problems)
     for number, line in enumerate(lines, start=1):
         fields = split_fields(line)
         if not fields:
             continue
-        if len(fields) < 6:
-            raise EvaluationError(
-                gettext_noop(
-                    "expected 6 fields 'query Q0 document rank score tag', found %(found)s: %(line)r"
-                ),
-                {"found": len(fields), "line": line.strip()},
-                source=name,
-                line=number,
-            )
-        query, _q0, doc, _rank, token = fields[:5]
-        builder.add(query, doc, parse_score(token, query, doc, source=name, line=number), None, number)
+        try:
+            if len(fields) < 6:
+                raise EvaluationError(
+                    gettext_noop(
+                        "expected 6 fields 'query Q0 document rank score tag', found %(found)s: %(line)r"
+                    ),
+                    {"found": len(fields), "line": line.strip()},
+                    source=name,
+                    line=number,
+                )
+            query, _q0, doc, _rank, token = fields[:5]
+            score = parse_score(token, query, doc, source=name, line=number)
+            builder.add(query, doc, score, None, number)
+        except EvaluationError as error:
+            problems.add(error)  # raises it again unless collecting
     return builder.run(system)
 
 

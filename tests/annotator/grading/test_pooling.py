@@ -243,6 +243,64 @@ def test_a_problem_is_said_in_the_readers_language() -> None:
     assert "第 2 行和第 3 行" in message and "appears twice" not in message, message
 
 
+@pytest.mark.parametrize(
+    ("fmt", "data", "expected"),
+    [
+        (
+            "trec",
+            "q1 Q0 A 1 0.5\nq1 Q0 B 1 high t\nq1 Q0 C 1 0.3 t\nq1 Q0 C 2 0.2 t\n",
+            [
+                "Line 1: expected 6 fields 'query Q0 document rank score tag', found 5",
+                "Line 2: query “q1”, document “B”: score “high” is not a finite number",
+                "Line 4: query “q1”: document “C” appears twice in the run (lines 3 and 4)",
+            ],
+        ),
+        (
+            "csv",
+            "query_id,doc_id,rank\nq1,A,1\nq1,B,first\nq1,C\nq1,D,1\n",
+            [
+                "Line 3: query “q1”, document “B”: rank “first” is not a positive integer",
+                "Line 4: expected 3 columns like the header, found 2",
+                "Line 5: query “q1”, document “D”: rank 1 appears twice (lines 2 and 5)",
+            ],
+        ),
+        (
+            "jsonl",
+            '{"query_id": "q1", "doc_id": "A", "rank": 1}\nnot json\n{"query_id": "q1"}\n'
+            '{"query_id": "q1", "doc_id": "B", "rank": "2"}\n',
+            [
+                "Line 2: not valid JSON (the problem is at column 1).",
+                "Line 3: the object has no “doc_id” key",
+                'Line 4: query “q1”, document “B”: rank must be a positive integer, got "2"',
+            ],
+        ),
+    ],
+)
+def test_every_bad_line_of_a_candidates_file_is_listed(fmt: str, data: str, expected: list[str]) -> None:
+    found = problems(lambda: read_run(data, fmt, default_name="run"))
+    assert len(found) == len(expected)
+    for message, start in zip(found, expected, strict=True):
+        assert message.startswith(start), message
+
+
+@pytest.mark.parametrize(
+    ("fmt", "header", "bad"),
+    [
+        ("trec", "", "q1 Q0 D{i} 1 x{i} t\n"),
+        ("csv", "query_id,doc_id,rank\n", "q1,D{i},r{i}\n"),
+        ("jsonl", "", '{{"query_id": "q1", "doc_id": "D{i}", "rnak": 1}}\n'),
+    ],
+)
+def test_a_candidates_file_lists_twenty_problems_and_counts_the_rest(fmt: str, header: str, bad: str) -> None:
+    data = header + "".join(bad.format(i=i) for i in range(23))
+    found = problems(lambda: read_run(data, fmt, default_name="run"))
+    first = 2 if header else 1
+    assert [message.split(":")[0] for message in found[:-1]] == [
+        f"Line {line}" for line in range(first, first + 20)
+    ]
+    assert found[-1] == "More problems not listed here: 3."
+
+
 def test_candidates_read_a_run_as_the_comparison_reader_does() -> None:
     """trec_eval's results.trunc (text after the tag) is accepted for pooling as for comparing,
     and a blank `system` cell is not a second system named ""."""

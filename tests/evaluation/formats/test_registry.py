@@ -214,8 +214,6 @@ ONE_VERDICT = {
     "string-score.jsonl": ('{"query_id": "q1", "doc_id": "d1", "score": "2.5"}\n', False),
     "string-rank.jsonl": ('{"query_id": "q1", "doc_id": "d1", "rank": "1"}\n', False),
     "null-score.jsonl": ('{"query_id": "q1", "doc_id": "d1", "score": null}\n', False),
-    "long-id.csv": (f"query_id,doc_id,rank\nq1,{'d' * 256},1\n", False),
-    "long-id.run": (f"q1 Q0 {'d' * 256} 1 2.0 sys\n", False),
     "longest-id.run": (f"q1 Q0 {'d' * 255} 1 2.0 sys\n", True),
     "empty-score.csv": ("query_id,doc_id,rank,score\nq1,d1,1,\nq1,d2,2,\n", False),
     "empty-rank.csv": ("query_id,doc_id,rank\nq1,d1,\n", False),
@@ -244,6 +242,31 @@ def test_pooling_and_comparing_give_a_run_file_one_verdict(file_name: str) -> No
     if compared is not None and pooled is not None:
         rankings = [[run.ranking(q) for q in run.query_ids] for run in (compared, pooled)]
         assert rankings[0] == rankings[1]
+
+
+# IDs longer than the app's columns hold: a candidate must be stored, a compared run's document is
+# merely one that no pool judges.
+LONG_IDS = {
+    "long-doc.csv": f"query_id,doc_id,rank\nq1,{'d' * 256},1\n",
+    "long-doc.run": f"q1 Q0 {'d' * 256} 1 2.0 sys\n",
+    "long-query.run": f"{'q' * 256} Q0 d1 1 2.0 sys\n",
+    "long-doc.jsonl": f'{{"query_id": "q1", "doc_id": "{"d" * 256}", "score": 1.0}}\n',
+}
+
+
+@pytest.mark.parametrize("file_name", LONG_IDS)
+def test_pooling_refuses_an_id_longer_than_a_candidate_holds_and_comparing_reads_it(
+    file_name: str,
+) -> None:
+    from annotator.documents.readers import ImportFileError
+    from annotator.grading.pooling import read_run as read_pooled_run
+
+    text, fmt = LONG_IDS[file_name], detect_format(file_name, kind="run")
+    assert read_run(io.StringIO(text), format=fmt).query_ids  # the engine's, as `evaluate` reads it
+    with pytest.raises(ImportFileError, match="longer than 255 characters"):
+        read_pooled_run(text.encode(), fmt, file_name)
+    just_fits = text.replace("d" * 256, "d" * 255).replace("q" * 256, "q" * 255)
+    assert read_pooled_run(just_fits.encode(), fmt, file_name).query_ids
 
 
 def test_the_pooling_leniencies_are_named_options_of_the_one_reader() -> None:

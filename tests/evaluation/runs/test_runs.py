@@ -207,7 +207,7 @@ def test_a_query_id_too_long_for_any_pool_is_refused_with_its_line() -> None:
     """The refusal names the file, the ID and the line, like every other run error."""
     text = "q1 Q0 A 1 2.0 s\n" + "Q" * 300 + " Q0 A 1 2.0 s\n"
     with pytest.raises(
-        RunUploadError, match=r"^file longq.run, line 2: query ID “QQQ.*” is longer than 255 characters"
+        RunUploadError, match=r"^file longq.run, line 2: query ID 'QQQ.*' is longer than 255 characters"
     ):
         run_parse(data=text.encode(), fmt="trec", file_name="longq.run")
     # Located as every other run error is, in either language ("文件 longq.run，第 2 行").
