@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from annotator.models import PoolVersion
+from annotator.pools import files as pool_exports
 from annotator.pools.models import PoolIntegrityError
 from evaluation import formats, metrics, reports
 from evaluation.comparisons import engine_settings
@@ -56,8 +57,6 @@ def evaluate_command(comparison: Comparison, qrels: str, run_a: str, run_b: str)
 def _pool_files(version: PoolVersion) -> tuple[str, dict[str, bytes]]:
     """(qrels path, files): the pool as the pools area exports it, TREC qrels when every ID can
     be written in TREC's whitespace-separated columns, else JSONL (which holds any ID)."""
-    from annotator.pools import files as pool_exports
-
     for fmt in ("qrels", "jsonl"):
         try:
             data_name, text = pool_exports.export_data(version, fmt)

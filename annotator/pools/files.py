@@ -223,7 +223,7 @@ READER_FORMATS = qrels_names()
 EXPORT_FORMATS: dict[str, Any] = {
     name: _lazy(FORMATS[fmt].qrels_label) for name, fmt in READER_FORMATS.items()
 }
-# How to recompute the SHA-256 from each export with standard tools (also in docs_pools.md).
+# How to recompute the SHA-256 from each export with standard tools (also in evaluation/README.md).
 # `LC_ALL=C sort` orders UTF-8 bytes, which is Unicode code point order; TAB sorts before any ID
 # character, so sorting whole lines sorts by (query_id, doc_id).
 RECOMPUTE = {

@@ -10,12 +10,15 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotator.disputes.services import departed_editors
 from annotator.models import Candidate, Dispute, Grade, GradeHistory, Membership, Project, Role
+from annotator.projects.models import validate_language_tag
 
 
 class LastOwnerError(Exception):
@@ -114,11 +117,6 @@ def project_create(
     content_language: str = "",
 ) -> Project:
     """A new project with `owner` as its first owner (a project always has one)."""
-    from django.core.exceptions import ValidationError
-    from django.core.validators import validate_slug
-
-    from annotator.projects.models import validate_language_tag
-
     try:
         validate_slug(slug)
     except ValidationError:
