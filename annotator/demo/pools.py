@@ -10,7 +10,7 @@ import logging
 from annotator.demo import DemoContext
 from annotator.disputes.services import dispute_settle
 from annotator.models import Dispute, DisputeStatus, GradingSet, PoolVersion
-from annotator.pools.services import freeze_preview, pool_freeze
+from annotator.pools.freeze import freeze_preview, pool_freeze
 
 log = logging.getLogger(__name__)
 

@@ -23,17 +23,14 @@ from annotator.grading.models import count_of
 from annotator.models import Candidate, FinalGrade, GradingSet, Permission, Pool, PoolVersion, Project, Query
 from annotator.pools.files import EXPORT_FORMATS, PoolExportError, export_data, export_zip, pool_import
 from annotator.pools.forms import ContinueForm, FreezeForm, PoolImportForm
+from annotator.pools.freeze import NO_FINAL_GRADE, OPEN_DISPUTE, freeze_preview, pool_freeze
 from annotator.pools.models import PoolIntegrityError, exclusion_row, sha256_hex
 from annotator.pools.services import (
-    NO_FINAL_GRADE,
-    OPEN_DISPUTE,
     CopyError,
     FreezeError,
     PoolImportError,
     continue_refusal,
-    freeze_preview,
     grading_set_create_from_version,
-    pool_freeze,
 )
 from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import attachment_header, redirect_after_post

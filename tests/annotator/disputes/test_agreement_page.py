@@ -207,7 +207,8 @@ def test_a_pair_still_being_graded_is_left_out_for_everyone(cast: Cast, client: 
 
 def test_a_continued_set_says_its_copied_pairs_are_left_out(cast: Cast, client: Client) -> None:
     """The index counts a continued set's pairs and its page measures fewer: the page says why."""
-    from annotator.pools.services import grading_set_create_from_version, pool_freeze
+    from annotator.pools.freeze import pool_freeze
+    from annotator.pools.services import grading_set_create_from_version
     from tests import factories
 
     graded = factories.graded_set(

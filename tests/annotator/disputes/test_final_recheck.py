@@ -33,7 +33,7 @@ from annotator.models import (
     GradeHistory,
     PoolJudgment,
 )
-from annotator.pools.services import pool_freeze
+from annotator.pools.freeze import pool_freeze
 from tests.conftest import Cast
 from tests.factories import grade, in_review, make_pair
 

@@ -394,7 +394,7 @@ def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(
     decision would go into no pool version."""
     from annotator.disputes.services import DisputeError, dispute_revise
     from annotator.models import Dispute
-    from annotator.pools.services import pool_freeze
+    from annotator.pools.freeze import pool_freeze
     from tests.factories import grade, make_pair
 
     waiting = in_review(cast.alpha, cast.editor, cast.editor2, (1, 3))
@@ -662,7 +662,7 @@ def test_a_frozen_pairs_dispute_page_says_the_query_changed_since_from_its_judgm
     change from the frozen judgment's fingerprint."""
     from annotator.documents.readers import QueryRecord
     from annotator.documents.services import queries_import
-    from annotator.pools.services import pool_freeze
+    from annotator.pools.freeze import pool_freeze
 
     dispute = in_review(cast.alpha, cast.editor, cast.editor2)
     dispute_settle(dispute=dispute, by=cast.reviewer, grade=2, note="Steps without the deadline.")

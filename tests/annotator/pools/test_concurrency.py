@@ -6,7 +6,8 @@ import pytest
 
 from annotator.models import Pool, PoolVersion
 from annotator.pools.files import pool_import
-from annotator.pools.services import FreezeError, PoolImportError, pool_freeze, pool_version_create
+from annotator.pools.freeze import pool_freeze
+from annotator.pools.services import FreezeError, PoolImportError, pool_version_create
 from tests import factories
 from tests.concurrency import at_once, postgres_only
 from tests.conftest import Cast

@@ -24,12 +24,11 @@ from annotator.models import (
     PoolVersion,
     PoolVersionSource,
 )
+from annotator.pools.freeze import FreezeBlocked, pool_freeze
 from annotator.pools.services import (
     CopyError,
-    FreezeBlocked,
     FreezeError,
     grading_set_create_from_version,
-    pool_freeze,
     pool_version_create,
 )
 from tests import factories
@@ -432,7 +431,7 @@ def test_a_pair_waiting_for_a_re_check_says_so_among_the_blockers(cast: Cast) ->
     """Not only "no final grade (2 of 2 grades)": what is missing is said."""
     from annotator.documents.readers import DocumentRecord
     from annotator.documents.services import documents_import
-    from annotator.pools.services import freeze_preview
+    from annotator.pools.freeze import freeze_preview
     from tests.factories import grade, make_pair
 
     pair = make_pair(cast.alpha)
@@ -450,7 +449,7 @@ def test_freezing_reads_the_pairs_in_a_fixed_number_of_queries_without_their_tex
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from annotator.pools.services import freeze_preview
+    from annotator.pools.freeze import freeze_preview
 
     counts = []
     for n, name in ((4, "Small"), (40, "Large")):
@@ -585,10 +584,10 @@ def test_a_large_set_freezes_with_a_bounded_provenance_and_a_version_page_a_page
 ) -> None:
     """A version with thousands of left-out pairs and a provenance of one entry per pair of an
     imported file keeps its page small: the left-out pairs are paged, the provenance bounded."""
-    from annotator.pools import services as pools_service
+    from annotator.pools import freeze as pools_freeze
     from annotator.pools.views import PAGE_SIZE, SHOWN_DETAILS
 
-    monkeypatch.setattr(pools_service, "PROVENANCE_DETAILS", 20)
+    monkeypatch.setattr(pools_freeze, "PROVENANCE_DETAILS", 20)
     n = 130
     grades = {("q1", f"D{i:03}"): ((2, 2) if i % 2 else (1, None)) for i in range(n)}  # odd: ready
     grading_set = factories.graded_set(cast.alpha, editors(cast), grades, name="Big")

@@ -16,7 +16,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotator.models import GradingSet, Pool, PoolVersion, PoolVersionSource
-from annotator.pools.services import grading_set_create_from_version, pool_freeze, pool_version_create
+from annotator.pools.freeze import pool_freeze
+from annotator.pools.services import grading_set_create_from_version, pool_version_create
 from tests import factories
 from tests.conftest import Cast
 

@@ -141,7 +141,7 @@ def test_lists_inside_chinese_sentences_use_chinese_separators() -> None:
     from django.utils import translation
 
     from annotator.disputes.services import override_needs_note_message
-    from annotator.pools.services import Blocker, FreezeBlocked
+    from annotator.pools.freeze import Blocker, FreezeBlocked
 
     blockers = [
         Blocker("q3", "K", "open_dispute", {"status": "in_review"}),

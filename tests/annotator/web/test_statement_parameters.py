@@ -24,7 +24,8 @@ from annotator.grading.forms import CandidateAddForm
 from annotator.grading.pooling import PooledPair
 from annotator.grading.services import candidates_add
 from annotator.models import Candidate, Grade, GradingSet, Query, StaleReason
-from annotator.pools.services import grading_set_create_from_version, pool_freeze
+from annotator.pools.freeze import pool_freeze
+from annotator.pools.services import grading_set_create_from_version
 from tests import factories
 from tests.conftest import Cast
 
