@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evaluation.metrics.policies import Settings
@@ -30,21 +30,6 @@ _COUNTS_ORDER = (
     "missing_from_run",
     "unjudged_in_top_k",
     "extra_queries_skipped",
-)
-_STATS = (
-    "paired",
-    "mean_delta",
-    "wins",
-    "ties",
-    "losses",
-    "randomization_p",
-    "randomization_exact",
-    "n_permutations",
-    "t_statistic",
-    "t_test_p",
-    "delta_ci95",
-    "n_resamples",
-    "seed",
 )
 
 
@@ -219,6 +204,10 @@ class ComparisonStats:
             **{key: data[key] for key in _STATS if key != "delta_ci95"},
             delta_ci95=(ci[0], ci[1]) if ci is not None else None,
         )
+
+
+# The statistics: every field after the keys and the deltas, in the order version 1 stored them.
+_STATS = tuple(field.name for field in fields(ComparisonStats))[4:]
 
 
 class EngineRun(Protocol):
