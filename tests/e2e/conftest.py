@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ LAUNCH_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-gpu",
+    "--disable-dev-shm-usage",
     "--no-first-run",
 ]
 
@@ -31,13 +32,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
+def chromium() -> Iterator[Callable[[], Browser]]:
+    """A launcher that hands out one running Chromium and starts a new one if it has gone.
+
+    Chromium can die under a long run (seen once as every later test failing at new_context):
+    relaunching keeps a crash to the test it happened in instead of every test after it.
+    """
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS, headless=True)
-        yield browser
-        browser.close()
+        running: list[Browser] = []
+
+        def connected() -> Browser:
+            if not running or not running[-1].is_connected():
+                running.append(
+                    p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS, headless=True)
+                )
+            return running[-1]
+
+        yield connected
+        if running and running[-1].is_connected():
+            running[-1].close()
+
+
+@pytest.fixture
+def browser(chromium: Callable[[], Browser]) -> Browser:
+    return chromium()
 
 
 @pytest.fixture
@@ -46,7 +66,8 @@ def page(browser: Browser) -> Iterator[Page]:
     context.set_default_timeout(10_000)
     page = context.new_page()
     yield page
-    context.close()
+    if browser.is_connected():
+        context.close()
 
 
 def log_in(page: Page, base_url: str, username: str, password: str, *, succeeds: bool = True) -> None:
