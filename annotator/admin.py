@@ -17,6 +17,7 @@ from annotator.models import (
     DisputeStatement,
     Document,
     DocumentVersion,
+    EditorProgress,
     FinalGrade,
     FinalGradeRecheck,
     Grade,
@@ -149,7 +150,7 @@ class GradingSetAdmin(admin.ModelAdmin):
     """Only the name may change here: opening, closing and the grades a pair needs follow the
     app's rules (a frozen set stays closed)."""
 
-    list_display = ["name", "project", "required_grades", "is_open", "created_at"]
+    list_display = ["name", "project", "required_grades", "is_open", "pair_count", "done_count", "created_at"]
     list_filter = ["project", "is_open"]
     fields = [
         "name",
@@ -176,6 +177,11 @@ class GradingSetAdmin(admin.ModelAdmin):
 class CandidateAdmin(ReadOnlyAdmin):
     list_display = ["grading_set", "query", "document", "source", "added_at"]
     list_filter = ["source", "grading_set"]
+
+
+@admin.register(EditorProgress)
+class EditorProgressAdmin(ReadOnlyAdmin):  # kept by the database's counter triggers
+    list_display = ["grading_set", "editor", "graded"]
 
 
 @admin.register(Reservation)

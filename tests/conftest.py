@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
+from django.db import DatabaseError, connection
 from django.utils import translation
 
+from annotator.grading import counters
 from annotator.models import Membership, Project, Role
 
 PASSWORD = "correct horse battery staple"
@@ -39,6 +41,25 @@ def language_reset() -> Iterator[None]:
     outside a request would find it still active."""
     yield
     translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
+def counters_agree(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After every test that uses the database, the grading counters that triggers keep
+    (annotator/grading/counters.py) must equal a recount: the whole suite exercises them."""
+    names = request.fixturenames
+    if not (
+        {"db", "transactional_db", "live_server"} & set(names) or request.node.get_closest_marker("django_db")
+    ):
+        yield
+        return
+    request.getfixturevalue("transactional_db" if {"transactional_db", "live_server"} & set(names) else "db")
+    yield
+    try:
+        found = counters.drift(connection)
+    except DatabaseError:  # the test left its transaction broken on purpose (an expected error)
+        return
+    assert found == [], found
 
 
 @dataclass

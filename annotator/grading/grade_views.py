@@ -87,7 +87,7 @@ def _lock_message(candidate: Candidate, grade: Grade | None, grading_set: Gradin
         if disputed:
             return _("In dispute: your grade is locked; changes go through the dispute page.")
         return ""
-    if settled or disputed or candidate.grade_total >= grading_set.required_grades:  # type: ignore[attr-defined]
+    if settled or disputed or candidate.grade_count >= grading_set.required_grades:
         return _("This pair already has all the grades it needs.")
     return ""
 
@@ -104,9 +104,7 @@ def _rows(request: ProjectRequest, grading_set: GradingSet, ids: list[int], firs
     """Rows of the pairs `ids` (in that order, numbered from `first_position`); documents are read
     for these pairs only, so a page costs the same whatever the size of its query."""
     candidates = (
-        Candidate.objects.filter(pk__in=ids)
-        .select_related("document", "final_grade", "dispute")
-        .with_grade_total()
+        Candidate.objects.filter(pk__in=ids).select_related("document", "final_grade", "dispute")
     ).in_bulk()
     mine = {g.candidate_id: g for g in Grade.objects.blind_for(request.user).filter(candidate__in=ids)}
     return [

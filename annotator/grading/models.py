@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 from django.conf import settings
 from django.db import models
@@ -42,6 +42,25 @@ class Progress:
         return round(100 * self.done / self.total) if self.total else 0
 
 
+class CountedByDatabase(models.Model):
+    """A model with counter columns that the database's triggers keep (migration grading_counters).
+
+    A save of an existing row writes every column but those, so a stale copy in memory never
+    overwrites a count that grades changed meanwhile.
+    """
+
+    counters: ClassVar[tuple[str, ...]] = ()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding and kwargs.get("update_fields") is None:
+            written = [f for f in self._meta.concrete_fields if not f.primary_key]
+            kwargs["update_fields"] = [f.name for f in written if f.name not in self.counters]
+        super().save(*args, **kwargs)
+
+
 class GradingSetQuerySet(SharedLockQuerySet["GradingSet"]):
     """`lock_shared(pk)`: every change to the grades of a set's pairs takes it first, before it
     reads whether the set is open: a freeze, which takes the row FOR UPDATE to close the set, then
@@ -55,18 +74,12 @@ class GradingSetQuerySet(SharedLockQuerySet["GradingSet"]):
         return self.filter(is_open=True)
 
     def with_progress(self, editor: User) -> GradingSetQuerySet:
-        """`pairs`, `pairs_done` and `pairs_mine` (graded by `editor`) per set, in this one query."""
-        candidates = Candidate.objects.all()
-        done = candidates.with_grade_total().filter(candidates.done_condition())
-        mine = candidates.filter(grades__editor=editor)
-        return self.annotate(
-            pairs=count_of(candidates, "grading_set"),
-            pairs_done=count_of(done, "grading_set"),
-            pairs_mine=count_of(mine, "grading_set"),
-        )
+        """`pairs_mine`: the pairs of each set graded by `editor` (the counters give the rest)."""
+        mine = EditorProgress.objects.filter(grading_set=OuterRef("pk"), editor=editor).values("graded")
+        return self.annotate(pairs_mine=Coalesce(Subquery(mine, output_field=IntegerField()), Value(0)))
 
 
-class GradingSet(models.Model):
+class GradingSet(CountedByDatabase):
     """An open pool: queries and, per query, the candidate documents to grade."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="grading_sets")
@@ -89,6 +102,11 @@ class GradingSet(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    # Counters kept by the database (migration grading_counters): its pairs, and those done
+    # (Candidate.done). Progress bars read them instead of counting 500,000 pairs per view.
+    pair_count = models.PositiveIntegerField(default=0, editable=False)
+    done_count = models.PositiveIntegerField(default=0, editable=False)
+    counters = ("pair_count", "done_count")
 
     objects = GradingSetQuerySet.as_manager()
 
@@ -107,20 +125,22 @@ class GradingSet(models.Model):
         return self.name
 
     def progress(self) -> Progress:
-        return self.candidates.progress()
+        """Read now, in one query: every grade moves the counters, so a copy loaded before is stale."""
+        done, total = GradingSet.objects.filter(pk=self.pk).values_list("done_count", "pair_count").get()
+        return Progress(done=done, total=total)
 
     def annotated_progress(self) -> tuple[Progress, Progress]:
-        """(whole set, the editor's share) from `with_progress` annotations."""
-        return (
-            Progress(done=self.pairs_done, total=self.pairs),  # type: ignore[attr-defined]
-            Progress(done=self.pairs_mine, total=self.pairs),  # type: ignore[attr-defined]
+        """(whole set, the editor's share) as read with the set by `with_progress`."""
+        mine: int = self.pairs_mine  # type: ignore[attr-defined]
+        return Progress(done=self.done_count, total=self.pair_count), Progress(
+            done=mine, total=self.pair_count
         )
 
     def progress_of(self, editor: User) -> Progress:
-        """The editor's own share: pairs of this set they have graded, out of all pairs."""
-        return Progress(
-            done=self.candidates.filter(grades__editor=editor).count(), total=self.candidates.count()
-        )
+        """The editor's own share, read now: pairs of this set they have graded, out of all pairs."""
+        sets = GradingSet.objects.filter(pk=self.pk).with_progress(editor)
+        mine, total = sets.values_list("pairs_mine", "pair_count").get()  # type: ignore[misc]
+        return Progress(done=mine, total=total)
 
     def queries(self) -> models.QuerySet[Query]:
         """The queries with a pair in this set, in external ID order. The project's unique index on
@@ -194,29 +214,12 @@ def count_of(queryset: models.QuerySet, outer: str) -> Coalesce:
 
 
 class CandidateQuerySet(models.QuerySet["Candidate"]):
-    def with_grade_counts(self) -> CandidateQuerySet:
-        return self.annotate(grade_count=Count("grades__editor", distinct=True))
-
-    def with_grade_total(self) -> CandidateQuerySet:
-        """`grade_total`: grades of the pair (one per editor, so distinct editors), as a subquery."""
-        return self.annotate(grade_total=count_of(Grade.objects.all(), "candidate"))
-
     def unsettled(self) -> CandidateQuerySet:
         """Pairs with neither a final grade nor a dispute: the only pairs whose grades may still change."""
         return self.filter(final_grade__isnull=True, dispute__isnull=True)
 
-    def done_condition(self) -> Q:
-        """A pair is done once settled, disputed or holding its required grades (needs `with_grade_total`)."""
-        return (
-            Q(final_grade__isnull=False)
-            | Q(dispute__isnull=False)
-            | Q(grade_total__gte=F("grading_set__required_grades"))
-        )
-
     def progress(self) -> Progress:
-        totals = self.with_grade_total().aggregate(
-            total=Count("pk"), done=Count("pk", filter=self.done_condition())
-        )
+        totals = self.aggregate(total=Count("pk"), done=Count("pk", filter=Q(done=True)))
         return Progress(done=totals["done"], total=totals["total"])
 
     def final_to_recheck(self) -> CandidateQuerySet:
@@ -231,16 +234,8 @@ class CandidateQuerySet(models.QuerySet["Candidate"]):
             Q(pk__in=stale) | Q(pk__in=stale_finals)
         )
 
-    def needing_grades(self) -> CandidateQuerySet:
-        """Pairs that still lack their required number of grades from distinct editors."""
-        # The stubs' plugin cannot see the `grade_count` annotation added by `with_grade_counts()`.
-        return self.with_grade_counts().filter(grade_count__lt=models.F("grading_set__required_grades"))  # type: ignore[misc]
 
-    def not_graded_by(self, editor: User) -> CandidateQuerySet:
-        return self.exclude(grades__editor=editor)
-
-
-class Candidate(models.Model):
+class Candidate(CountedByDatabase):
     """One (query, document) pair to grade in a grading set, with where it came from."""
 
     grading_set = models.ForeignKey(GradingSet, on_delete=models.CASCADE, related_name="candidates")
@@ -253,6 +248,12 @@ class Candidate(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     added_at = models.DateTimeField(_("added at"), auto_now_add=True)
+    # Kept by the database's triggers (migration grading_counters), never written by the app: the
+    # pair's grades, and whether it is done (settled, disputed, or holding the grades its set
+    # requires). Queues, progress and locks read these instead of counting grades per pair.
+    grade_count = models.PositiveSmallIntegerField(default=0, editable=False)
+    done = models.BooleanField(default=False, editable=False)
+    counters = ("grade_count", "done")
 
     objects = CandidateQuerySet.as_manager()
 
@@ -264,6 +265,10 @@ class Candidate(models.Model):
             models.UniqueConstraint(
                 fields=["grading_set", "query", "document"], name="candidate_unique_pair"
             ),
+        ]
+        # The pairs still open for grading, found without reading the done ones (the queue).
+        indexes = [
+            models.Index(fields=["grading_set", "query"], condition=Q(done=False), name="candidate_open_work")
         ]
 
     def __str__(self) -> str:
@@ -387,6 +392,23 @@ class Grade(models.Model):
     def stale_reasons_for_others(self) -> list[str]:
         """The same reasons told to someone other than the grade's editor (e.g. its reviewer)."""
         return StaleReason.labels_for_others(self.stale_reason.split(","))
+
+
+class EditorProgress(models.Model):
+    """How many pairs of a set an editor has graded: kept by the database's triggers on grades
+    (migration grading_counters), so "your progress" is one row, not a count of their grades."""
+
+    grading_set = models.ForeignKey(GradingSet, on_delete=models.CASCADE, related_name="+")
+    editor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    graded = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["grading_set", "editor"], name="editor_progress_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.editor} graded {self.graded} in {self.grading_set}"
 
 
 class GradeHistory(models.Model):

@@ -16,7 +16,7 @@ from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from annotator.grading.models import count_of
-from annotator.models import Candidate, Grade, GradingSet, Project, Query, Reservation
+from annotator.models import Candidate, GradingSet, Project, Query, Reservation
 
 # How long "next" holds a pair for an editor before others may be sent to it.
 RESERVATION_TTL = timedelta(minutes=20)
@@ -42,14 +42,12 @@ def queue_candidates(
     with room left once the pair's grades and other editors' live reservations are counted."""
     others_holding = Reservation.objects.filter(expires_at__gt=timezone.now()).exclude(editor=editor)
     qs = (
-        Candidate.objects.filter(grading_set__project=project, grading_set__is_open=True)
-        .unsettled()
+        # done=False: the pairs' counters (annotator/grading/counters.py) rule out the settled,
+        # the disputed and the full ones, read from a partial index of the open pairs alone.
+        Candidate.objects.filter(grading_set__project=project, grading_set__is_open=True, done=False)
         .exclude(grades__editor=editor)
-        .alias(
-            grade_total=count_of(Grade.objects.all(), "candidate"),
-            held=count_of(others_holding, "candidate"),
-        )
-        .alias(taken=F("grade_total") + F("held"))
+        .alias(held=count_of(others_holding, "candidate"))
+        .alias(taken=F("grade_count") + F("held"))
         .filter(taken__lt=F("grading_set__required_grades"))
         # No default order (grading set, query, document): it joins both tables into every count
         # and ID list made from this, even where it sorts nothing (3x slower at 600k pairs).

@@ -75,12 +75,11 @@ def _set_detail_context(
     # The counts of this page's queries only.
     per_query = (
         candidates.filter(query__in=[row["pk"] for row in queries])
-        .with_grade_total()
         .alias(mine_flag=Exists(Grade.objects.filter(candidate=OuterRef("pk"), editor=me)))
         .values("query", "query__external_id", "query__text")
         .annotate(
             total=Count("pk"),
-            done=Count("pk", filter=candidates.done_condition()),
+            done=Count("pk", filter=Q(done=True)),
             mine=Count("pk", filter=Q(mine_flag=True)),
         )
         .order_by("query__external_id")
