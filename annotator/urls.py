@@ -35,3 +35,7 @@ urlpatterns = [
     path("help/", include("annotator.help.urls")),
     path("p/<slug:slug>/", include(project_patterns)),
 ]
+
+# A database that cannot be reached answers 503 even when it fails outside any view (a
+# middleware loading the session or the user); anything else, templates/500.html.
+handler500 = "annotator.web.outage.server_error"

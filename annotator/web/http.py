@@ -66,6 +66,15 @@ def _page_to_return_to(request: HttpRequest) -> str:
     return "/"
 
 
+def same_site_referer(request: HttpRequest) -> str:
+    """The page the request came from, when it is this site's ("" otherwise): a refusal page's
+    link back to the form."""
+    referer = request.headers.get("Referer", "")
+    return (
+        referer if url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure()) else ""
+    )
+
+
 def sign_in_again(request: HttpRequest) -> HttpResponseBase:
     """The answer to a signed-out request: the login page, then back to the page they were on.
     An htmx request gets a full-page redirect (not the login page swapped into a fragment), and

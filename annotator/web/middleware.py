@@ -15,9 +15,11 @@ from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+
+from annotator.web.http import same_site_referer
+from annotator.web.outage import database_unreachable, unreachable_response
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +106,7 @@ def _refused_request(request: HttpRequest, error: Exception) -> HttpResponse:
             400,
         )
     logger.warning("Refused %s %s: %s", request.method, request.path, error)
-    context = {"message": message, "back_url": _back_url(request)}
+    context = {"message": message, "back_url": same_site_referer(request)}
     if getattr(request, "htmx", False):
         response = render(request, "annotator/request_refused.html#refusal", context)
         response["HX-Retarget"] = "#messages"
@@ -113,22 +115,16 @@ def _refused_request(request: HttpRequest, error: Exception) -> HttpResponse:
     return render(request, "annotator/request_refused.html", context, status=status)
 
 
-def _back_url(request: HttpRequest) -> str:
-    """The page the refused request came from, when it is this site's ("" otherwise)."""
-    referer = request.headers.get("Referer", "")
-    return (
-        referer if url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure()) else ""
-    )
-
-
 class DatabaseBusyMiddleware:
-    """Answer 503 (Retry-After) when SQLite stays locked past its busy timeout.
+    """Answer 503 (Retry-After) when SQLite stays locked past its busy timeout, or when the
+    database cannot be reached (`annotator.web.outage`; a failure outside a view reaches it
+    through handler500).
 
     SQLite takes one writer at a time. An import of tens of thousands of documents holds the
     write lock for its whole transaction (all or nothing), and a grade saved meanwhile waited the
     20-second timeout, then failed with a server error. It is a moment's wait, not a fault:
     the person is told nothing was saved and to try again (the grading page retries by itself).
-    PostgreSQL, which takes writers side by side, never gets here.
+    PostgreSQL, which takes writers side by side, never gets locked.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -138,10 +134,12 @@ class DatabaseBusyMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if database_unreachable(exception):
+            return unreachable_response(request, exception)
         if not (isinstance(exception, OperationalError) and "database is locked" in str(exception)):
             return None
         logger.warning("Database busy on %s %s: %s", request.method, request.path, exception)
-        context = {"message": BUSY_MESSAGE, "back_url": _back_url(request), "title": _("Not saved")}
+        context = {"message": BUSY_MESSAGE, "back_url": same_site_referer(request), "title": _("Not saved")}
         response = render(request, "annotator/request_refused.html", context, status=503)
         response["Retry-After"] = "30"
         return response
@@ -163,7 +161,9 @@ class PrivatePagesMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         patch_vary_headers(response, ("HX-Request",))
-        if request.user.is_authenticated and not response.has_header("Cache-Control"):
+        # The header first: a page that set its own (the database-unreachable page) must not
+        # need the user, loaded from the database.
+        if not response.has_header("Cache-Control") and request.user.is_authenticated:
             add_never_cache_headers(response)
         return response
 

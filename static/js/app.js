@@ -27,8 +27,13 @@ document.addEventListener("htmx:configRequest", (event) => {
 
 // An error answer (responseError) or no answer at all (sendError: offline, server down): say so in
 // the page's language (base.html puts the sentence on <body>), instead of failing silently.
-// A 503 is the database busy with a long write (DatabaseBusyMiddleware): nothing was saved, and
-// the sentence says to wait rather than that something failed.
+// A 503 is the database busy with a long write or out of reach (DatabaseBusyMiddleware): nothing
+// was saved, and the sentence, the answer's own (its data-refusal), says to wait rather than that
+// something failed.
+const answerSentence = (xhr) => {
+  const refusal = new DOMParser().parseFromString(xhr.responseText || "", "text/html").querySelector("[data-refusal]");
+  return refusal ? refusal.textContent.trim() : "";
+};
 const reportFailure = (event) => {
   const box = document.getElementById("messages");
   if (!box) return;
@@ -36,7 +41,7 @@ const reportFailure = (event) => {
   p.className = "message message-error";
   p.setAttribute("role", "alert");
   const busy = event.detail && event.detail.xhr && event.detail.xhr.status === 503;
-  p.textContent = (busy && document.body.dataset.busy) || document.body.dataset.saveFailed || "The server could not complete that request. Nothing was lost on this page: try again.";
+  p.textContent = (busy && (answerSentence(event.detail.xhr) || document.body.dataset.busy)) || document.body.dataset.saveFailed || "The server could not complete that request. Nothing was lost on this page: try again.";
   box.replaceChildren(p);
 };
 document.addEventListener("htmx:responseError", reportFailure);

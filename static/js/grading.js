@@ -154,6 +154,12 @@
     setStatus(row, msg("msgSaving"));
   });
 
+  // The database-unreachable page (templates/annotator/database_unreachable.html), not the busy one.
+  function unreachableAnswer(xhr) {
+    const page = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
+    return page.querySelector('[data-refusal="unreachable"]') !== null;
+  }
+
   function failed(event) {
     const row = event.detail.elt.closest && event.detail.elt.closest("article.candidate");
     if (!row) return;
@@ -176,11 +182,13 @@
     row.classList.add("state-failed");
     row.dataset.state = "failed";
     const tries = Number(row.dataset.retries || "0");
-    // 503: the server answered that the database was busy (an import holds it) and saved nothing;
-    // it is worth waiting for, so it is retried for longer than a network failure.
+    // 503: the server answered that the database was busy (an import holds it) or out of reach
+    // (restarting) and saved nothing; it is worth waiting for, so it is retried for longer than a
+    // network failure.
     const busy = status === 503;
+    const unreachable = busy && unreachableAnswer(event.detail.xhr);
     const delays = busy ? BUSY_RETRY_DELAYS : RETRY_DELAYS;
-    const text = msg(busy ? "msgBusy" : "msgFailed");
+    const text = msg(unreachable ? "msgUnreachable" : busy ? "msgBusy" : "msgFailed");
     setStatus(row, text, true);
     announce(text);
     if (tries < delays.length) {

@@ -292,3 +292,35 @@ def test_a_reason_saved_while_the_database_is_busy_says_so_in_the_page(
     ed.get_by_role("button", name="Save my reason").click()
     expect(ed.locator("#messages")).to_contain_text("The database is busy writing something large")
     expect(ed.get_by_role("textbox", name="The basis of your grade")).to_have_value(ED_REASON)  # kept
+
+
+def test_a_reason_saved_while_the_database_is_unreachable_says_that_in_the_page(
+    people: dict[str, Page],
+    live_server: Any,
+    transactional_db: None,
+    cast_for_browser: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An htmx form answered 503 because PostgreSQL cannot be reached says the answer's sentence,
+    not the busy one the page carries."""
+    import psycopg
+    from django.db import OperationalError
+
+    from annotator.disputes import views as dispute_views
+    from tests.factories import grade
+
+    def unreachable(**kwargs: Any) -> None:
+        raise OperationalError("connection refused") from psycopg.OperationalError("connection refused")
+
+    pair = cast_for_browser["pair"]
+    grade(pair, cast_for_browser["ed"], 2)
+    grade(pair, cast_for_browser["eve"], 3)
+    monkeypatch.setattr(dispute_views, "dispute_give_reason", unreachable)
+    ed = people["ed"]
+    log_in(ed, live_server.url, "ed", PASSWORD)
+    ed.goto(f"{live_server.url}/p/alpha/disputes/")
+    ed.get_by_role("link", name="q1 / B").click()
+    ed.get_by_role("textbox", name="The basis of your grade").fill(ED_REASON)
+    ed.get_by_role("button", name="Save my reason").click()
+    expect(ed.locator("#messages")).to_contain_text("The database cannot be reached right now")
+    expect(ed.get_by_role("textbox", name="The basis of your grade")).to_have_value(ED_REASON)  # kept

@@ -281,6 +281,38 @@ def test_a_save_the_server_answers_busy_says_so_and_is_sent_again(
     assert calls["n"] == 2 and Grade.objects.get(editor__username="editor-b").grade == 2
 
 
+def test_a_save_while_the_database_is_unreachable_says_so_and_is_sent_again(
+    page: Page, live_server: Any, grading_demo: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL restarting: the row says the database cannot be reached (not that it is busy
+    with an import), keeps the choice and sends it again until it lands."""
+    import psycopg
+    from django.db import OperationalError
+
+    real = grading_services.grade_submit
+    calls = {"n": 0}
+
+    def unreachable_once(**kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            error = OperationalError("terminating connection due to administrator command")
+            raise error from psycopg.errors.AdminShutdown(str(error))
+        return real(**kwargs)
+
+    monkeypatch.setattr(grading_services, "grade_submit", unreachable_once)
+    log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
+    page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
+    page.get_by_role("button", name="Start grading").click()
+    row_id = page.locator("article.candidate:focus").get_attribute("id")
+    page.keyboard.press("2")
+    row = page.locator(f"#{row_id}")
+    expect(row.locator(".row-status")).to_contain_text(
+        "Not saved yet: the database cannot be reached right now."
+    )
+    expect(row).to_have_attribute("data-state", "saved", timeout=15000)  # resent after 5 s
+    assert calls["n"] == 2 and Grade.objects.get(editor__username="editor-b").grade == 2
+
+
 def test_a_save_answered_by_the_login_page_says_so_when_the_editor_stays(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
