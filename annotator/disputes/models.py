@@ -44,7 +44,7 @@ def step_pending() -> Q:
 
 class DisputeQuerySet(models.QuerySet["Dispute"]):
     def in_project(self, project: Project) -> DisputeQuerySet:
-        return self.filter(candidate__grading_set__project=project)
+        return self.filter(candidate__grading_set_id__in=project.set_ids())
 
     def involving(self, user: AbstractBaseUser | AnonymousUser) -> DisputeQuerySet:
         return self.filter(statements__editor=user)

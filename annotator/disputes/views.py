@@ -131,7 +131,9 @@ def dispute_queue(request: ProjectRequest, slug: str) -> HttpResponse:
         .with_pair()
         .order_by("opened_at", "pk")
     )
-    recheck_count = Candidate.objects.filter(grading_set__project=request.project).final_to_recheck().count()
+    recheck_count = (
+        Candidate.objects.filter(grading_set_id__in=request.project.set_ids()).final_to_recheck().count()
+    )
     context = {"page": page, "rows": rows, "stuck": stuck[:50], "recheck_count": recheck_count}
     return render(request, template, context)
 

@@ -484,7 +484,7 @@ MARKED_STALE = ~Q(stale_reason="")
 
 class FinalGradeQuerySet(models.QuerySet["FinalGrade"]):
     def in_project(self, project: Project) -> FinalGradeQuerySet:
-        return self.filter(candidate__grading_set__project=project)
+        return self.filter(candidate__grading_set_id__in=project.set_ids())
 
     def copied_in_open_sets(self) -> FinalGradeQuerySet:
         """Final grades copied from a frozen version into an open set: no editor graded those
@@ -541,7 +541,7 @@ class FinalGrade(models.Model):
 
 class FinalGradeRecheckQuerySet(models.QuerySet["FinalGradeRecheck"]):
     def in_project(self, project: Project) -> FinalGradeRecheckQuerySet:
-        return self.filter(candidate__grading_set__project=project)
+        return self.filter(candidate__grading_set_id__in=project.set_ids())
 
 
 class FinalGradeRecheck(models.Model):

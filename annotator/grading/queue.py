@@ -44,7 +44,8 @@ def queue_candidates(
     qs = (
         # done=False: the pairs' counters (annotator/grading/counters.py) rule out the settled,
         # the disputed and the full ones, read from a partial index of the open pairs alone.
-        Candidate.objects.filter(grading_set__project=project, grading_set__is_open=True, done=False)
+        Candidate.objects.filter(grading_set_id__in=project.set_ids(open_only=True), done=False)
+        .filter(grading_set__is_open=True)
         .exclude(grades__editor=editor)
         .alias(held=count_of(others_holding, "candidate"))
         .alias(taken=F("grade_count") + F("held"))

@@ -163,6 +163,16 @@ class Project(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("project_detail", kwargs={"slug": self.slug})
 
+    def set_ids(self, *, open_only: bool = False) -> list[int]:
+        """This project's grading set IDs (or its open ones), read now.
+
+        Filter pairs, grades and disputes by these literal IDs, not by a join on the project:
+        PostgreSQL then reads the pairs' index on their set with that set's own statistics, where
+        the join made it guess a share of every project's rows (a 4,000-pair project's review
+        queue took 1 s beside a 540,000-pair one)."""
+        sets = self.grading_sets.filter(is_open=True) if open_only else self.grading_sets.all()
+        return list(sets.values_list("pk", flat=True))
+
     @property
     def display_name(self) -> str:
         """The name in the active UI language, falling back to the main name."""

@@ -80,7 +80,7 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         )
     if membership.may(Permission.RECHECK_FINAL):
         context["final_recheck_count"] = (
-            Candidate.objects.filter(grading_set__project=project).final_to_recheck().count()
+            Candidate.objects.filter(grading_set_id__in=project.set_ids()).final_to_recheck().count()
         )
     if membership.may(Permission.VIEW_POOLS):
         context["pool_versions"] = (
