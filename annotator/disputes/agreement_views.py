@@ -65,7 +65,7 @@ def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
         .annotate(
             pairs=count_of(Candidate.objects.all(), "grading_set"),
             grade_count=count_of(Grade.objects.all(), "candidate__grading_set"),
-            dispute_count=count_of(Dispute.objects.all(), "candidate__grading_set"),
+            dispute_count=count_of(Dispute.objects.all(), "grading_set"),
         )
         .order_by("name")
     )
@@ -120,7 +120,7 @@ def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     ]
     counts = {
         (row["status"], row["severity"]): row["n"]
-        for row in Dispute.objects.filter(candidate__grading_set=grading_set)
+        for row in Dispute.objects.filter(grading_set=grading_set)
         .exclude(candidate_id__in=blind)  # incomplete pairs have no dispute
         .values("status", "severity")
         .annotate(n=Count("pk"))

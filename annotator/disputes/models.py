@@ -6,14 +6,14 @@ Raw grades are never overwritten. The final grade is its own record and says whe
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext_lazy as _
 
-from annotator.grading.models import Candidate
+from annotator.grading.models import Candidate, GradingSet
 from annotator.projects.models import Membership, Permission, Project
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def step_pending() -> Q:
 
 class DisputeQuerySet(models.QuerySet["Dispute"]):
     def in_project(self, project: Project) -> DisputeQuerySet:
-        return self.filter(candidate__grading_set_id__in=project.set_ids())
+        return self.filter(grading_set_id__in=project.set_ids())
 
     def involving(self, user: AbstractBaseUser | AnonymousUser) -> DisputeQuerySet:
         return self.filter(statements__editor=user)
@@ -58,28 +58,46 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
 
     def open(self) -> DisputeQuerySet:
         """Not settled and still able to move: a set frozen without the pair ends its dispute."""
-        return self.exclude(status=DisputeStatus.SETTLED).filter(candidate__grading_set__is_open=True)
+        return self.exclude(status=DisputeStatus.SETTLED).filter(grading_set__is_open=True)
 
     def waiting_for_departed(self) -> DisputeQuerySet:
         """Open disputes waiting only for the step of editors who are no longer active members (a
         deactivated account; a removal hands its disputes over by itself): a reviewer sends them
         on from their review page (`dispute_hand_to_review`). One that still waits for an editor
         who can act is theirs first: they write their reason blind."""
+        # The few (project, editor) pairs of the steps waited for are read first: with none
+        # departed (the usual case) nothing more is read; else only their disputes are tested.
+        steps = DisputeStatement.objects.filter(
+            dispute__in=self.open(),
+            dispute__status__in=[DisputeStatus.AWAITING_REASONS, DisputeStatus.REVEALED],
+        ).filter(step_pending())
+        waiting = self.open().filter(
+            Q(status=DisputeStatus.AWAITING_REASONS, statements__reason_given_at__isnull=True)
+            | Q(status=DisputeStatus.REVEALED, statements__revised_at__isnull=True)
+        )
+        rows = waiting.order_by().values_list("grading_set__project_id", "statements__editor_id").distinct()
+        waited_for = {(project, editor) for project, editor in rows if editor is not None}
+        members = Membership.objects.filter(user_id__in={e for _p, e in waited_for}, user__is_active=True)
+        active_here = set(members.values_list("project_id", "user_id"))
+        departed = {editor for step in waited_for if step not in active_here for editor in step[1:]}
+        if not departed:
+            return self.none()
         active = Membership.objects.filter(
-            project_id=OuterRef("dispute__candidate__grading_set__project_id"),
+            project_id=OuterRef("dispute__grading_set__project_id"),
             user_id=OuterRef("editor_id"),
             user__is_active=True,
         )
         pending = DisputeStatement.objects.filter(dispute=OuterRef("pk")).filter(step_pending())
         return (
             self.open()
+            .filter(pk__in=steps.filter(editor_id__in=departed).values("dispute"))
             .filter(Exists(pending.exclude(Exists(active))))
             .exclude(Exists(pending.filter(Exists(active))))
         )
 
     def review_queue(self) -> DisputeQuerySet:
         """Disputes a reviewer must decide: the widest disagreements first, then the oldest."""
-        return self.filter(status=DisputeStatus.IN_REVIEW, candidate__grading_set__is_open=True).order_by(
+        return self.filter(status=DisputeStatus.IN_REVIEW, grading_set__is_open=True).order_by(
             "-severity", "opened_at", "pk"
         )
 
@@ -95,6 +113,9 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
 
 class Dispute(models.Model):
     candidate = models.OneToOneField(Candidate, on_delete=models.PROTECT, related_name="dispute")
+    # The pair's set, copied when the dispute opens (save(); a pair never changes set): a project's
+    # disputes are listed, counted and ordered from this table's own index, not through its pairs.
+    grading_set = models.ForeignKey(GradingSet, on_delete=models.PROTECT, related_name="+", editable=False)
     status = models.CharField(
         _("status"), max_length=20, choices=DisputeStatus.choices, default=DisputeStatus.AWAITING_REASONS
     )
@@ -131,9 +152,20 @@ class Dispute(models.Model):
                 condition=Q(status__in=[s.value for s in DisputeStatus]), name="dispute_status_valid"
             ),
         ]
+        # The review queue's order within a set and status, and every count by status.
+        indexes = [
+            models.Index(
+                fields=["grading_set", "status", "-severity", "opened_at", "id"], name="dispute_set_queue"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.candidate} ({self.get_status_display()})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.grading_set_id is None:
+            self.grading_set_id = self.candidate.grading_set_id
+        super().save(*args, **kwargs)
 
     # Reads. They go through `statements.all()` so a `prefetch_related("statements")` serves them.
 

@@ -91,7 +91,7 @@ def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
     # A dispute whose set was frozen without its pair can no longer move: it sorts with the settled.
     settled_last = Case(
         When(status=DisputeStatus.SETTLED, then=1),
-        When(candidate__grading_set__is_open=False, then=1),
+        When(grading_set__is_open=False, then=1),
         default=0,
     )
     page = _page(request, disputes.order_by(settled_last, "opened_at", "pk"))

@@ -10,9 +10,12 @@ Counts move by increments, never by a recount inside the trigger: two editors gr
 once then both count, whatever each transaction's snapshot saw. The columns are unsigned (a CHECK
 constraint), so a count that would go below zero fails the change instead of drifting.
 
-`install` is run by the migration grading_counters and is the one definition of the triggers on
-both databases; `recount` rebuilds every count from the rows (after a bulk load with the triggers
-dropped); `drift` lists where a count disagrees with a recount (the tests check it is empty).
+`install` is run by the migration grading_counters, and again after every migrate (apps.py), and
+is the one definition of the triggers on both databases. A migration that alters one of these
+tables on SQLite drops them first (`drop`): SQLite rebuilds the table and refuses to rename it
+while a trigger names it (see 0017_dispute_grading_set). `recount` rebuilds every count from the
+rows (after a bulk load with the triggers dropped); `drift` lists where a count disagrees with a
+recount (the tests check it is empty).
 """
 
 from __future__ import annotations
@@ -264,7 +267,8 @@ def recount(connection: BaseDatabaseWrapper) -> None:
 
 def drift(connection: BaseDatabaseWrapper) -> list[str]:
     """Each row whose stored count differs from a recount, as "pair (id, stored, recounted, ...)",
-    "set (...)" or "editor (set, editor, stored, recounted)"; empty when all agree."""
+    "set (...)" or "editor (set, editor, stored, recounted)", and each dispute whose copied set is
+    not its pair's ("dispute (id, stored, pair's)"); empty when all agree."""
     pairs, done = _RECOUNTED_SETS
     checks = {
         "pair": f"""SELECT id, grade_count, ({_RECOUNTED_PAIRS}), done, {_DONE} FROM annotator_candidate
@@ -282,6 +286,9 @@ def drift(connection: BaseDatabaseWrapper) -> list[str]:
                 SELECT 1 FROM annotator_grade g JOIN annotator_candidate c ON c.id = g.candidate_id
                 WHERE c.grading_set_id = p.grading_set_id AND g.editor_id = p.editor_id
             )""",
+        # Not a counter, a copy: Dispute.grading_set must be its pair's set.
+        "dispute": """SELECT d.id, d.grading_set_id, c.grading_set_id FROM annotator_dispute d
+            JOIN annotator_candidate c ON c.id = d.candidate_id WHERE d.grading_set_id <> c.grading_set_id""",
     }
     found: list[str] = []
     with connection.cursor() as cursor:

@@ -226,12 +226,13 @@ class CandidateQuerySet(models.QuerySet["Candidate"]):
         """Settled pairs of open sets with a grade marked for re-checking, or a copied final grade
         marked itself (FinalGrade.stale_reason: no editor graded a copied pair here). Their editors
         cannot re-grade a settled pair: a reviewer re-checks the final grade (`final_grade_recheck`)."""
-        # Two IN lists read from partial indexes (stale rows are few), not an EXISTS per settled
-        # pair: the overview counts this, and at 448,000 settled pairs the EXISTS took 4 s (SQLite).
+        # The pairs are found from the marks, read from partial indexes (marked rows are few): one
+        # IN over the union of both, not an EXISTS or an IN test per settled pair (at 448,000
+        # settled pairs the EXISTS took 4 s on SQLite, two IN tests 0.3 s on PostgreSQL).
         stale = Grade.objects.filter(stale=True).values("candidate")
         stale_finals = FinalGrade.objects.filter(MARKED_STALE).values("candidate")
         return self.filter(final_grade__isnull=False, grading_set__is_open=True).filter(
-            Q(pk__in=stale) | Q(pk__in=stale_finals)
+            pk__in=stale.union(stale_finals)
         )
 
 

@@ -283,6 +283,7 @@ def seed_project(
                 {
                     "id": dispute,
                     "candidate_id": pair,
+                    "grading_set_id": grading_set.pk,
                     "status": status,
                     "severity": max(values) - min(values),
                     "opened_at": at,
