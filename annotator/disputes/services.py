@@ -59,7 +59,8 @@ class AlreadySettled(DisputeError):
         )
 
 
-@transaction.atomic
+# No savepoint: nothing catches its errors inside the caller's transaction, which they roll back.
+@transaction.atomic(savepoint=False)
 def pair_settle_if_complete(*, candidate: Candidate) -> FinalGrade | Dispute | None:
     """Call after any grade of `candidate` is saved.
 
@@ -72,12 +73,15 @@ def pair_settle_if_complete(*, candidate: Candidate) -> FinalGrade | Dispute | N
     """
     # of=self: lock only the pair, not the joined grading set (freezing a pool locks that one).
     candidate = (
-        Candidate.objects.select_for_update(of=("self",)).select_related("grading_set").get(pk=candidate.pk)
+        Candidate.objects.select_for_update(of=("self",))
+        .select_related("grading_set", "final_grade", "dispute")
+        .get(pk=candidate.pk)
     )
-    if (
-        FinalGrade.objects.filter(candidate=candidate).exists()
-        or Dispute.objects.filter(candidate=candidate).exists()
-    ):
+    if hasattr(candidate, "final_grade") or hasattr(candidate, "dispute"):
+        return None
+    # The pair's grade count is kept by the database in this transaction (grading/counters.py),
+    # so a pair still short of grades, the usual case, needs no further read.
+    if candidate.grade_count < candidate.grading_set.required_grades:
         return None
     grades = list(candidate.grades.select_related("criteria_version").order_by("pk"))
     if len(grades) < candidate.grading_set.required_grades:
@@ -95,7 +99,7 @@ def pair_settle_if_complete(*, candidate: Candidate) -> FinalGrade | Dispute | N
         )
     dispute = Dispute.objects.create(candidate=candidate, severity=max(values) - min(values))
     DisputeStatement.objects.bulk_create(
-        [DisputeStatement(dispute=dispute, editor=g.editor, original_grade=g.grade) for g in grades]
+        [DisputeStatement(dispute=dispute, editor_id=g.editor_id, original_grade=g.grade) for g in grades]
     )
     return dispute
 

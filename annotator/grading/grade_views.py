@@ -154,10 +154,11 @@ def _waiting(request: ProjectRequest, grading_set: GradingSet, query: Query) -> 
 
 
 def _progress(request: ProjectRequest, grading_set: GradingSet, query: Query) -> dict[str, Progress]:
+    set_progress, my_progress = grading_set.progress_with(request.user)
     return {
         "query_progress": Candidate.objects.filter(grading_set=grading_set, query=query).progress(),
-        "set_progress": grading_set.progress(),
-        "my_progress": grading_set.progress_of(request.user),
+        "set_progress": set_progress,
+        "my_progress": my_progress,
     }
 
 
@@ -253,6 +254,10 @@ def _row_response(
     if error:
         row.typed_reason = typed_reason
     row.just_saved = saved and not error
+    if row.just_saved and row.locked:
+        # This grade completed the pair (settled, or a dispute opened): the row shows it, and the
+        # announcement is all a screen-reader user hears, so it says so too.
+        announce = f"{announce} {row.locked}"
     if unsaved_reason and row.grade is None and not row.locked:
         row.typed_reason = unsaved_reason
     context = {
@@ -324,11 +329,6 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
             # the forms catch up too, not the old wording.
             seen = form.cleaned_data["criteria_version"]
             criteria_changed = seen is not None and seen != grade.criteria_version.number
-            # Said aloud too when this grade completed the pair (settled, or a dispute opened):
-            # the row shows it, and the announcement is all a screen-reader user hears.
-            fresh = Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk)
-            if locked := _lock_message(fresh, grade, candidate.grading_set):
-                done = f"{done} {locked}"
     else:
         error = " ".join(str(e) for errors in form.errors.values() for e in errors)
         # A grade that comes without a usable version of the text it judges (or with a query
@@ -353,6 +353,9 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
             query_seen=form.cleaned_data.get("query_seen"),
         )
     if not error:
+        # As the htmx reply says it: when this grade completed the pair, the message says so.
+        if locked := _row(request, candidate).locked:
+            done = f"{done} {locked}"
         messages.success(request, done)
         return redirect(_grade_page_url(slug, candidate))
     # Without JavaScript a redirect would drop the typed reason, so the page is rendered here,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils.translation import gettext as _
 
 from annotator.disputes.services import pair_settle_if_complete
@@ -167,7 +167,7 @@ def grade_submit(
     GradingSet.objects.lock_shared(candidate.grading_set_id)  # before the pair: the freeze's order
     candidate = (
         Candidate.objects.select_for_update(of=("self",))
-        .select_related("grading_set__project", "document")
+        .select_related("grading_set__project", "document", "final_grade", "dispute")
         .get(pk=candidate.pk)
     )
     grading_set = candidate.grading_set
@@ -175,7 +175,7 @@ def grade_submit(
         raise GradingError(_("The grading set “%(set)s” is closed.") % {"set": grading_set.name})
     if not Membership.objects.filter(project=grading_set.project_id, user=editor).exists():
         raise GradingError(_("Only members of the project can grade in it."))
-    locked = pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk))
+    locked = pair_lock_reason(candidate)
     if locked:
         if not Grade.objects.filter(candidate=candidate, editor=editor).exists():
             # Blind grading: whether the others agreed (settled) or not (dispute) is not for an
@@ -235,13 +235,16 @@ def grade_submit(
             )
 
     grade = Grade.objects.filter(candidate=candidate, editor=editor).first()
-    if grade is None and Grade.objects.filter(candidate=candidate).count() >= grading_set.required_grades:
+    # grade_count is kept by the database and read under the pair's lock (grading/counters.py).
+    if grade is None and candidate.grade_count >= grading_set.required_grades:
         # Full (e.g. one grade awaits its editor's re-check): a further editor would make the pair
         # a three-way dispute. The page says the same and offers no buttons; this is the rule.
         raise PairLocked(_("This pair already has all the grades it needs."))
     if grade is None:
         try:
-            with transaction.atomic():  # savepoint: SQLite cannot lock rows, so a twin may win the insert
+            # A savepoint on SQLite only: it cannot lock rows, so a twin may win the insert there;
+            # elsewhere the pair's row lock serialises twins and the savepoint would cost two statements.
+            with transaction.atomic(savepoint=not connection.features.has_select_for_update):
                 grade = Grade.objects.create(
                     candidate=candidate,
                     editor=editor,
@@ -338,7 +341,7 @@ def grade_undo(*, editor: User, grading_set: GradingSet, query: Query) -> UndoRe
     )
     if not candidate.grading_set.is_open:
         raise GradingError(_("The grading set “%(set)s” is closed.") % {"set": candidate.grading_set.name})
-    locked = pair_lock_reason(Candidate.objects.select_related("final_grade", "dispute").get(pk=candidate.pk))
+    locked = pair_lock_reason(candidate)
     if locked:
         if not Grade.objects.filter(candidate=candidate, editor=editor).exists():
             # Blind grading: whether the others agreed (settled) or not (dispute) is not for an

@@ -88,8 +88,7 @@ def _set_detail_context(
         "grading_set": grading_set,
         "queries": queries,
         "query_rows": list(per_query),
-        "set_progress": grading_set.progress(),
-        "my_progress": grading_set.progress_of(me),
+        **dict(zip(("set_progress", "my_progress"), grading_set.progress_with(me), strict=True)),
         # The queue's own rule, so the button is offered only where it leads to a pair, never to
         # "nothing waiting".
         "waiting_for_me": queue_candidates(

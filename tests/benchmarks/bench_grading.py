@@ -90,11 +90,15 @@ def pages(seeded: Any) -> list[tuple[str, str, Callable[[Any], Any]]]:
     set_kw = {**kw, "set_id": grading_set.pk}
     grade_page = reverse("grade_page", kwargs={**set_kw, "query_id": query})
     undo = reverse("grade_undo", kwargs={**set_kw, "query_id": query})
+    # Pairs the editor graded that still wait for another grade: each POST changes the grade (a
+    # real save, with its history row and the settle check), never a refusal of a locked pair.
+    editor = seeded.editors[0]
     pairs = list(
-        Candidate.objects.filter(grading_set=grading_set, query_id=query)
-        .order_by("document__external_id")
-        .values_list("pk", flat=True)
+        Candidate.objects.filter(grading_set=grading_set, done=False, grades__editor=editor)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:50]
     )
+    assert pairs, "the seeded set has no open pair graded by the first editor"
     in_review = Dispute.objects.filter(
         candidate__grading_set=grading_set, status=DisputeStatus.IN_REVIEW
     ).first()
@@ -104,8 +108,11 @@ def pages(seeded: Any) -> list[tuple[str, str, Callable[[Any], Any]]]:
     def grade_post(client: Any) -> Any:
         state["round"] += 1
         pair = pairs[state["round"] % len(pairs)]
+        grade = str(1 + (state["round"] // len(pairs)) % 2)  # each visit to a pair changes its grade
         url = reverse("grade_save", kwargs={**set_kw, "candidate_id": pair})
-        return client.post(url, {"grade": "2", "reason": "", "document_version": "1"}, headers=HTMX)
+        response = client.post(url, {"grade": grade, "reason": "", "document_version": "1"}, headers=HTMX)
+        assert '"state": "saved"' in response.headers.get("HX-Trigger-After-Settle", ""), "not saved"
+        return response
 
     def get(url: str) -> Callable[[Any], Any]:
         return lambda client: client.get(url)
