@@ -273,7 +273,10 @@ class Candidate(CountedByDatabase):
         ]
         # The pairs still open for grading, found without reading the done ones (the queue).
         indexes = [
-            models.Index(fields=["grading_set", "query"], condition=Q(done=False), name="candidate_open_work")
+            # With the ID: the queue counts and lists open pairs from the index alone.
+            models.Index(
+                fields=["grading_set", "query", "id"], condition=Q(done=False), name="candidate_open_work"
+            )
         ]
 
     def __str__(self) -> str:
@@ -381,7 +384,11 @@ class Grade(models.Model):
             models.CheckConstraint(condition=Q(grade__gte=0) & Q(grade__lte=3), name="grade_between_0_and_3"),
         ]
         # The few grades marked for re-checking, found without reading every grade (re-check counts).
-        indexes = [models.Index(fields=["candidate"], condition=Q(stale=True), name="grade_stale_candidate")]
+        indexes = [
+            models.Index(fields=["candidate"], condition=Q(stale=True), name="grade_stale_candidate"),
+            # An editor's graded pairs from the index alone: the queue leaves them out of every count.
+            models.Index(fields=["editor", "candidate"], name="grade_editor_candidate"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.candidate}: {self.grade} by {self.editor}"
