@@ -47,6 +47,22 @@ const reportFailure = (event) => {
 document.addEventListener("htmx:responseError", reportFailure);
 document.addEventListener("htmx:sendError", reportFailure);
 
+// The Content-Security-Policy (annotator/settings.py) runs no inline handler: what a form did in
+// its onsubmit is done here.
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement)) return;
+  // The language switch returns to the address bar's page, not the rendered one: htmx filters and
+  // pagers push their own query.
+  if ("nextFromAddress" in form.dataset && form.elements.next) {
+    form.elements.next.value = location.pathname + location.search + location.hash;
+  }
+  // A plain form with data-confirm (and no data-confirm-if, below) always asks first.
+  if (form.dataset.confirm && !form.dataset.confirmIf && !window.confirm(form.dataset.confirm)) {
+    event.preventDefault();
+  }
+});
+
 // A form may ask before it is sent when one choice is made: data-confirm-if="name=value" and the
 // question in data-confirm (a meaning-changing criteria version flags every grade of the open sets).
 document.addEventListener("htmx:confirm", (event) => {
