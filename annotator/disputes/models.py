@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import models
 from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext_lazy as _
@@ -60,39 +61,28 @@ class DisputeQuerySet(models.QuerySet["Dispute"]):
         """Not settled and still able to move: a set frozen without the pair ends its dispute."""
         return self.exclude(status=DisputeStatus.SETTLED).filter(grading_set__is_open=True)
 
-    def waiting_for_departed(self) -> DisputeQuerySet:
-        """Open disputes waiting only for the step of editors who are no longer active members (a
-        deactivated account; a removal hands its disputes over by itself): a reviewer sends them
-        on from their review page (`dispute_hand_to_review`). One that still waits for an editor
-        who can act is theirs first: they write their reason blind."""
-        # The few (project, editor) pairs of the steps waited for are read first: with none
-        # departed (the usual case) nothing more is read; else only their disputes are tested.
-        steps = DisputeStatement.objects.filter(
-            dispute__in=self.open(),
-            dispute__status__in=[DisputeStatus.AWAITING_REASONS, DisputeStatus.REVEALED],
-        ).filter(step_pending())
-        waiting = self.open().filter(
-            Q(status=DisputeStatus.AWAITING_REASONS, statements__reason_given_at__isnull=True)
-            | Q(status=DisputeStatus.REVEALED, statements__revised_at__isnull=True)
+    def waiting_for_departed(self, project: Project) -> DisputeQuerySet:
+        """Open disputes of `project` waiting only for the step of editors who are no longer
+        active members (a deactivated account; a removal hands its disputes over by itself): a
+        reviewer sends them on from their review page (`dispute_hand_to_review`). One that still
+        waits for an editor who can act is theirs first: they write their reason blind."""
+        active = list(
+            Membership.objects.filter(project=project, user__is_active=True).values_list("user_id", flat=True)
         )
-        rows = waiting.order_by().values_list("grading_set__project_id", "statements__editor_id").distinct()
-        waited_for = {(project, editor) for project, editor in rows if editor is not None}
-        members = Membership.objects.filter(user_id__in={e for _p, e in waited_for}, user__is_active=True)
-        active_here = set(members.values_list("project_id", "user_id"))
-        departed = {editor for step in waited_for if step not in active_here for editor in step[1:]}
-        if not departed:
+        # The steps of everyone else, found through the statements' index on their editor: people
+        # who never graded here cost one probe each, where reading the project's pending steps
+        # to find the departed among them read every open dispute (0.2 s at 24,000 of them).
+        others = list(get_user_model().objects.exclude(pk__in=active).values_list("pk", flat=True))
+        steps = DisputeStatement.objects.filter(dispute__in=self.open(), editor_id__in=others).filter(
+            step_pending()
+        )
+        if not others or not steps.exists():
             return self.none()
-        active = Membership.objects.filter(
-            project_id=OuterRef("dispute__grading_set__project_id"),
-            user_id=OuterRef("editor_id"),
-            user__is_active=True,
-        )
         pending = DisputeStatement.objects.filter(dispute=OuterRef("pk")).filter(step_pending())
         return (
             self.open()
-            .filter(pk__in=steps.filter(editor_id__in=departed).values("dispute"))
-            .filter(Exists(pending.exclude(Exists(active))))
-            .exclude(Exists(pending.filter(Exists(active))))
+            .filter(pk__in=steps.values("dispute"))
+            .exclude(Exists(pending.filter(editor_id__in=active)))
         )
 
     def review_queue(self) -> DisputeQuerySet:

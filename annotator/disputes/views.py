@@ -127,7 +127,7 @@ def dispute_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     # Not in the queue yet, and never would be by themselves: listed here, not only on their page.
     stuck = (
         Dispute.objects.in_project(request.project)
-        .waiting_for_departed()
+        .waiting_for_departed(request.project)
         .with_pair()
         .order_by("opened_at", "pk")
     )

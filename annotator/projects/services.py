@@ -60,7 +60,7 @@ def membership_remove(*, membership: Membership, by: User) -> Removal:
         # membership gone, theirs are among those waiting for someone who left.
         waiting = (
             Dispute.objects.in_project(current.project)
-            .waiting_for_departed()
+            .waiting_for_departed(current.project)
             .filter(statements__editor_id=current.user_id)
         )
         locked = (

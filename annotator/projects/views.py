@@ -73,7 +73,7 @@ def project_detail(request: ProjectRequest, slug: str) -> HttpResponse:
         # Those waiting for someone who left need a reviewer too: the queue page lists them apart,
         # and so does the overview, so that its count matches the queue's table.
         context["review_count"] = disputes.review_queue().count()
-        context["departed_count"] = disputes.waiting_for_departed().count()
+        context["departed_count"] = disputes.waiting_for_departed(project).count()
         # Counted in, but not theirs to settle: a reviewer never settles a pair they graded.
         context["review_graded_by_me"] = (
             disputes.review_queue().filter(statements__editor=request.user).count()
