@@ -6,7 +6,7 @@ or overwritten silently: every change appends a `GradeHistory` row.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, overload
@@ -163,18 +163,37 @@ class PairsInOrder(Sequence["Candidate"]):
     585,000 pairs on SQLite.
     """
 
+    # Queries counted per read: a first page reads one batch, not every query's pairs.
+    COUNT_BATCH = 100
+
     def __init__(self, grading_set: GradingSet, pairs: CandidateQuerySet) -> None:
+        self._set = grading_set
         self._pairs = pairs  # the set's pairs, with what the page shows of them
-        in_set = Candidate.objects.filter(grading_set=grading_set)
-        self._queries = grading_set.queries().annotate(n=count_of(in_set, "query"))
+        self._counted: list[tuple[int, int]] = []  # (query pk, its pairs) in query order, so far
 
     @cached_property
-    def _counts(self) -> list[tuple[int, int]]:
-        """(query pk, its pairs) in query order."""
-        return list(self._queries.values_list("pk", "n"))
+    def _query_ids(self) -> list[int]:
+        return list(self._set.queries().values_list("pk", flat=True))
+
+    def _counts(self) -> Iterator[tuple[int, int]]:
+        """(query pk, its pairs) in query order, counted a batch of queries at a time as needed."""
+        yield from self._counted
+        ids = self._query_ids
+        for at in range(len(self._counted), len(ids), self.COUNT_BATCH):
+            batch = ids[at : at + self.COUNT_BATCH]
+            in_batch = Candidate.objects.filter(grading_set=self._set, query__in=batch).order_by()
+            counts = dict(in_batch.values("query").annotate(n=Count("*")).values_list("query", "n"))
+            for query in batch:
+                self._counted.append((query, counts.get(query, 0)))
+                yield self._counted[-1]
+
+    @cached_property
+    def _length(self) -> int:
+        # The set's pair counter, read now (annotator/grading/counters.py): no pair is counted.
+        return GradingSet.objects.filter(pk=self._set.pk).values_list("pair_count", flat=True).get()
 
     def __len__(self) -> int:
-        return sum(n for _query, n in self._counts)
+        return self._length
 
     @overload
     def __getitem__(self, index: int) -> Candidate: ...
@@ -186,7 +205,7 @@ class PairsInOrder(Sequence["Candidate"]):
         start, stop = index.start or 0, index.stop if index.stop is not None else len(self)
         covered: list[int] = []
         skipped = position = 0
-        for query, n in self._counts:
+        for query, n in self._counts():
             if position >= stop:
                 break
             if position + n > start:

@@ -36,10 +36,12 @@ def _set(cast: Cast):  # type: ignore[no-untyped-def]
     return grading_set
 
 
+@pytest.mark.parametrize("batch", [1, 2, 100])  # queries counted per read, crossing batches or not
 @pytest.mark.parametrize("per_page", [1, 2, 3, 4, 7, 20])
 def test_every_page_of_the_pair_list_equals_the_same_page_of_the_whole_sorted_list(
-    cast: Cast, per_page: int
+    cast: Cast, per_page: int, batch: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(PairsInOrder, "COUNT_BATCH", batch)
     grading_set = _set(cast)
     pairs = Candidate.objects.filter(grading_set=grading_set)
     expected = list(
@@ -50,6 +52,9 @@ def test_every_page_of_the_pair_list_equals_the_same_page_of_the_whole_sorted_li
     assert paginator.count == 10
     seen = [pair.pk for number in paginator.page_range for pair in paginator.page(number)]
     assert seen == expected
+    # A fresh list asked for its last page first counts its way there the same.
+    last = Paginator(PairsInOrder(grading_set, pairs), per_page).page(paginator.num_pages)
+    assert [pair.pk for pair in last] == expected[(paginator.num_pages - 1) * per_page :]
 
 
 def test_the_query_table_lists_queries_with_pairs_in_id_order_with_their_counts(
