@@ -5,6 +5,7 @@ requires DJANGO_SECRET_KEY and DJANGO_ALLOWED_HOSTS and turns on every `check --
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -21,6 +22,15 @@ def env_bool(name: str, default: bool) -> bool:
     if value is None or value == "":
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int, minimum: int = 0) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < minimum:
+        raise ImproperlyConfigured(f"{name} must be a whole number of at least {minimum} (it is {value!r}).")
+    return int(value)
 
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
@@ -47,6 +57,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "annotator",
     "evaluation.apps.EvaluationConfig",
 ]
@@ -69,6 +80,8 @@ MIDDLEWARE = [
     "annotator.web.middleware.PrivatePagesMiddleware",
     "annotator.web.middleware.BrowserTimeZoneMiddleware",
     "annotator.web.middleware.DatabaseBusyMiddleware",
+    # Last, as django-axes asks: it turns a refused sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "annotator.urls"
@@ -88,6 +101,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "annotator.web.context_processors.project",
+                "annotator.projects.demo_password.demo_password_warning",
             ],
         },
     },
@@ -127,6 +141,56 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Sign-in throttling (django-axes): it counts failures in the database, so the limits hold across
+# gunicorn workers and restarts, and its admin and `axes_reset_*` commands unlock. Its backend
+# comes first so that a locked account is refused before the password is even checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_HANDLER = "annotator.projects.sign_in.AccountOrAddressHandler"
+# An account locks after this many failures from anywhere; an address after its own, larger
+# allowance over any accounts (several people may share one office address).
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = env_int("DJANGO_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("DJANGO_LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("DJANGO_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_CALLABLE = "annotator.projects.sign_in.locked_out"
+AXES_CLIENT_IP_CALLABLE = "annotator.projects.sign_in.client_address"
+# Behind N reverse proxies that append to X-Forwarded-For, the client is the Nth address from the
+# end; with 0, REMOTE_ADDR (otherwise every sign-in would count against the proxy's address).
+LOGIN_PROXY_COUNT = env_int("DJANGO_PROXY_COUNT", 0)
+
+# Password reset mails: printed to the console unless DJANGO_EMAIL_HOST names an SMTP server.
+# MAILERS is Django 6.1's mail setting (the EMAIL_* ones are deprecated).
+_email_host = os.environ.get("DJANGO_EMAIL_HOST", "")
+if _email_host:
+    _ssl = env_bool("DJANGO_EMAIL_SSL", False)
+    _tls = env_bool("DJANGO_EMAIL_TLS", not _ssl)
+    if _ssl and _tls:
+        raise ImproperlyConfigured(
+            "Set one of DJANGO_EMAIL_SSL (port 465) or DJANGO_EMAIL_TLS (port 587), not both."
+        )
+    MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {
+                "host": _email_host,
+                "port": env_int("DJANGO_EMAIL_PORT", 465 if _ssl else 587, minimum=1),
+                "username": os.environ.get("DJANGO_EMAIL_USER", ""),
+                "password": os.environ.get("DJANGO_EMAIL_PASSWORD", ""),
+                "use_tls": _tls,
+                "use_ssl": _ssl,
+                "timeout": 20,
+            },
+        }
+    }
+else:
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+DEFAULT_FROM_EMAIL = os.environ.get("DJANGO_DEFAULT_FROM_EMAIL", "ranking-lab <webmaster@localhost>")
+PASSWORD_RESET_TIMEOUT = 60 * 60 * 24  # a reset link works for a day
+
+# In production, owners see a warning on every page while a demo account keeps the published
+# password (annotator/projects/demo_password.py). Tests run with DEBUG off, so it is its own flag.
+WARN_DEMO_PASSWORD = not DEBUG
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

@@ -24,6 +24,8 @@ def sample_kwargs(project: Project) -> dict[str, Any]:
         )
     # "page": a help page (annotator.help), the one URL kwarg that names no object.
     samples: dict[str, Any] = {"slug": project.slug, "membership_id": editor_membership.pk, "page": "grading"}
+    # A password reset link's parts: a wrong pair answers the page that says the link no longer works.
+    samples.update({"uidb64": "MA", "token": "not-a-token"})
     # Each area adds the kwargs of its own views, in its own module of tests/sample_objects/.
     for area in (grading, disputes, pools, evaluation):
         samples.update(area.sample_kwargs(project))

@@ -22,6 +22,8 @@ PROD_ENV = {
     "DJANGO_DEBUG": "0",
     "DJANGO_SECRET_KEY": "q8Zr!v2Lp#9sWm4Tx@7Ky%3Nb^6Hd&1Fj*5Gc(0Ae)RuYiOo-PlKjHg",
     "DJANGO_ALLOWED_HOSTS": "lab.example.com",
+    # Password reset mails need a real mail server in production (Django's check --deploy: mail.E001).
+    "DJANGO_EMAIL_HOST": "smtp.example.com",
 }
 
 
