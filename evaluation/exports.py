@@ -99,6 +99,16 @@ def verify_comparison_pool(comparison: Comparison) -> None:
     verify_pool(comparison.pool_version)
 
 
+SPREADSHEET_NOTE = """
+## Opening the CSV files in a spreadsheet
+
+Some query IDs or names start with =, +, -, @, a tab or a carriage return, so a spreadsheet opening
+`report/queries.csv` or `report/summary.csv` runs them as formulas. Those files keep every value as
+written (they match `report/report.json`); the `-spreadsheet.csv` copies beside them put a ' in front
+of such cells, so a spreadsheet shows them as text. Read the values from the plain files.
+"""
+
+
 def comparison_export(*, comparison: Comparison) -> tuple[str, bytes]:
     """One zip: the pool (qrels + manifest), both runs as uploaded (plus copies `evaluate` reads),
     the computation report in JSON and CSV, and a Markdown summary (README.md).
@@ -140,9 +150,17 @@ def comparison_export(*, comparison: Comparison) -> tuple[str, bytes]:
     command = evaluate_command(comparison, qrels_path, copies["a"], copies["b"])
     report["reproduce"] = command
     files["report/report.json"] = (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode()
-    files["report/queries.csv"] = reports.comparison_queries_csv(report).encode()
-    files["report/summary.csv"] = reports.comparison_summary_csv(report).encode()
     readme = reports.comparison_markdown(shape, report, title=comparison.name, command=command)
+    for name, write in (
+        ("queries", reports.comparison_queries_csv),
+        ("summary", reports.comparison_summary_csv),
+    ):
+        files[f"report/{name}.csv"] = write(report).encode()
+        # Some cell (a query ID, a run or file name) would run as a formula in a spreadsheet.
+        if (safe := write(report, spreadsheet=True).encode()) != files[f"report/{name}.csv"]:
+            files[f"report/{name}-spreadsheet.csv"] = safe
+    if "report/queries-spreadsheet.csv" in files or "report/summary-spreadsheet.csv" in files:
+        readme += SPREADSHEET_NOTE
     files["README.md"] = readme.encode()
 
     buffer = io.BytesIO()

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from evaluation.formats.ids import spreadsheet_safe
 from evaluation.formats.values import escape_unprintable
 from evaluation.metrics import METRICS
 from evaluation.metrics.batch import RunResult
@@ -174,17 +175,25 @@ def comparison_report(
     }
 
 
-def _csv_text(rows: Sequence[Sequence[Any]]) -> str:
+def _cell(value: Any, spreadsheet: bool) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    # Text only (IDs, names): a negative number is a number to a spreadsheet, not a formula.
+    return spreadsheet_safe(value) if spreadsheet and isinstance(value, str) else value
+
+
+def _csv_text(rows: Sequence[Sequence[Any]], spreadsheet: bool = False) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerows(
-        [["" if v is None else (repr(v) if isinstance(v, float) else v) for v in row] for row in rows]
-    )
+    writer.writerows([[_cell(v, spreadsheet) for v in row] for row in rows])
     return out.getvalue()
 
 
-def comparison_queries_csv(report: Mapping[str, Any]) -> str:
-    """report/queries.csv of the web export, from `comparison_report`."""
+def comparison_queries_csv(report: Mapping[str, Any], *, spreadsheet: bool = False) -> str:
+    """report/queries.csv of the web export, from `comparison_report`; `spreadsheet`: text cells
+    a spreadsheet would run as formulas get a "'" in front (formats.ids.spreadsheet_safe)."""
     labels = list(report["systems"])
     header = ["query_id"] + [f"{label}_{name}" for label in labels for name in QUERY_COLUMNS]
     rows: list[list[Any]] = [[*header, "delta"]]
@@ -196,12 +205,12 @@ def comparison_queries_csv(report: Mapping[str, Any]) -> str:
                 q["delta"],
             ]
         )
-    return _csv_text(rows)
+    return _csv_text(rows, spreadsheet)
 
 
-def comparison_summary_csv(report: Mapping[str, Any]) -> str:
+def comparison_summary_csv(report: Mapping[str, Any], *, spreadsheet: bool = False) -> str:
     """report/summary.csv of the web export, from `comparison_report`: one (section, name, value)
-    row per figure."""
+    row per figure; `spreadsheet` as in comparison_queries_csv."""
     rows: list[list[Any]] = [["section", "name", "value"]]
     rows += [["settings", key, value] for key, value in report["settings"].items()]
     for key, value in report["counts"].items():
@@ -218,7 +227,7 @@ def comparison_summary_csv(report: Mapping[str, Any]) -> str:
         else:
             rows.append(["comparison", key, value])
     rows += [["pool", key, value] for key, value in report["pool"].items()]
-    return _csv_text(rows)
+    return _csv_text(rows, spreadsheet)
 
 
 def _dash(value: float | None, digits: int = 4) -> str:

@@ -31,6 +31,7 @@ from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_text
 from evaluation.formats import EvaluationError, read_qrels, write_qrels
 from evaluation.formats import Pool as Qrels
 from evaluation.formats import parse_grade_map as parse
+from evaluation.formats.csv import write_csv_qrels
 from evaluation.formats.registry import FORMATS, qrels_names
 
 # ---- Imports --------------------------------------------------------------------------------------
@@ -135,6 +136,13 @@ def _exported_data(archive: bytes, zip_name: str, limit: int | None) -> tuple[st
                 or fmt not in READER_FORMATS
             ):
                 raise refuse(not_an_export)
+            if manifest.get("spreadsheet_safe"):
+                raise refuse(
+                    _(
+                        "this is the spreadsheet-safe CSV, whose IDs carry an added ', not the hashed form. "
+                        "Import the plain CSV, qrels or JSONL export of the version instead."
+                    )
+                )
             if data_name not in names:
                 raise refuse(
                     _("the data file %(member)s its manifest names is not in the zip.")
@@ -304,49 +312,73 @@ def _file_stem(version: PoolVersion) -> str:
     return f"{slugify(version.pool.name, allow_unicode=True) or f'pool-{version.pool_id}'}-v{version.number}"
 
 
-def export_data(version: PoolVersion, fmt: str) -> tuple[str, str]:
+# The spreadsheet-safe CSV (ids.spreadsheet_safe) is a file to open, not to import or hash: its
+# manifest says so in place of the recipe, which would recompute another hash from it.
+SPREADSHEET_FORMAT = "csv"
+SPREADSHEET_NOTE = (
+    "Spreadsheet-safe CSV: IDs starting with =, +, -, @, a tab or a carriage return are written with "
+    "a ' in front, so a spreadsheet shows them as text instead of running them as formulas. This is "
+    "not the hashed form: sha256 is computed over the IDs without that ', and this file does not "
+    "import back. For the hashed form, download the plain CSV (?format=csv), qrels or JSONL export, "
+    "whose recompute_sha256 gives sha256."
+)
+
+
+def export_data(version: PoolVersion, fmt: str, *, spreadsheet: bool = False) -> tuple[str, str]:
     """(file name, text) of `version` in `fmt`, written by evaluation.formats from the hash-checked
-    judgments."""
+    judgments; `spreadsheet`: the spreadsheet-safe CSV (SPREADSHEET_NOTE)."""
 
     if fmt not in READER_FORMATS:
         raise PoolExportError(
             _("Unknown format “%(fmt)s”: choose one of %(allowed)s.")
             % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
         )
+    if spreadsheet and fmt != SPREADSHEET_FORMAT:
+        raise PoolExportError(_("The spreadsheet-safe variant is a CSV: ask for format=csv."))
     stream = io.StringIO()
+    qrels = Qrels(version.judgments_by_query())
     try:
-        write_qrels(stream, Qrels(version.judgments_by_query()), format=READER_FORMATS[fmt])
+        if spreadsheet:
+            write_csv_qrels(stream, qrels, spreadsheet=True)
+        else:
+            write_qrels(stream, qrels, format=READER_FORMATS[fmt])
     except EvaluationError as exc:
         raise PoolExportError(
             _("This version cannot be written as %(fmt)s: %(error)s")
             % {"fmt": fmt, "error": describe_error(exc)}
         ) from exc
-    return f"{_file_stem(version)}.{fmt}", stream.getvalue()
+    return f"{_file_stem(version)}{'-spreadsheet' if spreadsheet else ''}.{fmt}", stream.getvalue()
 
 
-def export_manifest(version: PoolVersion, fmt: str, data_name: str, data: bytes) -> dict[str, Any]:
+def export_manifest(
+    version: PoolVersion, fmt: str, data_name: str, data: bytes, *, spreadsheet: bool = False
+) -> dict[str, Any]:
     manifest = version.manifest(fmt)
     manifest["data_file"] = {
         "name": data_name,
         "sha256": hashlib.sha256(data).hexdigest(),
         "bytes": len(data),
     }
-    manifest["recompute_sha256"] = RECOMPUTE[fmt].replace("FILE", data_name)
+    if spreadsheet:
+        manifest["spreadsheet_safe"] = {"hashed_form": False, "note": SPREADSHEET_NOTE}
+    else:
+        manifest["recompute_sha256"] = RECOMPUTE[fmt].replace("FILE", data_name)
     return manifest
 
 
-def export_zip(version: PoolVersion, fmt: str) -> tuple[str, bytes]:
+def export_zip(version: PoolVersion, fmt: str, *, spreadsheet: bool = False) -> tuple[str, bytes]:
     """(file name, zip bytes): the data file plus manifest.json. Same version, same bytes."""
-    data_name, text = export_data(version, fmt)
+    data_name, text = export_data(version, fmt, spreadsheet=spreadsheet)
     data = text.encode("utf-8")
-    manifest = json.dumps(export_manifest(version, fmt, data_name, data), ensure_ascii=False, indent=2) + "\n"
+    manifest = export_manifest(version, fmt, data_name, data, spreadsheet=spreadsheet)
+    manifest_text = json.dumps(manifest, ensure_ascii=False, indent=2) + "\n"
     # Timestamps from the freeze (not "now") so downloading twice gives identical archives.
     stamp = version.frozen_at.astimezone(UTC).timetuple()[:6]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        for name, payload in ((data_name, data), ("manifest.json", manifest.encode("utf-8"))):
+        for name, payload in ((data_name, data), ("manifest.json", manifest_text.encode("utf-8"))):
             info = zipfile.ZipInfo(name, date_time=stamp)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             archive.writestr(info, payload)
-    return f"{_file_stem(version)}-{fmt}.zip", buffer.getvalue()
+    return f"{_file_stem(version)}-{fmt}{'-spreadsheet' if spreadsheet else ''}.zip", buffer.getvalue()

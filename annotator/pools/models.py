@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from annotator.disputes.models import DisputeStatus
 from annotator.documents.models import Query
 from annotator.projects.models import Project
-from evaluation.formats.ids import unserialisable_id_chars
+from evaluation.formats.ids import formula_ids, unserialisable_id_chars
 
 
 class PoolIntegrityError(Exception):
@@ -33,6 +34,18 @@ CANONICAL_RULE = (
     "One line per judgment: query_id TAB doc_id TAB grade LF, sorted by (query_id, doc_id) in "
     "Unicode code point order, encoded as UTF-8, no header; sha256 is the hex SHA-256 of those bytes."
 )
+
+
+# Said in every manifest of a version holding such IDs (English, as the rule above: a manifest is
+# the same bytes whoever downloads it).
+FORMULA_WARNING = (
+    "Some IDs start with =, +, -, @, a tab or a carriage return, so a spreadsheet opening a CSV "
+    "export runs them as formulas. Exports keep every ID as written, because the SHA-256 is computed "
+    "over them; to open the judgments in a spreadsheet, download the spreadsheet-safe CSV "
+    "(export ?format=csv&variant=spreadsheet), which prefixes those cells with '."
+)
+# An ID reading as a formula starts a line or follows a tab (tabs and CRs cannot be in the text).
+_FORMULA_ID = re.compile(r"(?:^|\t)[=+\-@]", re.MULTILINE)
 
 
 def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
@@ -372,6 +385,14 @@ class PoolVersion(ImmutableModel):
         self.verify()
         return parse_canonical(self.canonical)
 
+    def formula_ids(self) -> list[str]:
+        """The distinct IDs a spreadsheet would run as formulas (ids.reads_as_formula), sorted; read
+        from the hashed text, so the warning holds for every export of it."""
+        if not _FORMULA_ID.search(self.canonical):
+            return []
+        fields = self.canonical.replace("\n", "\t").split("\t")
+        return formula_ids(fields[0::3] + fields[1::3])
+
     @property
     def hash_prefix(self) -> str:
         return self.sha256[:12]
@@ -513,6 +534,12 @@ class PoolVersion(ImmutableModel):
         }
         if self.file_name:
             data["imported_file"] = {"name": self.file_name, "sha256": self.file_sha256}
+        if formulas := self.formula_ids():
+            data["formula_ids"] = {
+                "count": len(formulas),
+                "examples": formulas[:10],
+                "warning": FORMULA_WARNING,
+            }
         if fmt is not None:
             data["format"] = fmt
         return data

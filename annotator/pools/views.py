@@ -21,7 +21,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.grading.models import count_of
 from annotator.models import Candidate, FinalGrade, GradingSet, Permission, Pool, PoolVersion, Project, Query
-from annotator.pools.files import EXPORT_FORMATS, PoolExportError, export_data, export_zip, pool_import
+from annotator.pools.files import (
+    EXPORT_FORMATS,
+    SPREADSHEET_FORMAT,
+    PoolExportError,
+    export_data,
+    export_zip,
+    pool_import,
+)
 from annotator.pools.forms import ContinueForm, FreezeForm, PoolImportForm
 from annotator.pools.freeze import NO_FINAL_GRADE, OPEN_DISPUTE, freeze_preview, pool_freeze
 from annotator.pools.models import PoolIntegrityError, exclusion_row, sha256_hex
@@ -161,6 +168,13 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
         (fmt, label) for fmt, label in EXPORT_FORMATS.items() if not (spaced and fmt == "qrels")
     ]
     context["qrels_refused"] = spaced
+    # IDs a spreadsheet would run as formulas: said here and in the manifest, and the
+    # spreadsheet-safe CSV offered (the exports keep the IDs the hash is computed over).
+    formulas = version.formula_ids()
+    context["formula_count"] = len(formulas)
+    context["formula_list"] = enumeration(f"“{value}”" for value in formulas[:FORMULA_IDS_SHOWN]) + (
+        " …" if len(formulas) > FORMULA_IDS_SHOWN else ""
+    )
     context["siblings"] = version.pool.versions.exclude(pk=version.pk).order_by("-number")
     context["latest"] = version.pool.latest_version()  # only the newest version can be continued
     # Both grow with the set (thousands of left-out pairs, a provenance of megabytes): the
@@ -176,6 +190,8 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
         context["provenance_size"] = len(provenance_json.encode())
     return render(request, "annotator/pools/version.html", context)
 
+
+FORMULA_IDS_SHOWN = 5  # on the version page; the manifest lists 10
 
 # Shown on the version page: the recorded provenance when it is this short, and this many details
 # per source (the rest counted); both are whole in the manifest.
@@ -226,6 +242,15 @@ def pool_version_export(
             % {"part": part},
         )
         return redirect(back)
+    variant = request.GET.get("variant", "")
+    if variant not in ("", "spreadsheet") or (variant and fmt != SPREADSHEET_FORMAT):
+        messages.error(
+            request,
+            _("Unknown export variant “%(variant)s”: leave it out, or ask for “spreadsheet” with format=csv.")
+            % {"variant": variant},
+        )
+        return redirect(back)
+    spreadsheet = variant == "spreadsheet"
     problems = version.integrity_problems()
     if problems:
         # Never hand out a file that does not match its hash.
@@ -238,10 +263,10 @@ def pool_version_export(
         )
     try:
         if part == "data":
-            name, text = export_data(version, fmt)
+            name, text = export_data(version, fmt, spreadsheet=spreadsheet)
             response = HttpResponse(text.encode("utf-8"), content_type="text/plain; charset=utf-8")
         else:
-            name, payload = export_zip(version, fmt)
+            name, payload = export_zip(version, fmt, spreadsheet=spreadsheet)
             response = HttpResponse(payload, content_type="application/zip")
     except PoolExportError as exc:  # e.g. a space inside an ID cannot be written as qrels
         return _export_refused(request, str(exc), slug, pool_id, version_id)

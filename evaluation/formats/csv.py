@@ -17,7 +17,7 @@ from evaluation.formats.builders import (
     RunRules,
     run_name,
 )
-from evaluation.formats.ids import check_doc_id, check_query_id
+from evaluation.formats.ids import check_doc_id, check_query_id, spreadsheet_safe
 from evaluation.formats.problems import Problems
 from evaluation.formats.rows import csv_table
 from evaluation.formats.sources import Source, open_target, with_source
@@ -131,13 +131,17 @@ def _check_order_only(columns: dict[str, int], name: str) -> None:
     )
 
 
-def write_csv_qrels(target: Source, pool: Pool) -> None:
+def write_csv_qrels(target: Source, pool: Pool, *, spreadsheet: bool = False) -> None:
+    """`spreadsheet`: IDs a spreadsheet would run as formulas are written prefixed with "'"
+    (ids.spreadsheet_safe): a file to open, no longer the IDs the pool hash is computed over."""
+    cell = spreadsheet_safe if spreadsheet else str
     stream, owned = open_target(target, newline="")
     try:
         writer = csv.writer(stream, lineterminator="\n")
         writer.writerow(QRELS_COLUMNS)
         for query in pool:
-            writer.writerows((query, doc, grade) for doc, grade in pool[query].items())
+            shown = cell(query)
+            writer.writerows((shown, cell(doc), grade) for doc, grade in pool[query].items())
     finally:
         if owned:
             stream.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from evaluation.formats.values import as_json
 from evaluation.metrics.policies import EvaluationError, gettext_noop, is_integer
@@ -138,3 +139,24 @@ def check_id_chars(value: str, *, source: str, line: int, query: str | None = No
         source=source,
         line=line,
     )
+
+
+# A spreadsheet opening a CSV reads a cell starting with one of these as a formula ("=1+1",
+# "=cmd|calc!A0", OWASP's "CSV injection"); a tab or CR in front is stripped by some first. Such IDs
+# are valid, and the pool hash covers them as written, so exports keep them and say so; the
+# spreadsheet-safe CSV prefixes them with "'", which spreadsheets read as "this cell is text".
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def reads_as_formula(value: str) -> bool:
+    return value.startswith(FORMULA_STARTS)
+
+
+def spreadsheet_safe(value: str) -> str:
+    """`value` as a spreadsheet shows it as text: prefixed with "'" when it reads as a formula."""
+    return "'" + value if reads_as_formula(value) else value
+
+
+def formula_ids(ids: Iterable[str]) -> list[str]:
+    """The distinct IDs among `ids` that a spreadsheet reads as formulas, sorted."""
+    return sorted({value for value in ids if reads_as_formula(value)})

@@ -214,6 +214,7 @@ def _columns_run(columns: Columns, system: str, source: str) -> Run | None:
 
 _DECIMAL = np.zeros(256, dtype=bool)
 _DECIMAL[np.frombuffer(b"0123456789+-.eE\n", dtype=np.uint8)] = True
+_PLUS = ord("+")
 
 
 def _column_scores(columns: Columns, j: int) -> np.ndarray | None:
@@ -224,6 +225,8 @@ def _column_scores(columns: Columns, j: int) -> np.ndarray | None:
     joined = columns.joined(j)
     if not _DECIMAL[joined].all():
         return None
+    if (columns.text[columns.starts[:, j]] == _PLUS).any():
+        return None  # numpy reads "+2"; the number rule refuses it (values.py), by line
     try:
         scores = np.fromstring(memoryview(joined).tobytes(), dtype=np.float64, sep="\n")
     except ValueError:  # "1e", "--1": not numbers
@@ -276,6 +279,8 @@ def _fast_run(lines: Iterator[str], system: str, source: str) -> Run | None:
         joined = "".join(tokens)
         if not joined.isascii() or "_" in joined:
             return None
+        if "+" in joined and any(token.startswith("+") for token in tokens):
+            return None  # the number rule refuses "+2" (values.py), which numpy reads
         del joined
         scores = _plain_scores(np.array(tokens, dtype=np.float64), tokens.__getitem__)
     except ValueError:

@@ -10,8 +10,16 @@ import re
 
 from evaluation.metrics.policies import MAX_GRADE, MIN_GRADE, EvaluationError, gettext_noop, is_integer
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
 _PLAIN_INTEGER = re.compile(r"-?[0-9]+")
+
+# The one rule for numbers in files, for every format and every path that reads them (pooling, run
+# uploads, pool imports, `evaluate`; evaluation/README.md "Numbers"): the digits 0-9, never a "+",
+# and integers without leading zeros, i.e. as JSON writes numbers. Other tools read "+2", "02", "٣"
+# or "1_000" differently (trec_eval's atoi reads "٣" as 0, Python's int() as 3), and a pool file's
+# grades must be spelled as the hash's canonical text spells them for its recipe to recompute it.
+_GRADE = re.compile(r"-?(?:0|[1-9][0-9]*)")  # negative only for a grade map to map (-1:0)
+_RANK = re.compile(r"[1-9][0-9]*")
+_INTEGER = _GRADE  # a grade map's entries name grades
 
 
 def is_plain_integer(text: str) -> bool:
@@ -39,6 +47,17 @@ def too_many_digits(token: str) -> bool:
     return len(token.lstrip("+-")) > MAX_DIGITS
 
 
+def respelled(token: str) -> str | None:
+    """The plain spelling of an integer written another way ("+2", "02", "٣", "1_000" -> "2", "2",
+    "3", "1000"), for a message saying what to write instead; None when it is no integer at all."""
+    if too_many_digits(token):
+        return None
+    try:
+        return str(int(token))
+    except ValueError:
+        return None
+
+
 def whole(token: str) -> int:
     """int() of an _INTEGER token, or +-10**MAX_DIGITS for a longer one (see MAX_DIGITS)."""
     if not too_many_digits(token):
@@ -48,7 +67,8 @@ def whole(token: str) -> int:
 
 # A score as trec_eval and every other tool read it: ASCII digits, optional sign, point, exponent.
 # (float() also takes "1_000", "١٢" and "１": other tools read those differently or not at all.)
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# No "+" in front (the one rule above); an exponent may carry one, as C and Python write them (1e+20).
+_DECIMAL = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def plain_number(token: str) -> float | None:
@@ -119,6 +139,20 @@ def format_grade_map(mapping: dict[int, int] | None) -> str | None:
     return ",".join(f"{source}:{target}" for source, target in sorted(mapping.items()))
 
 
+GRADE_SPELLING = gettext_noop(
+    "query %(query)r, document %(doc)r: grade %(token)r is not written plainly; write %(plain)s "
+    "(numbers are written with the digits 0-9, without '+' or leading zeros)"
+)
+RANK_SPELLING = gettext_noop(
+    "query %(query)r, document %(doc)r: rank %(token)r is not written plainly; write %(plain)s "
+    "(numbers are written with the digits 0-9, without '+' or leading zeros)"
+)
+SCORE_SPELLING = gettext_noop(
+    "query %(query)r, document %(doc)r: score %(token)r starts with '+'; write %(plain)s "
+    "(numbers are written without '+')"
+)
+
+
 class GradeReader:
     """Turns the grade field of a row into a grade 0..3, applying the grade map first."""
 
@@ -155,7 +189,16 @@ class GradeReader:
         )
 
     def from_token(self, token: str, query: str, doc: str, line: int) -> int:
-        if not _INTEGER.fullmatch(token):
+        if not _GRADE.fullmatch(token) and (plain := respelled(token)) is not None:
+            raise EvaluationError(
+                GRADE_SPELLING,
+                {"query": query, "doc": doc, "token": token, "plain": plain},
+                query=query,
+                doc_id=doc,
+                source=self.source,
+                line=line,
+            )
+        if not _GRADE.fullmatch(token):
             raise EvaluationError(
                 gettext_noop(
                     "query %(query)r, document %(doc)r: grade %(token)r is not an integer; "
@@ -228,6 +271,15 @@ def as_json(value: object, limit: int = 60) -> str:
 
 def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> float:
     value = plain_number(token)
+    if value is None and token.startswith("+") and plain_number(token[1:]) is not None:
+        raise EvaluationError(
+            SCORE_SPELLING,
+            {"query": query, "doc": doc, "token": token, "plain": token[1:]},
+            query=query,
+            doc_id=doc,
+            source=source,
+            line=line,
+        )
     if value is not None and underflows(token, value):
         raise EvaluationError(
             SCORE_UNDERFLOW,
@@ -255,13 +307,23 @@ def parse_score(token: str, query: str, doc: str, *, source: str, line: int) -> 
 def rank_if_valid(token: str) -> int | None:
     """A rank column's value where a score orders the run: only compared with the score, so one
     that is not a positive integer is not refused (trec_eval reads none of them)."""
-    if not _INTEGER.fullmatch(token) or too_many_digits(token) or int(token) < 1:
+    if not _RANK.fullmatch(token) or too_many_digits(token):
         return None
     return int(token)
 
 
 def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> int:
-    if _INTEGER.fullmatch(token) and too_many_digits(token):
+    plain = None if _RANK.fullmatch(token) else respelled(token)
+    if plain is not None and int(plain) >= 1:
+        raise EvaluationError(
+            RANK_SPELLING,
+            {"query": query, "doc": doc, "token": token, "plain": plain},
+            query=query,
+            doc_id=doc,
+            source=source,
+            line=line,
+        )
+    if _RANK.fullmatch(token) and too_many_digits(token):
         raise EvaluationError(
             gettext_noop("query %(query)r, document %(doc)r: rank has more than %(digits)s digits"),
             {"query": query, "doc": doc, "digits": MAX_DIGITS},
@@ -270,7 +332,7 @@ def parse_rank(token: str, query: str, doc: str, *, source: str, line: int) -> i
             source=source,
             line=line,
         )
-    if not _INTEGER.fullmatch(token) or int(token) < 1:
+    if not _RANK.fullmatch(token):
         raise EvaluationError(
             gettext_noop("query %(query)r, document %(doc)r: rank %(token)r is not a positive integer"),
             {"query": query, "doc": doc, "token": token},

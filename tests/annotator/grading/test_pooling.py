@@ -118,7 +118,7 @@ def test_without_a_depth_every_listed_pair_is_pooled_in_file_order() -> None:
 
 
 def test_ranks_with_gaps_pool_in_rank_order() -> None:
-    run = read_run("query_id,doc_id,rank\nq1,A,5\nq1,B,+1\nq1,C,3\n", "csv", default_name="gaps.csv")
+    run = read_run("query_id,doc_id,rank\nq1,A,5\nq1,B,1\nq1,C,3\n", "csv", default_name="gaps.csv")
     assert [(p.doc_id, p.hits) for p in pool_top_k([("gaps.csv", run)], 2)] == [
         ("B", [("gaps.csv", 1)]),
         ("C", [("gaps.csv", 2)]),
@@ -191,7 +191,7 @@ def test_a_run_written_by_the_evaluation_formats_pools_in_the_engines_order(fmt:
         (
             "csv",
             "query_id,doc_id,rank\nq1,A,１\n",
-            "Line 2: query “q1”, document “A”: rank “１” is not a positive",
+            "Line 2: query “q1”, document “A”: rank “１” is not written plainly; write 1",
         ),
         (
             "csv",

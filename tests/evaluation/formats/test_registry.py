@@ -209,7 +209,7 @@ def test_pooling_reads_runs_with_the_one_run_reader(
 ONE_VERDICT = {
     "unknown-column.csv": ("query_id,doc_id,rank,note\nq1,d1,1,x\nq1,d2,2,y\n", True),
     "header-case.csv": ("Query_ID,Doc_ID,Rank\nq1,d2,2\nq1,d1,1\n", True),
-    "plus-rank.csv": ("query_id,doc_id,rank\nq1,d1,+1\nq1,d2,+2\n", True),
+    "plus-rank.csv": ("query_id,doc_id,rank\nq1,d1,+1\nq1,d2,+2\n", False),
     "wide-digit-rank.csv": ("query_id,doc_id,rank\nq1,d1,\uff11\n", False),
     "string-score.jsonl": ('{"query_id": "q1", "doc_id": "d1", "score": "2.5"}\n', False),
     "string-rank.jsonl": ('{"query_id": "q1", "doc_id": "d1", "rank": "1"}\n', False),
