@@ -15,6 +15,7 @@ does); SQLite in a temporary file otherwise.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -66,12 +67,21 @@ def run(args: argparse.Namespace) -> None:
     t = time.perf_counter()
     small = seed_project("small", queries=args.small_queries, seed=1, progress=lambda m: print("  small:", m))
     print(f"seeded the small project in {time.perf_counter() - t:.1f} s")
+    settle_heap()
     alone = measure(small, args.rounds)
     t = time.perf_counter()
     big = seed_project("big", queries=args.big_queries, seed=2, progress=lambda m: print("  big:", m))
     print(f"seeded the big project in {time.perf_counter() - t:.1f} s")
+    settle_heap()
     both_big, both_small = measure_pair(big, small, args.rounds)
     report(alone, both_big, both_small)
+
+
+def settle_heap() -> None:
+    """Collect what seeding left and freeze the rest out of the collector's view, so that the
+    pages of both runs pay the same garbage collection, whatever the seeding held."""
+    gc.collect()
+    gc.freeze()
 
 
 Timings = dict[str, tuple[list[float], int]]  # page -> (seconds per round, SQL statements)
