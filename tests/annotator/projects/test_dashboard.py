@@ -153,3 +153,16 @@ def test_disputes_waiting_for_someone_who_left_are_counted_apart_as_the_queue_li
     html = client.get(reverse("project_detail", kwargs={"slug": cast.alpha.slug})).content.decode()
     assert "Disputes waiting for a reviewer: 1<" in html
     assert "Disputes waiting for someone who left: 1<" in html and "#stuck-heading" in html
+
+
+def test_each_open_set_shows_its_pairs_done_out_of_all(db: None, client: Client) -> None:
+    from annotator.models import Candidate, GradingSet
+
+    build_demo()
+    html = overview(client, "owner")
+    for grading_set in GradingSet.objects.filter(project__slug="help-center-demo", is_open=True):
+        pairs = Candidate.objects.filter(grading_set=grading_set)
+        done, total = pairs.filter(done=True).count(), pairs.count()
+        assert total > 0
+        assert f'max="{total}" value="{done}"' in html
+        assert f"{done} of {total}</span>" in html
