@@ -14,7 +14,7 @@ import zipfile
 import zlib
 from collections.abc import Mapping
 from datetime import UTC
-from typing import Any
+from typing import Any, Literal
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -27,18 +27,13 @@ from annotator.models import Permission, Pool, PoolJudgment, PoolVersion, PoolVe
 from annotator.pools.models import canonical_serialisation
 from annotator.pools.services import PoolImportError, pool_version_create, require_permission
 from annotator.web.errors import describe_error, located
-from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_text
+from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_limit, upload_text
 from evaluation.formats import EvaluationError, read_qrels, write_qrels
 from evaluation.formats import Pool as Qrels
 from evaluation.formats import parse_grade_map as parse
 from evaluation.formats.registry import FORMATS, qrels_names
 
 # ---- Imports --------------------------------------------------------------------------------------
-
-
-# Imports are read in the request; 20 MB is ~500k qrels lines, far above a hand-graded pool. The
-# same limit holds for what a zip unpacks to (a small zip can unpack to gigabytes).
-MAX_IMPORT_BYTES = 20 * 1024 * 1024
 
 
 @transaction.atomic
@@ -52,7 +47,7 @@ def pool_import(
     pool_name: str = "",
     pool: Pool | None = None,
     grade_map: Mapping[int, int] | str = "",
-    max_unpacked: int | None = MAX_IMPORT_BYTES,
+    max_unpacked: int | Literal["upload"] | None = "upload",
 ) -> PoolVersion:
     """A qrels / CSV / JSONL file -> the next version of `pool` (or of a new pool `pool_name`).
 
@@ -60,7 +55,8 @@ def pool_import(
     line number). Grades must be 0..3 unless `grade_map` (e.g. "-1:0,4:3") maps them.
     A zip exported by this app (data file + manifest.json) imports too: its format comes from
     the manifest, and the new version must hash to the manifest's SHA-256. `max_unpacked` caps
-    what its members may unpack to (None: no cap, for `import_pool` reading the owner's own disk).
+    what its members may unpack to: by default the pool upload limit, since a small zip can unpack
+    to gigabytes (None: no cap, for `import_pool` reading the owner's own disk).
     """
     require_permission(project, by, Permission.IMPORT_JUDGMENTS)
     if pool is not None and pool.project_id != project.pk:
@@ -72,7 +68,8 @@ def pool_import(
             raise PoolImportError(
                 _("A grade map does not apply to an exported pool: its grades are 0..3 already.")
             )
-        file_name, data, fmt, expected_sha = _exported_data(data, file_name, max_unpacked)
+        limit = upload_limit("pools") if max_unpacked == "upload" else max_unpacked
+        file_name, data, fmt, expected_sha = _exported_data(data, file_name, limit)
     version = _import_rows(project, by, data, file_name, fmt, pool_name, pool, mapping)
     if expected_sha is not None and version.sha256 != expected_sha:
         # Raised inside this function's transaction: the version just written is rolled back.
