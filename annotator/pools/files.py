@@ -193,9 +193,10 @@ def _import_rows(
             )
         pool = Pool.objects.create(project=project, name=pool_name)
     file_sha = hashlib.sha256(data).hexdigest()
+    imported = PoolVersionSource.IMPORTED.value
     return pool_version_create(
         pool=pool,
-        judgments=[(q, d, g, PoolVersionSource.IMPORTED.value) for q, d, g in rows],
+        judgments=((q, d, g, imported) for q, d, g in rows),  # listed once, there
         source=PoolVersionSource.IMPORTED,
         by=by,
         provenance={
@@ -255,27 +256,34 @@ def read_judgments(
             % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
         )
     try:
-        text = upload_text(data)
+        upload_text(data)  # the uploads' rule (UTF-8, no NUL); the text itself is not kept
     except UploadTextError as exc:
         raise _refusal(name, exc.line, exc.message) from None
-    stream = io.StringIO(text, newline="")
-    stream.name = name  # the readers put it in their messages
+    # A text stream over the bytes, decoded as the reader goes: a StringIO of the whole text
+    # holds 4 bytes a character, and the TREC reader's column pass reads the bytes themselves.
+    buffer = io.BytesIO(data if isinstance(data, bytes) else data.encode("utf-8"))  # shares `data`
+    buffer.name = name  # the readers put it in their messages
+    newline = FORMATS[READER_FORMATS[fmt]].newline
+    stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", newline=newline)
     try:
         qrels = read_qrels(stream, format=READER_FORMATS[fmt], grade_map=dict(grade_map or {}))
     except EvaluationError as exc:
         raise PoolImportError(_("Nothing was imported: %(error)s") % {"error": describe_error(exc)}) from exc
     rows = [(q, d, g) for q in qrels for d, g in qrels[q].items()]
+    del qrels
     # Stricter than the readers: an ID must fit the database column and the tab-separated
     # canonical text the hash is computed over. The reader keeps no line numbers, so the line
-    # is where the ID first appears in the file.
+    # is where the ID first appears in the file: the first value refused, in file order, is the
+    # one named (no set of every ID is built to visit each once).
     limit = PoolJudgment._meta.get_field("doc_id").max_length or 255
-    for value in dict.fromkeys(value for q, d, _g in rows for value in (q, d)):  # file order, once each
+    for value in (value for q, d, _g in rows for value in (q, d)):
         if len(value) > limit:
             problem = _("ID %(value)s has %(length)d characters; at most %(max)d are allowed.")
         elif value != value.strip() or any(c in value for c in "\t\n\r"):
             problem = _("ID %(value)s starts or ends with spaces, or contains a tab or line break.")
         else:
             continue
+        text = upload_text(data)  # decoded again on this refusal only
         line = text.count("\n", 0, max(text.find(value), 0)) + 1
         # Quoted as the readers' messages quote values on a page (“q1”), repr's escapes kept.
         shown = "“" + repr(value if len(value) <= 40 else value[:39] + "…")[1:-1] + "”"
