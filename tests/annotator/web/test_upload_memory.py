@@ -5,6 +5,7 @@ over the whole request). Larger files, and the ratios, are in tests/benchmarks/b
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
@@ -46,6 +47,10 @@ OVER_TARGET = {
     "pool (CSV)": 19.2,
     "pool (JSONL)": 15.6,
 }
+# On PostgreSQL a run's bytes are stored through psycopg, whose client-side binding (Django's
+# default) writes them into the statement as hex: a copy twice their size and more.
+if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    OVER_TARGET["run (JSONL)"] = 8.7
 KINDS = [
     pytest.param(
         kind,
