@@ -267,6 +267,31 @@ PERMISSIONS_POLICY: dict[str, list[str]] = {
     )
 }
 
+
+def env_megabytes(name: str, default: int) -> int:
+    """A size in bytes from a whole number of megabytes (MiB) in the environment."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default * 1024 * 1024
+    if not value.isascii() or not value.isdigit() or int(value) < 1:
+        raise ImproperlyConfigured(f"{name} must be a whole number of megabytes (1 or more), not {value!r}.")
+    return int(value) * 1024 * 1024
+
+
+# The largest file each upload form takes (candidates: all the files of one upload together),
+# refused before it is read (annotator.web.uploads.within_limit). DJANGO_UPLOAD_LIMIT_MB_<KIND>
+# overrides one. The commands (manage.py import_*, evaluate) read the owner's own disk: no limit.
+UPLOAD_LIMITS = {
+    kind: env_megabytes(f"DJANGO_UPLOAD_LIMIT_MB_{kind.upper()}", default)
+    for kind, default in {
+        "documents": 100,
+        "queries": 20,
+        "candidates": 100,
+        "runs": 200,
+        "pools": 20,
+    }.items()
+}
+
 if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)

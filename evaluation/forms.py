@@ -11,7 +11,7 @@ from django.utils.translation import ngettext
 
 from annotator.models import PoolVersion, Project
 from annotator.projects.forms import DigitsIntegerField
-from annotator.web.uploads import UploadForm
+from annotator.web.uploads import UploadForm, upload_bytes, within_limit
 from evaluation import metrics
 from evaluation.formats.registry import detect_format
 from evaluation.metrics.policies import MAX_BREAKDOWN_K, MAX_SEED
@@ -28,7 +28,6 @@ from evaluation.models import (
     ZeroIdcgPolicy,
 )
 
-MAX_RUN_BYTES = 200 * 1024 * 1024
 MAX_K = MAX_BREAKDOWN_K  # every comparison's query page shows the breakdown, K rows per table
 
 
@@ -167,12 +166,7 @@ class RunUploadForm(UploadForm):
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data.get("file")
-        if upload is not None and upload.size > MAX_RUN_BYTES:
-            raise ValidationError(
-                _("The file has %(size)s bytes; the limit is %(limit)s bytes."),
-                params={"size": upload.size, "limit": MAX_RUN_BYTES},
-            )
-        return upload
+        return upload if upload is None else within_limit("runs", upload)
 
     def clean(self) -> dict[str, Any]:
         # Form.clean() returns cleaned_data; the stubs allow None only for overriding subclasses.
@@ -190,7 +184,7 @@ class RunUploadForm(UploadForm):
         upload = self.cleaned_data.get("file")
         fmt = self.cleaned_data["format"]
         if upload is not None:
-            data = b"".join(upload.chunks())
+            data = upload_bytes(upload)
             name = upload.name or "run.txt"
             return name, data, detect_format(name, fmt, kind="run")
         text = self.cleaned_data["text"]

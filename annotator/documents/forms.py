@@ -8,7 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import CriteriaChange, CriteriaVersion
-from annotator.web.uploads import UploadForm
+from annotator.web.uploads import UploadForm, UploadKind, within_limit
 from evaluation.formats.registry import FORMATS
 
 SEARCH_MAX_LENGTH = 200  # also the search box's maxlength (document and query lists)
@@ -111,6 +111,13 @@ class ImportForm(UploadForm):
 
     file = forms.FileField(label=_("File"), error_messages={"required": _("Choose a file to upload.")})
     format = forms.ChoiceField(label=_("Format"), choices=FORMAT_CHOICES, required=False)
+
+    def __init__(self, *args: Any, kind: UploadKind, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.kind = kind
+
+    def clean_file(self) -> Any:
+        return within_limit(self.kind, self.cleaned_data["file"])
 
     def clean_format(self) -> str:
         return self.cleaned_data.get("format") or ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from django.contrib import messages
 from django.db import IntegrityError, transaction
@@ -40,6 +40,7 @@ from annotator.models import CriteriaVersion, Document, Permission, Query
 from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import post_from, redirect_after_post
 from annotator.web.paging import Paginator
+from annotator.web.uploads import upload_bytes
 from evaluation.formats.registry import FORMATS, detect_format
 
 PAGE_SIZE = 50
@@ -247,8 +248,8 @@ def _sections(request: ProjectRequest, **overrides: ImportSection) -> list[Impor
     project = request.project
     initial_set = request.GET.get("set") if request.method == "GET" else None
     defaults = {
-        "documents": ImportForm(auto_id=_auto_id("documents")),
-        "queries": ImportForm(auto_id=_auto_id("queries")),
+        "documents": ImportForm(kind="documents", auto_id=_auto_id("documents")),
+        "queries": ImportForm(kind="queries", auto_id=_auto_id("queries")),
         "candidates": CandidateImportForm(
             project=project,
             initial={"grading_set": initial_set} if initial_set else None,
@@ -336,9 +337,9 @@ def _file_problem(error: Exception) -> list[str]:
     return [str(error)]
 
 
-def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
+def _import_file(request: ProjectRequest, kind: Literal["documents", "queries"]) -> HttpResponse:
     title, help_text = SECTION_TEXT[kind]
-    form = ImportForm(request.POST, request.FILES, auto_id=_auto_id(kind))
+    form = ImportForm(request.POST, request.FILES, kind=kind, auto_id=_auto_id(kind))
     section = ImportSection(
         kind=kind,
         title=title,
@@ -352,7 +353,9 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     fmt = detect_format(upload.name, form.cleaned_data["format"], kind="records")
     if not FORMATS[fmt].records:
         try:
-            decode_upload(upload.read())  # a zip (e.g. a pool export) is refused as one, whatever its name
+            decode_upload(
+                upload_bytes(upload)
+            )  # a zip (e.g. a pool export) is refused as one, whatever its name
         except ImportFileError as error:
             section.errors = _file_problem(error)
         else:
@@ -365,7 +368,7 @@ def _import_file(request: ProjectRequest, kind: str) -> HttpResponse:
     # for re-checking) are exact, and an owner sees them before a re-import flags many grades.
     section.checked_only = request.POST.get("check_only") == "1"
     try:
-        data = upload.read()
+        data = upload_bytes(upload)
         with transaction.atomic():
             records: list[DocumentRecord] | list[QueryRecord]
             if kind == "documents":
@@ -422,7 +425,7 @@ def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
     for upload in form.cleaned_data["files"]:
         fmt = detect_format(upload.name, form.cleaned_data["format"], kind="run")
         try:
-            runs.append((upload.name, read_run(upload.read(), fmt, default_name=upload.name)))
+            runs.append((upload.name, read_run(upload_bytes(upload), fmt, default_name=upload.name)))
         except ImportFileError as error:
             errors += [f"{upload.name}: {message}" for message in error.messages()]
     if errors:

@@ -21,7 +21,7 @@ from annotator.models import (
     Query,
 )
 from annotator.projects.forms import DigitsIntegerField
-from annotator.web.uploads import UploadForm
+from annotator.web.uploads import UploadForm, within_limit
 from evaluation.formats.registry import FORMATS, pooled_names
 from evaluation.formats.values import escape_unprintable
 
@@ -226,6 +226,9 @@ class CandidateImportForm(UploadForm):
         cast("forms.ModelChoiceField[GradingSet]", self.fields["grading_set"]).queryset = (
             GradingSet.objects.in_project(project).open().order_by("name")
         )
+
+    def clean_files(self) -> list[UploadedFile]:
+        return within_limit("candidates", self.cleaned_data["files"])
 
     def clean_format(self) -> str:
         value = self.cleaned_data.get("format") or ""

@@ -17,7 +17,7 @@ from evaluation.formats.registry import FORMATS
 PROVENANCE_MAX_LENGTH = 500  # Candidate.source_detail
 
 
-@dataclass
+@dataclass(slots=True)  # one per pooled pair: an upload may pool every line of its runs
 class PooledPair:
     """A (query, document) pair in the union of the runs' top-k, with every run that put it there."""
 

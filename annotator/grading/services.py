@@ -7,6 +7,7 @@ the pair is now complete.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -14,10 +15,11 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from annotator.disputes.services import pair_settle_if_complete
-from annotator.documents.models import by_external_id
+from annotator.documents.models import chunked
 from annotator.documents.readers import ImportFileError, LineError
 from annotator.grading.models import FinalGradeQuerySet, GradeQuerySet, StaleReason
 from annotator.grading.pooling import PooledPair
@@ -426,12 +428,10 @@ def candidates_add(
     project = grading_set.project
     query_ids = {p.query_id for p in pairs}
     doc_ids = {p.doc_id for p in pairs}
-    queries = by_external_id(
-        Query.objects.filter(project=project).only("pk", "external_id"), sorted(query_ids)
-    )
-    documents = by_external_id(
-        Document.objects.filter(project=project).only("pk", "external_id"), sorted(doc_ids)
-    )
+    # {external ID: pk}, not model instances (~1 KB each): an upload pools every document it names.
+    queries = _pks_by_external_id(Query.objects.filter(project=project), sorted(query_ids))
+    documents = _pks_by_external_id(Document.objects.filter(project=project), sorted(doc_ids))
+    del query_ids, doc_ids
     errors: list[LineError] = []
     more = 0
     for p in pairs:
@@ -450,34 +450,47 @@ def candidates_add(
         raise ImportFileError(errors, more)
     existing = set(Candidate.objects.filter(grading_set=grading_set).values_list("query_id", "document_id"))
     source = CandidateSource.POOLED if depth else CandidateSource.IMPORTED
-    new = []
+    new: list[tuple[int, int, str]] = []  # (query pk, document pk, detail): instances a batch at a time
     summary = CandidateSummary()
     for p in pairs:
-        key = (queries[p.query_id].pk, documents[p.doc_id].pk)
+        key = (queries[p.query_id], documents[p.doc_id])
         if key in existing:
             summary.already += 1
             continue
         existing.add(key)
         # Pooled: which runs put it in their top k, at which position. Imported: file and line.
         detail = p.provenance(depth) if depth else f"{p.source}:{p.line}"
-        new.append(
-            Candidate(
-                grading_set=grading_set,
-                query_id=key[0],
-                document_id=key[1],
-                source=source,
-                source_detail=detail[:500],
-                added_by=by,
-            )
-        )
+        new.append((*key, detail[:500]))
+    del existing
     # Database IDs follow insertion order, and editors' pages carry candidate IDs: inserted in the
     # runs' rank order, sorting a page by ID would give a system's ranking back.
     random.SystemRandom().shuffle(new)
-    Candidate.objects.bulk_create(new, batch_size=BATCH)
+    for batch in itertools.batched(new, BATCH):
+        Candidate.objects.bulk_create(
+            [
+                Candidate(
+                    grading_set=grading_set,
+                    query_id=query_pk,
+                    document_id=document_pk,
+                    source=source,
+                    source_detail=detail,
+                    added_by=by,
+                )
+                for query_pk, document_pk, detail in batch
+            ]
+        )
     summary.added = len(new)
-    summary.queries = len(query_ids)
+    summary.queries = len(queries)
     summary.runs = sorted({run for p in pairs for run, _pos in p.hits})
     return summary
+
+
+def _pks_by_external_id(rows: QuerySet[Any], ids: Sequence[str]) -> dict[str, int]:
+    """{external ID: pk} for those of `ids` found in `rows`, read in chunks."""
+    found: dict[str, int] = {}
+    for chunk in chunked(ids):
+        found.update(rows.filter(external_id__in=chunk).values_list("external_id", "pk"))
+    return found
 
 
 @transaction.atomic

@@ -14,7 +14,7 @@ import zipfile
 import zlib
 from collections.abc import Mapping
 from datetime import UTC
-from typing import Any
+from typing import Any, Literal
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -27,7 +27,7 @@ from annotator.models import Permission, Pool, PoolJudgment, PoolVersion, PoolVe
 from annotator.pools.models import canonical_serialisation
 from annotator.pools.services import PoolImportError, pool_version_create, require_permission
 from annotator.web.errors import describe_error, located
-from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_text
+from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_limit, upload_text
 from evaluation.formats import EvaluationError, read_qrels, write_qrels
 from evaluation.formats import Pool as Qrels
 from evaluation.formats import parse_grade_map as parse
@@ -35,11 +35,6 @@ from evaluation.formats.csv import write_csv_qrels
 from evaluation.formats.registry import FORMATS, qrels_names
 
 # ---- Imports --------------------------------------------------------------------------------------
-
-
-# Imports are read in the request; 20 MB is ~500k qrels lines, far above a hand-graded pool. The
-# same limit holds for what a zip unpacks to (a small zip can unpack to gigabytes).
-MAX_IMPORT_BYTES = 20 * 1024 * 1024
 
 
 @transaction.atomic
@@ -53,7 +48,7 @@ def pool_import(
     pool_name: str = "",
     pool: Pool | None = None,
     grade_map: Mapping[int, int] | str = "",
-    max_unpacked: int | None = MAX_IMPORT_BYTES,
+    max_unpacked: int | Literal["upload"] | None = "upload",
 ) -> PoolVersion:
     """A qrels / CSV / JSONL file -> the next version of `pool` (or of a new pool `pool_name`).
 
@@ -61,7 +56,8 @@ def pool_import(
     line number). Grades must be 0..3 unless `grade_map` (e.g. "-1:0,4:3") maps them.
     A zip exported by this app (data file + manifest.json) imports too: its format comes from
     the manifest, and the new version must hash to the manifest's SHA-256. `max_unpacked` caps
-    what its members may unpack to (None: no cap, for `import_pool` reading the owner's own disk).
+    what its members may unpack to: by default the pool upload limit, since a small zip can unpack
+    to gigabytes (None: no cap, for `import_pool` reading the owner's own disk).
     """
     require_permission(project, by, Permission.IMPORT_JUDGMENTS)
     if pool is not None and pool.project_id != project.pk:
@@ -73,7 +69,8 @@ def pool_import(
             raise PoolImportError(
                 _("A grade map does not apply to an exported pool: its grades are 0..3 already.")
             )
-        file_name, data, fmt, expected_sha = _exported_data(data, file_name, max_unpacked)
+        limit = upload_limit("pools") if max_unpacked == "upload" else max_unpacked
+        file_name, data, fmt, expected_sha = _exported_data(data, file_name, limit)
     version = _import_rows(project, by, data, file_name, fmt, pool_name, pool, mapping)
     if expected_sha is not None and version.sha256 != expected_sha:
         # Raised inside this function's transaction: the version just written is rolled back.
@@ -204,9 +201,10 @@ def _import_rows(
             )
         pool = Pool.objects.create(project=project, name=pool_name)
     file_sha = hashlib.sha256(data).hexdigest()
+    imported = PoolVersionSource.IMPORTED.value
     return pool_version_create(
         pool=pool,
-        judgments=[(q, d, g, PoolVersionSource.IMPORTED.value) for q, d, g in rows],
+        judgments=((q, d, g, imported) for q, d, g in rows),  # listed once, there
         source=PoolVersionSource.IMPORTED,
         by=by,
         provenance={
@@ -266,27 +264,34 @@ def read_judgments(
             % {"fmt": fmt, "allowed": ", ".join(READER_FORMATS)}
         )
     try:
-        text = upload_text(data)
+        upload_text(data)  # the uploads' rule (UTF-8, no NUL); the text itself is not kept
     except UploadTextError as exc:
         raise _refusal(name, exc.line, exc.message) from None
-    stream = io.StringIO(text, newline="")
-    stream.name = name  # the readers put it in their messages
+    # A text stream over the bytes, decoded as the reader goes: a StringIO of the whole text
+    # holds 4 bytes a character, and the TREC reader's column pass reads the bytes themselves.
+    buffer = io.BytesIO(data if isinstance(data, bytes) else data.encode("utf-8"))  # shares `data`
+    buffer.name = name  # the readers put it in their messages
+    newline = FORMATS[READER_FORMATS[fmt]].newline
+    stream = io.TextIOWrapper(buffer, encoding="utf-8-sig", newline=newline)
     try:
         qrels = read_qrels(stream, format=READER_FORMATS[fmt], grade_map=dict(grade_map or {}))
     except EvaluationError as exc:
         raise PoolImportError(_("Nothing was imported: %(error)s") % {"error": describe_error(exc)}) from exc
     rows = [(q, d, g) for q in qrels for d, g in qrels[q].items()]
+    del qrels
     # Stricter than the readers: an ID must fit the database column and the tab-separated
     # canonical text the hash is computed over. The reader keeps no line numbers, so the line
-    # is where the ID first appears in the file.
+    # is where the ID first appears in the file: the first value refused, in file order, is the
+    # one named (no set of every ID is built to visit each once).
     limit = PoolJudgment._meta.get_field("doc_id").max_length or 255
-    for value in dict.fromkeys(value for q, d, _g in rows for value in (q, d)):  # file order, once each
+    for value in (value for q, d, _g in rows for value in (q, d)):
         if len(value) > limit:
             problem = _("ID %(value)s has %(length)d characters; at most %(max)d are allowed.")
         elif value != value.strip() or any(c in value for c in "\t\n\r"):
             problem = _("ID %(value)s starts or ends with spaces, or contains a tab or line break.")
         else:
             continue
+        text = upload_text(data)  # decoded again on this refusal only
         line = text.count("\n", 0, max(text.find(value), 0)) + 1
         # Quoted as the readers' messages quote values on a page (“q1”), repr's escapes kept.
         shown = "“" + repr(value if len(value) <= 40 else value[:39] + "…")[1:-1] + "”"

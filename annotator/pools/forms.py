@@ -8,9 +8,9 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Pool, Project
-from annotator.pools.files import EXPORT_FORMATS, MAX_IMPORT_BYTES, parse_grade_map
+from annotator.pools.files import EXPORT_FORMATS, parse_grade_map
 from annotator.pools.services import PoolImportError
-from annotator.web.uploads import UploadForm
+from annotator.web.uploads import UploadForm, within_limit
 from evaluation.formats.registry import detect_format, qrels_name
 
 
@@ -89,16 +89,7 @@ class PoolImportForm(UploadForm):
         ).order_by("name")
 
     def clean_file(self) -> Any:
-        upload = self.cleaned_data["file"]
-        if upload.size > MAX_IMPORT_BYTES:
-            raise forms.ValidationError(
-                _(
-                    "%(name)s is %(size)d bytes; the limit is %(limit)d bytes. Use `manage.py import_pool` "
-                    "for bigger files."
-                )
-                % {"name": upload.name, "size": upload.size, "limit": MAX_IMPORT_BYTES}
-            )
-        return upload
+        return within_limit("pools", self.cleaned_data["file"])
 
     def clean_grade_map(self) -> dict[int, int]:
         try:

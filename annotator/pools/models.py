@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -56,8 +57,7 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
     froze it, nor where grades came from), so the hash is the same whichever export format or
     database holds them and anyone can recompute it from an export.
     """
-    rows = []
-    seen: set[tuple[str, str]] = set()
+    rows: list[Any] = []
     for query_id, doc_id, grade in judgments:
         for value in (query_id, doc_id):
             # What would break the text itself. The readers also refuse invisible characters
@@ -75,14 +75,18 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
                 gettext("grade %(grade)r of (%(query)s, %(doc)s) is not an integer 0..3")
                 % {"grade": grade, "query": query_id, "doc": doc_id}
             )
-        if (query_id, doc_id) in seen:
-            raise ValueError(
-                gettext("pair (%(query)s, %(doc)s) appears twice") % {"query": query_id, "doc": doc_id}
-            )
-        seen.add((query_id, doc_id))
         rows.append((query_id, doc_id, grade))
-    rows.sort(key=lambda r: (r[0], r[1]))
-    return "".join(f"{q}\t{d}\t{g}\n" for q, d, g in rows)
+    # Sorted whole, a pair given twice is next to itself: no set of every pair is needed (it
+    # cost more memory than the text). Without such pairs, (query, doc, grade) sorts as (query, doc).
+    rows.sort()
+    for before, after in itertools.pairwise(rows):
+        if before[:2] == after[:2]:
+            raise ValueError(
+                gettext("pair (%(query)s, %(doc)s) appears twice") % {"query": after[0], "doc": after[1]}
+            )
+    for i, (q, d, g) in enumerate(rows):
+        rows[i] = f"{q}\t{d}\t{g}\n"  # in place: each row's tuple goes as its line comes
+    return "".join(rows)
 
 
 def exclusion_row(entry: dict[str, Any]) -> dict[str, Any]:

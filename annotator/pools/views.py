@@ -43,6 +43,7 @@ from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import attachment_header, redirect_after_post
 from annotator.web.paging import Paginator
 from annotator.web.text import enumeration
+from annotator.web.uploads import upload_bytes
 
 PAGE_SIZE = 50  # rows of per-query tables, diffs and freeze blockers
 LIST_PAGE_SIZE = 25  # pools, and versions of a pool
@@ -451,7 +452,7 @@ def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
             version = pool_import(
                 project=request.project,
                 by=request.user,
-                data=upload.read(),
+                data=upload_bytes(upload),
                 file_name=upload.name,
                 fmt=form.cleaned_data["format"],
                 pool=form.cleaned_data["pool"],

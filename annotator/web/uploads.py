@@ -6,7 +6,13 @@ would import on SQLite and fail on PostgreSQL. Each importer wraps `UploadTextEr
 
 from __future__ import annotations
 
+import io
+from typing import Literal
+
 from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -31,6 +37,60 @@ class UploadForm(forms.Form):
             sent = self.files.getlist(self.add_prefix(name)) if hasattr(self.files, "getlist") else []
             if isinstance(field, forms.FileField) and sent and name not in errors:
                 self.add_error(name, self.CHOOSE_AGAIN)
+
+
+# What each upload form takes (settings.UPLOAD_LIMITS), and the command that reads the same files
+# from the owner's own disk with no limit, which the refusal names.
+UploadKind = Literal["documents", "queries", "candidates", "runs", "pools"]
+UNLIMITED_COMMANDS: dict[str, str] = {
+    "documents": "manage.py import_documents",
+    "queries": "manage.py import_queries",
+    "candidates": "manage.py import_candidates",
+    "runs": "manage.py evaluate",
+    "pools": "manage.py import_pool",
+}
+
+
+def upload_limit(kind: UploadKind) -> int:
+    """The most bytes an upload of `kind` may have (all its files together)."""
+    return int(settings.UPLOAD_LIMITS[kind])
+
+
+def within_limit[T: UploadedFile | list[UploadedFile]](kind: UploadKind, uploads: T) -> T:
+    """`uploads`, or a ValidationError naming the limit and the command with none. Asked of the
+    size the multipart parser counted, before a byte is read: a refusal costs no parsing."""
+    files = uploads if isinstance(uploads, list) else [uploads]
+    size = sum(upload.size or 0 for upload in files)
+    limit = upload_limit(kind)
+    if size <= limit:
+        return uploads
+    params = {
+        "name": files[0].name,
+        "size": filesizeformat(size),
+        "limit": filesizeformat(limit),
+        "command": UNLIMITED_COMMANDS[kind],
+    }
+    if len(files) == 1:
+        message = _(
+            "“%(name)s” is %(size)s, more than the %(limit)s an upload here may have, so it was not "
+            "read. The command line has no limit: %(command)s."
+        )
+    else:
+        message = _(
+            "These files are %(size)s together, more than the %(limit)s an upload here may have, so "
+            "none was read. Upload fewer at once, or use the command line, which has no limit: "
+            "%(command)s."
+        )
+    raise forms.ValidationError(message % params)
+
+
+def upload_bytes(upload: UploadedFile) -> bytes:
+    """The upload's bytes. One held in memory is handed over without a copy (BytesIO.getvalue()
+    shares its buffer); one spooled to disk is read once."""
+    if isinstance(upload.file, io.BytesIO):
+        return upload.file.getvalue()
+    upload.seek(0)
+    return upload.read()
 
 
 class UploadTextError(ValueError):

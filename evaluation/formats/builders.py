@@ -7,6 +7,8 @@ what is allowed) before returning anything. The TREC reader adds a lean fast pat
 from __future__ import annotations
 
 import itertools
+import math
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +80,32 @@ COMPARE = PURPOSES["compare"]
 ORDER_ONLY_COLUMNS = ("query_id", "doc_id", "system")
 
 
+class _QueryRows:
+    """One query's rows, held as columns until `RunBuilder.run`: as a tuple each, a row of a run
+    file took several times the bytes of its line. A missing score is NaN here (parse_score
+    refuses NaN in a file), and None again in `tuples()`."""
+
+    __slots__ = ("docs", "lines", "ranks", "scores")
+
+    def __init__(self) -> None:
+        self.docs: list[str] = []
+        self.scores = array("d")
+        self.ranks: list[int | None] = []
+        self.lines = array("q")
+
+    def append(self, doc: str, score: float | None, rank: int | None, line: int) -> None:
+        self.docs.append(doc)
+        self.scores.append(math.nan if score is None else score)
+        self.ranks.append(rank)
+        self.lines.append(line)
+
+    def tuples(self) -> list[tuple[str, float | None, int | None, int]]:
+        return [
+            (doc, None if math.isnan(score) else score, rank, line)
+            for doc, score, rank, line in zip(self.docs, self.scores, self.ranks, self.lines, strict=True)
+        ]
+
+
 class RunBuilder:
     """Collects run rows in input order; refuses duplicates and rows ordered in different ways.
 
@@ -91,7 +119,7 @@ class RunBuilder:
         self.source = source
         self.rules = rules
         self.problems = problems if problems is not None else Problems()
-        self.rows: dict[str, list[tuple[str, float | None, int | None, int]]] = {}
+        self.rows: dict[str, _QueryRows] = {}
         self.seen: dict[str, dict[str, int]] = {}
         self.kind: str | None = None  # "score", "rank" or "order": how the first row is ordered
         self.first_system: tuple[str, int] | None = None  # (name, line) of the first `system` value
@@ -168,19 +196,25 @@ class RunBuilder:
                 line=line,
             )
         seen[doc] = line
-        self.rows.setdefault(query, []).append((doc, score, rank, line))
+        rows = self.rows.get(query)
+        if rows is None:
+            rows = self.rows[query] = _QueryRows()
+        rows.append(doc, score, rank, line)
 
     def run(self, name: str) -> Run:
         if self.rules.name_by_system and self.first_system is not None:
             name = self.first_system[0]
         docs: list[str] = []
-        scores: list[float] = []
-        lines: list[int] = []
+        scores = array("d")
+        lines = array("q")
         lengths: list[int] = []
         warnings: list[EvaluationError] = []
         # A row refused earlier leaves a gap of its own in its query's ranks: not said again.
         gaps = not self.rules.rank_gaps and not self.problems.found
-        for query, rows in self.rows.items():
+        query_ids = list(self.rows)
+        self.seen.clear()  # read: each query's rows are let go as they are copied
+        for query in query_ids:
+            rows = self.rows.pop(query).tuples()
             # The first query where rank and score disagree is enough to say so.
             if (
                 self.scored
@@ -200,11 +234,11 @@ class RunBuilder:
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         run = Run._trusted(
-            list(self.rows),
+            query_ids,
             docs,
             offsets,
-            scores=np.array(scores, dtype=np.float64) if self.scored else None,
-            lines=np.array(lines, dtype=np.int64),
+            scores=np.frombuffer(scores, dtype=np.float64).copy() if self.scored else None,
+            lines=np.frombuffer(lines, dtype=np.int64).copy(),
             name=name,
             source=self.source,
         )

@@ -30,6 +30,18 @@ def text_lines(text: str) -> list[str]:
     return _LINE_BREAK.split(text)
 
 
+def iter_text_lines(text: str, *, keepends: bool = False) -> Iterator[str]:
+    """text_lines(text), one at a time: a list of every line of a large upload costs as much
+    memory as its text again. `keepends`: each line with its line break, as a text stream opened
+    with newline="" gives them (the csv module's input), and no empty line after the last break."""
+    start = 0
+    for found in _LINE_BREAK.finditer(text):
+        yield text[start : found.end() if keepends else found.start()]
+        start = found.end()
+    if start < len(text) or not keepends:
+        yield text[start:]
+
+
 def source_name(source: Source) -> str:
     if isinstance(source, str | os.PathLike):
         return os.fspath(source)

@@ -20,6 +20,7 @@ from django.urls import reverse
 from annotator.models import Pool, PoolVersion, PoolVersionSource
 from annotator.pools.files import PoolExportError, export_data, export_zip, pool_import
 from annotator.pools.services import PoolImportError, pool_version_create
+from annotator.web.uploads import upload_limit
 from tests.conftest import Cast
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared"
@@ -636,9 +637,7 @@ def _patch_headers(
 def test_a_crafted_zip_is_refused_without_unpacking_it_whole(cast: Cast) -> None:
     """A member declaring 10 bytes unpacked up to 1 GiB before being cut; a nested manifest, an
     encrypted member or a lying header were 500s (review)."""
-    from annotator.pools.files import MAX_IMPORT_BYTES
-
-    zeros = b"\0" * (MAX_IMPORT_BYTES + 10)
+    zeros = b"\0" * (upload_limit("pools") + 10)
     manifest = {
         "data_file": {"name": "big.qrels", "sha256": hashlib.sha256(zeros).hexdigest()},
         "format": "qrels",
