@@ -118,3 +118,22 @@ def test_a_count_that_would_go_below_zero_refuses_the_change(cast: Cast) -> None
     with pytest.raises(IntegrityError), transaction.atomic():
         Grade.objects.filter(candidate=pair).delete()
     counters.recount(connection)
+
+
+def test_both_databases_keep_the_counters_on_the_same_tables_and_events() -> None:
+    """Each database has its own trigger text, but both must fire on every change that moves a
+    count: a table or event missing from one would let that database's counts drift. PostgreSQL's
+    statement triggers over transition tables cannot name columns (UPDATE OF done), so an UPDATE
+    there counts as the UPDATE OF on SQLite; their bodies compare old and new rows instead."""
+
+    def fired_on(event: str) -> str:
+        return event.split(" OF ")[0]
+
+    sqlite = {
+        name: (table, fired_on(event)) for name, (table, event, _c, _b) in counters._ROW_TRIGGERS.items()
+    }
+    postgres = {name: (table, fired_on(event)) for name, table, event, _t, _b in counters._STATEMENT_TRIGGERS}
+    assert postgres == sqlite
+    # The column-level triggers keep their column where PostgreSQL allows it (row triggers).
+    columns = {event for _name, _table, event, _t, _b in counters._STATEMENT_TRIGGERS if " OF " in event}
+    assert columns == {"UPDATE OF required_grades"}
