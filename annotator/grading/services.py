@@ -139,6 +139,13 @@ def _record(
     )
 
 
+def _settle_if_full(candidate: Candidate, *, grades: int) -> None:
+    """Let the pair settle once it holds `grades` (counted under its lock) of the ones it needs:
+    a pair still short of grades, the usual save, reads nothing more."""
+    if grades >= candidate.grading_set.required_grades:
+        pair_settle_if_complete(candidate=candidate)
+
+
 @transaction.atomic
 def grade_submit(
     *,
@@ -260,7 +267,7 @@ def grade_submit(
         else:
             _record(grade, by=editor, kind=GradeHistory.Kind.CREATED, old=(None, ""), new=(value, reason))
             Reservation.objects.filter(candidate=candidate, editor=editor).delete()
-            pair_settle_if_complete(candidate=candidate)
+            _settle_if_full(candidate, grades=candidate.grade_count + 1)
             return grade
 
     unchanged = grade.grade == value and grade.reason == reason
@@ -281,7 +288,7 @@ def grade_submit(
     grade.save()
     _record(grade, by=editor, kind=kind, old=old, new=(value, reason), old_versions=old_versions)
     Reservation.objects.filter(candidate=candidate, editor=editor).delete()
-    pair_settle_if_complete(candidate=candidate)
+    _settle_if_full(candidate, grades=candidate.grade_count)
     return grade
 
 
