@@ -209,10 +209,22 @@ def grade_page(request: ProjectRequest, slug: str, set_id: int, query_id: int) -
     return render(request, "annotator/grading/grade.html", _page_context(request, grading_set, query))
 
 
-def _row(request: ProjectRequest, candidate: Candidate, order: list[int] | None = None) -> Row:
-    """`candidate`'s row alone, numbered as on its page (`order`: the editor's, when read already)."""
+def _row(
+    request: ProjectRequest,
+    candidate: Candidate,
+    order: list[int] | None = None,
+    *,
+    saved: Grade | None = None,
+) -> Row:
+    """`candidate`'s row alone, numbered as on its page (`order`: the editor's, when read already).
+    `saved`: the grade this request saved, its `candidate` read under the save's lock
+    (`services.grade_submit`): the row is made from them, without reading the pair again."""
     order = _order(request, candidate.grading_set, candidate.query) if order is None else order
     position = order.index(candidate.pk) + 1 if candidate.pk in order else 0
+    if saved is not None:
+        pair = saved.candidate
+        locked = _lock_message(pair, saved, pair.grading_set)
+        return Row(candidate=pair, document=pair.document, grade=saved, locked=locked, position=position)
     rows = _rows(request, candidate.grading_set, [candidate.pk], position)
     if not rows:
         raise Http404(_("This pair is no longer in the set."))
@@ -241,6 +253,7 @@ def _row_response(
     query_seen: str | None = None,
     unsaved_reason: str | None = None,
     order: list[int] | None = None,
+    saved_grade: Grade | None = None,
 ) -> HttpResponse:
     """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement.
     `criteria_changed`: the criteria panel and every row's form catch up too. `query_seen`: the
@@ -249,7 +262,7 @@ def _row_response(
     given on that heading would then be taken). `unsaved_reason`: text for the reason box of an
     ungraded row that is not stored (an undone grade's)."""
     grading_set, query = candidate.grading_set, candidate.query
-    row = _row(request, candidate, order)
+    row = _row(request, candidate, order, saved=saved_grade)
     row.error = error
     if error:
         row.typed_reason = typed_reason
@@ -295,6 +308,7 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
         return redirect(_grade_page_url(slug, candidate))
     form = GradeForm(request.POST)
     error = done = ""
+    saved_grade: Grade | None = None
     status = 200
     criteria_changed = False
     if form.is_valid():
@@ -321,6 +335,7 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
         except services.GradingError as exc:  # closed set, pair locked, document changed since it was read
             error, status = str(exc), 409
         else:
+            saved_grade = grade
             done = _("Saved grade %(grade)d for %(document)s.") % {
                 "grade": grade.grade,
                 "document": candidate.document.external_id,
@@ -351,10 +366,11 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
             saved=True,
             criteria_changed=criteria_changed,
             query_seen=form.cleaned_data.get("query_seen"),
+            saved_grade=saved_grade,
         )
     if not error:
         # As the htmx reply says it: when this grade completed the pair, the message says so.
-        if locked := _row(request, candidate).locked:
+        if locked := _row(request, candidate, saved=saved_grade).locked:
             done = f"{done} {locked}"
         messages.success(request, done)
         return redirect(_grade_page_url(slug, candidate))

@@ -141,9 +141,15 @@ def _record(
 
 def _settle_if_full(candidate: Candidate, *, grades: int) -> None:
     """Let the pair settle once it holds `grades` (counted under its lock) of the ones it needs:
-    a pair still short of grades, the usual save, reads nothing more."""
-    if grades >= candidate.grading_set.required_grades:
-        pair_settle_if_complete(candidate=candidate)
+    a pair still short of grades, the usual save, reads nothing more. The outcome is set on
+    `candidate`, so that it says what the pair is now."""
+    if grades < candidate.grading_set.required_grades:
+        return
+    outcome = pair_settle_if_complete(candidate=candidate)
+    if isinstance(outcome, FinalGrade):
+        candidate.final_grade = outcome
+    elif outcome is not None:
+        candidate.dispute = outcome
 
 
 @transaction.atomic
@@ -169,14 +175,16 @@ def grade_submit(
     leave it out. Submitting the same
     grade twice stores one grade and one history entry; a new reason for the same grade is logged
     as REASON_EDITED, never as a change of grade. The candidate row is locked, so concurrent saves
-    of one pair (by the same or different editors) are serialised and none is lost.
+    of one pair (by the same or different editors) are serialised and none is lost. The grade's
+    `candidate` is the pair as read under that lock, with the final grade or dispute this save
+    left it: the grading page shows the row from it without reading the pair again.
     """
     value = _validate_value(value)
     reason = (reason or "").strip()
     GradingSet.objects.lock_shared(candidate.grading_set_id)  # before the pair: the freeze's order
     candidate = (
         Candidate.objects.select_for_update(of=("self",))
-        .select_related("grading_set__project", "document", "final_grade", "dispute")
+        .select_related("grading_set__project", "query", "document", "final_grade", "dispute")
         .get(pk=candidate.pk)
     )
     grading_set = candidate.grading_set
@@ -244,6 +252,8 @@ def grade_submit(
             )
 
     grade = Grade.objects.filter(candidate=candidate, editor=editor).first()
+    if grade is not None:
+        grade.candidate = candidate
     # grade_count is kept by the database and read under the pair's lock (grading/counters.py).
     if grade is None and candidate.grade_count >= grading_set.required_grades:
         # Full (e.g. one grade awaits its editor's re-check): a further editor would make the pair
@@ -264,6 +274,7 @@ def grade_submit(
                 )
         except IntegrityError:
             grade = Grade.objects.get(candidate=candidate, editor=editor)
+            grade.candidate = candidate
         else:
             _record(grade, by=editor, kind=GradeHistory.Kind.CREATED, old=(None, ""), new=(value, reason))
             Reservation.objects.filter(candidate=candidate, editor=editor).delete()

@@ -1093,3 +1093,29 @@ def test_a_closed_sets_queries_are_viewed_not_graded(cast: Cast, client: Client)
     GradingSet.objects.filter(pk=pair.grading_set_id).update(is_open=False)
     html = client.get(page).content.decode()
     assert ">View</a>" in html and ">Grade</a>" not in html
+
+
+def test_a_grade_post_costs_the_same_statements_whatever_the_size_of_its_query(
+    cast: Cast, client: Client
+) -> None:
+    """A first grade that leaves its pair short of grades (the usual save): the row is shown from
+    the objects the save read under its lock, and no count grows with the query or the set."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    small = make_pairs(cast.alpha, "AB", set_name="Small")
+    big = make_pairs(cast.alpha, [f"D{i}" for i in range(40)], set_name="Big", query="q2")
+    for pair in big[1:]:
+        grade_submit(candidate=pair, editor=cast.editor2, value=1)
+    as_user(client, cast.editor)
+
+    def statements(pair: Candidate) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.post(
+                grade_url(cast, pair), {"grade": "2", "document_version": "1"}, headers=HTMX
+            )
+        assert '"state": "saved"' in response.headers["HX-Trigger-After-Settle"]
+        return len(ctx.captured_queries)
+
+    # 19 on PostgreSQL; SQLite adds a savepoint around the insert (it cannot lock the pair).
+    assert statements(small[0]) == statements(big[0]) <= 20
