@@ -2,10 +2,12 @@
 
 No Django here, ever (a test checks it in a fresh interpreter); scipy is imported lazily. Entry
 points: `score_query`, `evaluate_run`, `compare_runs`, and `Results`, the one stored and reported
-shape. `METRICS` lists the metrics, the headline first: a new metric is one module and one entry.
+shape. `ALL_METRICS` is the registry, NDCG first: a new metric is one module and one entry.
+`METRICS` is what a plain `evaluate_run` computes and a comparison stores (NDCG, the headline);
+`evaluate_run(..., metrics=("ndcg@10", "recall@100"))` adds any registered metric at its own K.
 """
 
-from evaluation.metrics import ndcg
+from evaluation.metrics import binary, ndcg
 from evaluation.metrics.batch import Counts, QueryScore, RunResult, evaluate_run
 from evaluation.metrics.compare import (
     Comparison,
@@ -20,6 +22,7 @@ from evaluation.metrics.data import Pool, Run
 from evaluation.metrics.ndcg import PositionRow, QueryResult, Tail, discount, score_query, tail
 from evaluation.metrics.ordering import order_scored
 from evaluation.metrics.policies import (
+    DEFAULT_RELEVANT,
     DEFAULT_SETTINGS,
     EXTRA_QUERIES,
     GAINS,
@@ -33,6 +36,7 @@ from evaluation.metrics.policies import (
     validate_grade,
     validate_k,
 )
+from evaluation.metrics.registry import ALL_METRICS, metric_at, metric_named, parse_metrics
 from evaluation.metrics.results import (
     RESULTS_VERSION,
     ComparisonStats,
@@ -43,9 +47,13 @@ from evaluation.metrics.results import (
     SystemResult,
 )
 
+# The comparison pages include each entry's breakdown partial and store each entry's values:
+# the binary metrics join them when those pages list them (they have no partial yet).
 METRICS: tuple[Metric, ...] = (ndcg.METRIC,)
 
 __all__ = [
+    "ALL_METRICS",
+    "DEFAULT_RELEVANT",
     "DEFAULT_SETTINGS",
     "EXTRA_QUERIES",
     "GAINS",
@@ -74,13 +82,17 @@ __all__ = [
     "SignFlipResult",
     "SystemResult",
     "Tail",
+    "binary",
     "bootstrap_ci",
     "compare_results",
     "compare_runs",
     "discount",
     "evaluate_run",
+    "metric_at",
+    "metric_named",
     "order_scored",
     "paired_t_test",
+    "parse_metrics",
     "score_query",
     "sign_flip_test",
     "tail",

@@ -8,7 +8,7 @@ to every metric of `METRICS`. The breakdown of any query is `RunResult.explain(q
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from operator import itemgetter
 
@@ -58,7 +58,9 @@ class RunResult:
     for an excluded query; use `ndcg_of` or `rows()` to get None instead.
     `mean` is the macro mean over evaluated queries (the headline); `micro` is sum(DCG)/sum(IDCG),
     a different number that weighs queries by their IDCG. Both are None when undefined.
-    `scores` holds every metric's batch output by metric name (NDCG's is `ndcg.Scores`).
+    `scores` holds every metric's batch output by metric name (NDCG's is `ndcg.Scores`), those
+    of `METRICS` and the ones asked for by `evaluate_run(..., metrics=...)`, which `metrics`
+    lists (`to_system(label, result.metrics)` puts them in the results shape).
     """
 
     name: str
@@ -79,6 +81,7 @@ class RunResult:
     scores: Mapping[str, object] = field(repr=False)
     pool: Pool = field(repr=False)
     run: Run = field(repr=False)
+    metrics: tuple[Metric, ...] = ()
 
     def _position(self, query_id: str) -> int:
         try:
@@ -212,14 +215,27 @@ def evaluate_run(
     settings: Settings = DEFAULT_SETTINGS,
     *,
     name: str = "run",
+    metrics: Sequence[str | Metric] | None = None,
 ) -> RunResult:
-    """Score every query of `pool` for `run` under `settings` with every metric of `METRICS`."""
+    """Score every query of `pool` for `run` under `settings` with every metric of `METRICS`
+    and, given `metrics` (names such as "ndcg@10", "recall@100"), each of those at its own K.
+
+    The run is ordered once, as deep as the largest K (with `settings.k`, the headline NDCG's),
+    and the unjudged and tie policies apply to that depth: under unjudged="error" an unjudged ID
+    within any requested K refuses the run for every metric, and `unjudged` counts the unjudged
+    IDs within that depth. Without `metrics` nothing differs from NDCG alone.
+    """
     from evaluation.metrics import METRICS  # the package imports this module
+    from evaluation.metrics.registry import parse_metrics
 
     settings = as_settings(settings)
+    requested = parse_metrics(metrics) if metrics is not None else ()
     pool = as_pool(pool)
     run = as_run(run, name=name)
-    k = settings.k
+    # The depth every metric's order is read from; `settings` keeps the headline's own K.
+    depth = max([settings.k, *(metric.k or settings.k for metric in requested)])
+    ordered = replace(settings, k=depth) if depth != settings.k else settings
+    k = depth
     n_queries = len(pool)
 
     # Align the run's queries with the pool's (a run file usually lists the qrels' queries, in
@@ -277,7 +293,7 @@ def evaluate_run(
     top: np.ndarray | None = None
     tied_rows = np.zeros(0, dtype=np.int64)
     if run.has_scores:
-        top, tied_rows = _order_by_score(run, kept, is_extra, starts, lengths, longest, width, settings)
+        top, tied_rows = _order_by_score(run, kept, is_extra, starts, lengths, longest, width, ordered)
     if top is None:
         # The ranking is the input order (no scores, or scores already in order without a tie
         # reaching into the top K): each query's first `width` rows.
@@ -329,7 +345,7 @@ def evaluate_run(
 
     # Read-only: every metric reads the same order, and none may change it for the next.
     ranked = Ranked(settings=settings, pool=pool, pool_rows=kept_pool, grades=_readonly(grades), ties=ties)
-    scores = {metric.name: metric.batch(ranked) for metric in METRICS}
+    scores = {metric.name: metric.batch(ranked) for metric in (*METRICS, *requested)}
     # The run's own fields are NDCG's, the headline (the public API of `RunResult`).
     headline = scores[ndcg.METRIC.name]
     assert isinstance(headline, ndcg.Scores)
@@ -362,4 +378,5 @@ def evaluate_run(
         scores=scores,
         pool=pool,
         run=run,
+        metrics=requested,
     )

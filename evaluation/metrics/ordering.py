@@ -8,7 +8,7 @@ once, what every metric's batch reads; `TiedGroups` applies ties="expected" to a
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -240,6 +240,8 @@ class Ranked:
     `grades[r, j]` is the grade code of the document at position j + 1 of ranked row r (the run's
     queries that are in the pool, pool query `pool_rows[r]`): under ties="expected" the whole
     ranking, else the top K. `ties` holds the tied groups to average under "expected".
+    The order may reach deeper than `settings.k` (several metrics at several K share it): a
+    metric reads the first `settings.k` columns.
     """
 
     settings: Settings
@@ -247,3 +249,11 @@ class Ranked:
     pool_rows: np.ndarray
     grades: np.ndarray
     ties: TiedGroups | None
+
+    def at(self, k: int) -> Ranked:
+        """The same order read by a metric at cutoff `k` (at most the order's depth, or every
+        position under ties="expected"). The tied groups do not depend on K: each member's value
+        is its group's mean wherever K falls."""
+        if k == self.settings.k:
+            return self
+        return replace(self, settings=replace(self.settings, k=k))

@@ -28,6 +28,9 @@ EXTRA_QUERIES: tuple[ExtraQueries, ...] = get_args(ExtraQueries)
 
 MIN_GRADE = 0
 MAX_GRADE = 3
+# "Relevant" for the binary metrics (recall, precision, RR, AP) is a grade at or above this
+# threshold; 1 is trec_eval's default, 2 counts only "helpful" documents.
+DEFAULT_RELEVANT = 1
 # The largest seed a comparison can store (a signed 64-bit column), so a result from the command
 # line can always be recorded and rerun in the app with the same seed.
 MAX_SEED = 2**63 - 1
@@ -209,7 +212,8 @@ class Settings:
     """Everything a score depends on besides the pool and the ranking.
 
     Two systems are only comparable under equal settings; `compare_results` refuses otherwise.
-    `seed` drives the randomization test and the bootstrap of a comparison.
+    `seed` drives the randomization test and the bootstrap of a comparison. `relevant` is the
+    lowest grade the binary metrics count as relevant (1..3); NDCG does not depend on it.
     """
 
     k: int = 10
@@ -220,6 +224,7 @@ class Settings:
     missing_queries: MissingQueries = "zero"
     extra_queries: ExtraQueries = "error"
     seed: int = 0
+    relevant: int = DEFAULT_RELEVANT
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", validate_k(self.k))
@@ -235,14 +240,35 @@ class Settings:
                 {"seed": self.seed, "max": MAX_SEED},
             )
         object.__setattr__(self, "seed", int(self.seed))
+        if not is_integer(self.relevant) or not 1 <= int(self.relevant) <= MAX_GRADE:
+            raise EvaluationError(
+                gettext_noop(
+                    "the relevance threshold must be an integer 1..%(max)s (the lowest grade counted "
+                    "as relevant), got %(relevant)r"
+                ),
+                {"relevant": self.relevant, "max": MAX_GRADE},
+            )
+        object.__setattr__(self, "relevant", int(self.relevant))
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON `settings` object, keys in the documented order."""
+        """The JSON `settings` object, keys in the documented order.
+
+        `relevant` is written only when it is not the default 1: the documents and reports of
+        NDCG stored before the threshold existed stay byte for byte what they were, and a missing
+        threshold reads back as 1 (`from_mapping`). `full_dict()` always has it.
+        """
+        values = asdict(self)
+        if self.relevant == DEFAULT_RELEVANT:
+            del values["relevant"]
+        return values
+
+    def full_dict(self) -> dict[str, Any]:
+        """Every setting, the threshold included: what a metric's recorded definition holds."""
         return asdict(self)
 
     def differences(self, other: Settings) -> list[str]:
         """Human-readable list of the settings that differ, e.g. ["k (10 vs 5)"]."""
-        mine, theirs = self.as_dict(), other.as_dict()
+        mine, theirs = self.full_dict(), other.full_dict()
         return [f"{key} ({mine[key]!r} vs {theirs[key]!r})" for key in mine if mine[key] != theirs[key]]
 
     @classmethod
@@ -285,6 +311,12 @@ class Settings:
             "error": "run queries that are not in the pool: an error",
             "ignore": "run queries that are not in the pool: skipped and counted",
         }[self.extra_queries]
+        # Like `as_dict`, the default threshold is left unsaid so NDCG reports keep their bytes.
+        relevant = (
+            [f"relevant: a grade of {self.relevant} or more (recall, precision, RR and AP)"]
+            if self.relevant != DEFAULT_RELEVANT
+            else []
+        )
         return [
             f"K = {self.k}; IDCG from the whole pool's top {self.k} grades; discount log2(i + 1), i from 1",
             gain,
@@ -294,6 +326,7 @@ class Settings:
             missing,
             extra,
             f"random seed {self.seed} (randomization test and bootstrap)",
+            *relevant,
         ]
 
 

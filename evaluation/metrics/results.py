@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from evaluation.metrics.policies import Settings
+from evaluation.metrics.policies import Settings, validate_k
 
 if TYPE_CHECKING:
     from evaluation.metrics.ordering import Ranked
@@ -44,26 +44,35 @@ class MetricValues:
     `per_query`: named columns aligned with the query IDs (NDCG: dcg, idcg, ndcg, zero_idcg,
     excluded; a value is None where the query is excluded). `aggregates`: named figures over the
     queries, the first being the headline (NDCG: mean, the macro mean, then micro). `counts`: what
-    the metric left out (NDCG: evaluated, zero_idcg, excluded).
+    the metric left out (NDCG: evaluated, zero_idcg, excluded). `definition`: what the numbers
+    mean, for a metric asked for at its own K (`Metric.at`): its name, label, trec_eval measure
+    and every setting; None for the registry's plain entries, whose settings the document holds
+    (their stored documents predate it and keep their bytes).
     """
 
     per_query: Mapping[str, tuple[Any, ...]]
     aggregates: Mapping[str, float | None]
     counts: Mapping[str, int]
+    definition: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        document = {
             "per_query": {name: list(column) for name, column in self.per_query.items()},
             "aggregates": dict(self.aggregates),
             "counts": dict(self.counts),
         }
+        if self.definition is not None:
+            document["definition"] = dict(self.definition)
+        return document
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MetricValues:
+        definition = data.get("definition")
         return cls(
             per_query={name: tuple(column) for name, column in data["per_query"].items()},
             aggregates=dict(data["aggregates"]),
             counts=dict(data["counts"]),
+            definition=dict(definition) if definition is not None else None,
         )
 
 
@@ -71,7 +80,11 @@ class MetricValues:
 class Metric:
     """One entry of `METRICS`: a metric's name in the results shape, its label, its trec_eval
     measure name, its vectorised `batch` on a run ordered once (`ordering.Ranked`), how `values`
-    reads that batch's output into the results shape, and the template of its breakdown."""
+    reads that batch's output into the results shape, and the template of its breakdown.
+
+    A registry entry scores at the settings' K; `at(k)` gives the same metric at its own cutoff
+    (`k` set), named `name@k` ("recall@100"), which `evaluate_run(..., metrics=...)` computes.
+    """
 
     name: str
     label: str
@@ -79,6 +92,44 @@ class Metric:
     batch: Callable[[Ranked], Any]
     values: Callable[[Any], MetricValues]
     partial: str
+    k: int | None = None
+    origin: Metric | None = field(default=None, repr=False, compare=False)  # the entry `at` cut
+
+    def at(self, k: int) -> Metric:
+        """This metric at cutoff `k`, whatever the settings' K; its values record their definition."""
+        k = validate_k(k)
+        base = self.base
+        label = base.label.replace("@K", f"@{k}")
+
+        def batch_at(ranked: Ranked) -> tuple[Settings, Any]:
+            at_k = ranked.at(k)
+            return at_k.settings, base.batch(at_k)
+
+        def values_at(output: tuple[Settings, Any]) -> MetricValues:
+            settings, scores = output
+            definition = {
+                "metric": f"{base.name}@{k}",
+                "label": label,
+                "measure": base.measure(settings),
+                "settings": settings.full_dict(),
+            }
+            return replace(base.values(scores), definition=definition)
+
+        return Metric(
+            name=f"{base.name}@{k}",
+            label=label,
+            measure=lambda settings: base.measure(replace(settings, k=k)),
+            batch=batch_at,
+            values=values_at,
+            partial=base.partial,
+            k=k,
+            origin=base,
+        )
+
+    @property
+    def base(self) -> Metric:
+        """The registry entry this one was made from (itself for a registry entry)."""
+        return self.origin if self.origin is not None else self
 
 
 @dataclass(frozen=True)
