@@ -102,7 +102,10 @@ def queue_next(
             .filter(pk__in=list(available.values_list("pk", flat=True)))
             .values_list("pk", flat=True)
         )
-        still_free = list(available.filter(pk__in=locked).values_list("pk", flat=True))
+        # Asked again after locking, reservations included (queue_candidates reads them when
+        # called): a rival that reserved these pairs meanwhile has committed by now.
+        fresh = queue_candidates(project=project, editor=editor)
+        still_free = list(fresh.filter(pk__in=locked).values_list("pk", flat=True))
         if not still_free:
             continue
         Reservation.objects.bulk_create(
