@@ -122,7 +122,7 @@ def test_reviewer_uploads_two_runs_compares_them_and_reads_the_worst_querys_arit
     # land, swap, settle and reach the history first (htmx pushes a moment after the response).
     page.wait_for_load_state("networkidle")
     expect(page).to_have_url(re.compile(r"[?&]k=2&gain=exponential"))
-    page.wait_for_function("!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
     page.wait_for_timeout(200)
     history = page.evaluate("history.length")
     sent: list[str] = []

@@ -91,7 +91,7 @@ def grade_every_open_document(page: Page, grades: dict[str, str]) -> None:
     """From the focused row, with the keyboard: the document's grade, then Enter to the next."""
     for _ in grades:
         page.wait_for_function(
-            "document.activeElement && document.activeElement.closest('article.candidate')"
+            "() => document.activeElement && document.activeElement.closest('article.candidate')"
         )
         row = page.locator("article.candidate:focus")
         doc = row.locator(".candidate-head .muted").inner_text().split("·")[0].strip()
@@ -114,7 +114,9 @@ def test_the_whole_grading_flow_runs_without_a_policy_violation(
     page.goto(f"{base}/grading/")
     page.get_by_role("button", name="Start grading").click()
     expect(page.locator("h1.query-text")).to_have_text("报名已经提交，如何修改联系电话，是否有截止时间？")
-    page.wait_for_function("document.activeElement && document.activeElement.closest('article.candidate')")
+    page.wait_for_function(
+        "() => document.activeElement && document.activeElement.closest('article.candidate')"
+    )
     first = page.locator("article.candidate:focus").get_attribute("id")
     page.keyboard.press("1")
     expect(page.locator(f"#{first}")).to_have_attribute("data-state", "saved")

@@ -33,7 +33,9 @@ def focused_document(page: Page) -> str:
     Waits for a row to hold the focus: while htmx swaps a saved row in, the focus is briefly on
     <body> until grading.js puts it back.
     """
-    page.wait_for_function("document.activeElement && document.activeElement.closest('article.candidate')")
+    page.wait_for_function(
+        "() => document.activeElement && document.activeElement.closest('article.candidate')"
+    )
     return page.evaluate(
         "document.activeElement.closest('article.candidate')"
         ".querySelector('.candidate-head .muted').textContent.split('·')[0].trim()"
@@ -405,7 +407,7 @@ def test_r_on_a_locked_document_says_why_and_the_reason_typed_next_is_not_read_a
     page.keyboard.press("2")
     expect(announcer).to_have_text("This document takes no grade from you here: This grading set is closed.")
     page.keyboard.press("k")
-    page.wait_for_function(f"!document.activeElement.textContent.includes({locked!r} + ' ·')")
+    page.wait_for_function(f"() => !document.activeElement.textContent.includes({locked!r} + ' ·')")
     assert focused_document(page) != locked and requests == []
 
 
@@ -545,7 +547,7 @@ def test_the_sticky_announcer_never_covers_the_focused_button(
             break
     expect(page.get_by_role("button", name="Next query")).to_be_focused()
     expect(page.locator("#announcer")).to_have_text("Every document on this page has your grade.")
-    page.wait_for_function("!document.documentElement.matches(':has(.htmx-settling)')")
+    page.wait_for_function("() => !document.documentElement.matches(':has(.htmx-settling)')")
     covered = page.evaluate(
         "(() => { const el = document.activeElement, b = el.getBoundingClientRect();"
         " const points = [[b.left + 4, b.top + b.height / 2], [b.left + b.width / 2, b.top + b.height / 2],"
