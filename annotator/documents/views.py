@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.contrib import messages
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models.functions import Substr
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -17,25 +17,15 @@ from django.views.decorators.http import require_GET
 
 from annotator.documents import services
 from annotator.documents.forms import SEARCH_MAX_LENGTH, CriteriaForm, ImportForm, SearchForm
-from annotator.documents.readers import (
-    DocumentRecord,
-    ImportFileError,
-    LineError,
-    QueryRecord,
-    decode_upload,
-    read_documents,
-    read_queries,
-    unwritable_ids_warning,
-)
-from annotator.documents.services import (
-    ImportSummary,
-    documents_import,
-    meaning_change_would_flag,
-    queries_import,
-)
+from annotator.documents.jobs import summary_of, summary_text
+from annotator.documents.readers import ImportFileError, LineError, decode_upload
+from annotator.documents.services import ImportSummary, meaning_change_would_flag
 from annotator.grading.forms import CandidateImportForm
 from annotator.grading.pooling import pool_top_k, read_run
 from annotator.grading.services import CandidateSummary, CriteriaOutdated, GradingError, candidates_add
+from annotator.jobs.models import JobState
+from annotator.jobs.services import job_start, runs_inline
+from annotator.jobs.views import job_started, outcome
 from annotator.models import CriteriaVersion, Document, Permission, Query
 from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import post_from, redirect_after_post
@@ -306,29 +296,7 @@ def _summary_text(section: ImportSection) -> str:
             "already": s.already,
         }
     assert s is not None
-    if section.checked_only:
-        return _(
-            "%(kind)s, checked only: nothing was stored. Importing this file would create %(created)d, "
-            "update %(updated)d and leave %(unchanged)d unchanged; grades in open sets that would need "
-            "re-checking: %(count)d."
-        ) % {
-            "kind": section.title,
-            "created": s.created,
-            "updated": s.updated,
-            "unchanged": s.unchanged,
-            "count": s.stale_grades,
-        }
-    text = _("%(kind)s: created %(created)d, updated %(updated)d, unchanged %(unchanged)d.") % {
-        "kind": section.title,
-        "created": s.created,
-        "updated": s.updated,
-        "unchanged": s.unchanged,
-    }
-    if s.stale_grades:
-        text += " " + _("Grades in open sets that now need re-checking: %(count)d.") % {
-            "count": s.stale_grades
-        }
-    return text
+    return summary_text(section.title, s, checked_only=section.checked_only)
 
 
 def _file_problem(error: Exception) -> list[str]:
@@ -367,28 +335,27 @@ def _import_file(request: ProjectRequest, kind: Literal["documents", "queries"])
     # "Check only" runs the very import and rolls it back: its counts (and the grades it would flag
     # for re-checking) are exact, and an owner sees them before a re-import flags many grades.
     section.checked_only = request.POST.get("check_only") == "1"
-    try:
-        data = upload_bytes(upload)
-        with transaction.atomic():
-            records: list[DocumentRecord] | list[QueryRecord]
-            if kind == "documents":
-                records = read_documents(data, fmt)
-                section.summary = documents_import(project=request.project, records=records)
-            else:
-                records = read_queries(data, fmt)
-                section.summary = queries_import(project=request.project, records=records)
-            if section.checked_only:
-                transaction.set_rollback(True)
-        section.warning = unwritable_ids_warning(records)
-    except ImportFileError as error:
-        section.errors = _file_problem(error)
-    except IntegrityError:
-        section.errors = [
-            _(
-                "Another import changed the same rows at the same moment; nothing was imported. "
-                "Upload the file again."
-            )
-        ]
+    data = upload_bytes(upload)
+    # A job either way: in this request when the file is small, else on a worker (the page then
+    # shows the job's progress, and the job's page keeps its result).
+    job, started = job_start(
+        project=request.project,
+        kind=f"import_{kind}",
+        by=request.user,
+        params={"records": kind, "format": fmt, "check_only": section.checked_only},
+        data=data,
+        name=upload.name,
+        inline=runs_inline("import", len(data)),
+    )
+    if job.state == JobState.DONE:
+        section.summary = summary_of(job)
+        section.warning = job.result.get("warning", "")
+    elif job.state == JobState.FAILED:
+        section.errors = outcome(job).errors
+    else:
+        if not started:
+            messages.info(request, _("This file is already being imported: here is that job."))
+        return job_started(request, job)
     return _respond(request, section)
 
 

@@ -1,0 +1,86 @@
+"""Document and query imports as jobs: the file is read, then stored all or nothing."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from annotator.documents.readers import ImportFileError, read_documents, read_queries, unwritable_ids_warning
+from annotator.documents.services import ImportSummary, documents_import, queries_import
+from annotator.jobs.models import Job
+from annotator.jobs.services import JobFailed, Progress, job_complete
+
+
+def import_records(job: Job, progress: Progress) -> None:
+    """params: records ("documents" or "queries"), format, check_only (store nothing, count only)."""
+    records_kind, fmt = job.params["records"], job.params["format"]
+    data = bytes(job.input_data or b"")
+    progress.stage("reading")
+    try:
+        read = read_documents if records_kind == "documents" else read_queries
+        records = read(data, fmt)
+        progress.stage("saving", total=len(records))
+        store = documents_import if records_kind == "documents" else queries_import
+        with transaction.atomic():
+            with transaction.atomic():
+                summary = store(project=job.project, records=records, on_progress=progress.report)  # type: ignore[arg-type]
+                if job.params.get("check_only"):
+                    transaction.set_rollback(True)  # "check only": the counts, then nothing stored
+            job_complete(job, {"summary": asdict(summary), "warning": unwritable_ids_warning(records)})
+    except ImportFileError as error:
+        raise JobFailed(error.messages()) from error
+    except IntegrityError as error:
+        raise JobFailed(
+            [
+                _(
+                    "Another import changed the same rows at the same moment; nothing was imported. "
+                    "Upload the file again."
+                )
+            ]
+        ) from error
+
+
+def summary_of(job: Job) -> ImportSummary:
+    return ImportSummary(**job.result["summary"])
+
+
+def summary_text(title: object, s: ImportSummary, *, checked_only: bool) -> str:
+    """The import's outcome in one sentence, as the imports page and the job page say it."""
+    if checked_only:
+        return _(
+            "%(kind)s, checked only: nothing was stored. Importing this file would create %(created)d, "
+            "update %(updated)d and leave %(unchanged)d unchanged; grades in open sets that would need "
+            "re-checking: %(count)d."
+        ) % {
+            "kind": title,
+            "created": s.created,
+            "updated": s.updated,
+            "unchanged": s.unchanged,
+            "count": s.stale_grades,
+        }
+    text = _("%(kind)s: created %(created)d, updated %(updated)d, unchanged %(unchanged)d.") % {
+        "kind": title,
+        "created": s.created,
+        "updated": s.updated,
+        "unchanged": s.unchanged,
+    }
+    if s.stale_grades:
+        text += " " + _("Grades in open sets that now need re-checking: %(count)d.") % {
+            "count": s.stale_grades
+        }
+    return text
+
+
+def describe(job: Job) -> str:
+    from annotator.documents.views import SECTION_TEXT
+
+    title = SECTION_TEXT[job.params["records"]][0]
+    return summary_text(title, summary_of(job), checked_only=bool(job.params.get("check_only")))
+
+
+def result_url(job: Job) -> str:
+    name = "document_list" if job.params["records"] == "documents" else "query_list"
+    return reverse(name, kwargs={"slug": job.project.slug})

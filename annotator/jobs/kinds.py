@@ -1,0 +1,48 @@
+"""The kinds of job: what each runs, how its result reads, and where it leads. One entry per kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from annotator.documents import jobs as documents_jobs
+from annotator.jobs.models import Job
+from annotator.jobs.services import Progress
+from annotator.pools import jobs as pools_jobs
+
+
+@dataclass(frozen=True)
+class Kind:
+    label: Promise
+    run: Callable[[Job, Progress], None]  # the body: it calls job_complete in its transaction
+    describe: Callable[[Job], str]  # a done job's result, in a sentence
+    result_url: Callable[[Job], str]
+    unit: Promise  # what `done` and `total` count
+    # Below this size (bytes of the file, or pairs) the job runs inside the request that starts it.
+    inline_setting: str
+
+
+KINDS: dict[str, Kind] = {
+    "import_documents": Kind(
+        _("Document import"),
+        documents_jobs.import_records,
+        documents_jobs.describe,
+        documents_jobs.result_url,
+        _("documents"),
+        "import",
+    ),
+    "import_queries": Kind(
+        _("Query import"),
+        documents_jobs.import_records,
+        documents_jobs.describe,
+        documents_jobs.result_url,
+        _("queries"),
+        "import",
+    ),
+    "freeze": Kind(
+        _("Freeze"), pools_jobs.freeze, pools_jobs.describe, pools_jobs.result_url, _("pairs"), "freeze"
+    ),
+}
