@@ -40,6 +40,18 @@ class JobFailed(Exception):
 class JobStopped(Exception):
     """The job was cancelled, or marked stalled, while it ran: its transaction rolls back."""
 
+    def __init__(self, *, cancelled: bool) -> None:
+        super().__init__("cancelled" if cancelled else "no longer running")
+        self.cancelled = cancelled
+
+    @classmethod
+    def of(cls, job: Job, alias: str = DEFAULT_DB_ALIAS) -> JobStopped:
+        """Why `job` can no longer report or complete, read before its transaction rolls back."""
+        state, cancel = (
+            Job.objects.using(alias).filter(pk=job.pk).values_list("state", "cancel_requested").get()
+        )
+        return cls(cancelled=cancel and state == JobState.RUNNING)
+
 
 def progress_alias() -> str:
     """The connection progress is written on in a worker: a second one where the database lets a
@@ -79,7 +91,7 @@ class Progress:
             .update(stage=job.stage, done=job.done, total=job.total, heartbeat_at=timezone.now())
         )
         if not written:
-            raise JobStopped
+            raise JobStopped.of(job, self.alias)
 
 
 def runs_inline(limit: str, size: int) -> bool:
@@ -156,8 +168,9 @@ def job_run(job_id: int, *, in_worker: bool) -> None:
     try:
         with translation.override(job.params.get("language") or settings.LANGUAGE_CODE):
             KINDS[job.kind].run(job, progress)
-    except JobStopped:
-        _end(job, JobState.CANCELLED, only_if_cancel_requested=True)
+    except JobStopped as stop:
+        if stop.cancelled:
+            _end(job, JobState.CANCELLED)
     except JobFailed as failure:
         _end(job, JobState.FAILED, errors=failure.messages)
     except Exception:
@@ -174,12 +187,8 @@ def _end(
     *,
     errors: list[str] | None = None,
     result: dict[str, Any] | None = None,
-    only_if_cancel_requested: bool = False,
 ) -> None:
-    running = Job.objects.filter(pk=job.pk, state=JobState.RUNNING)
-    if only_if_cancel_requested:
-        running = running.filter(cancel_requested=True)
-    running.update(
+    Job.objects.filter(pk=job.pk, state=JobState.RUNNING).update(
         state=state,
         errors=errors or [],
         result=result or {},
@@ -201,7 +210,7 @@ def job_complete(job: Job, result: dict[str, Any]) -> None:
         input_data=None,
     )
     if not done:
-        raise JobStopped
+        raise JobStopped.of(job)
 
 
 def job_cancel(job: Job) -> bool:
