@@ -7,6 +7,7 @@ from dataclasses import asdict
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.documents.readers import ImportFileError, read_documents, read_queries, unwritable_ids_warning
 from annotator.documents.services import ImportSummary, documents_import, queries_import
@@ -74,10 +75,11 @@ def summary_text(title: object, s: ImportSummary, *, checked_only: bool) -> str:
     return text
 
 
-def describe(job: Job) -> str:
-    from annotator.documents.views import SECTION_TEXT
+TITLES = {"documents": gettext_lazy("Documents"), "queries": gettext_lazy("Queries")}
 
-    title = SECTION_TEXT[job.params["records"]][0]
+
+def describe(job: Job) -> str:
+    title = TITLES[job.params["records"]]
     return summary_text(title, summary_of(job), checked_only=bool(job.params.get("check_only")))
 
 

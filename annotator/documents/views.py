@@ -24,7 +24,8 @@ from annotator.grading.forms import CandidateImportForm
 from annotator.grading.pooling import pool_top_k, read_run
 from annotator.grading.services import CandidateSummary, CriteriaOutdated, GradingError, candidates_add
 from annotator.jobs.models import JobState
-from annotator.jobs.services import job_start, runs_inline
+from annotator.jobs.services import runs_inline
+from annotator.jobs.start import job_start
 from annotator.jobs.views import job_started, outcome
 from annotator.models import CriteriaVersion, Document, Permission, Query
 from annotator.web.access import ProjectRequest, project_permission

@@ -1,4 +1,8 @@
-"""The kinds of job: what each runs, how its result reads, and where it leads. One entry per kind."""
+"""The kinds of job: what each runs, how its result reads, and where it leads. One entry per kind.
+
+The annotator's kinds are registered here; the evaluation app registers its own (run uploads) in
+its AppConfig.ready, since annotator never imports evaluation.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +29,11 @@ class Kind:
     inline_setting: str
 
 
+def register(name: str, kind: Kind) -> None:
+    assert name not in KINDS, f"job kind {name} registered twice"
+    KINDS[name] = kind
+
+
 KINDS: dict[str, Kind] = {
     "import_documents": Kind(
         _("Document import"),
@@ -44,5 +53,13 @@ KINDS: dict[str, Kind] = {
     ),
     "freeze": Kind(
         _("Freeze"), pools_jobs.freeze, pools_jobs.describe, pools_jobs.result_url, _("pairs"), "freeze"
+    ),
+    "import_judgments": Kind(
+        _("Judgments import"),
+        pools_jobs.import_judgments,
+        pools_jobs.describe_import,
+        pools_jobs.result_url,
+        _("judgments"),
+        "import",
     ),
 }

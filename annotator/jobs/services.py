@@ -13,15 +13,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
-from django.utils import timezone, translation
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.utils import timezone
 
 from annotator.jobs.models import Job, JobState
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import User
 
-    from annotator.models import Project
+    pass
 
 logger = logging.getLogger(__name__)
 
@@ -100,101 +99,11 @@ def runs_inline(limit: str, size: int) -> bool:
     return size <= settings.JOB_INLINE_LIMITS[limit]
 
 
-def _dedupe_key(kind: str, params: dict[str, Any], data: bytes | None) -> str:
+def dedupe_key_of(kind: str, params: dict[str, Any], data: bytes | None) -> str:
     digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
     if data is not None:
         digest.update(hashlib.sha256(data).digest())
     return digest.hexdigest()
-
-
-def job_start(
-    *,
-    project: Project,
-    kind: str,
-    by: User,
-    params: dict[str, Any],
-    data: bytes | None = None,
-    name: str = "",
-    dedupe_key: str | None = None,
-    inline: bool = False,
-) -> tuple[Job, bool]:
-    """Record a job and run it: in this request when `inline` (small work: the same code path),
-    else on a worker. Returns (job, started); `started` is False when the same input is already
-    queued or running: that job is returned and nothing runs twice."""
-    from annotator.jobs.tasks import run_job
-
-    params = {**params, "language": translation.get_language() or settings.LANGUAGE_CODE}
-    key = dedupe_key if dedupe_key is not None else _dedupe_key(kind, params | {"language": ""}, data)
-    for _attempt in range(3):
-        try:
-            with transaction.atomic():
-                job = Job.objects.create(
-                    project=project,
-                    kind=kind,
-                    started_by=by,
-                    params=params,
-                    input_name=name[:255],
-                    input_size=len(data) if data is not None else 0,
-                    input_data=data,
-                    dedupe_key=key,
-                )
-            break
-        except IntegrityError:
-            running = Job.objects.active().filter(project=project, kind=kind, dedupe_key=key).first()
-            if running is not None:
-                return running, False
-    else:  # pragma: no cover - the same input finished and started again three times in a row
-        raise RuntimeError("could not start the job")
-    if inline:
-        job_run(job.pk, in_worker=False)
-        job.refresh_from_db()
-    else:
-        run_job.enqueue(job.pk)
-    return job, True
-
-
-def job_run(job_id: int, *, in_worker: bool) -> None:
-    """Run one queued job to its end: done (its body called `job_complete`), failed or cancelled."""
-    from annotator.jobs.kinds import KINDS
-
-    jobs_fail_stalled()
-    now = timezone.now()
-    if not Job.objects.filter(pk=job_id, state=JobState.QUEUED).update(
-        state=JobState.RUNNING, started_at=now, heartbeat_at=now
-    ):
-        return  # cancelled before it started, or already taken
-    job = Job.objects.select_related("project", "started_by").get(pk=job_id)
-    progress = Progress(job, alias=progress_alias() if in_worker else DEFAULT_DB_ALIAS)
-    try:
-        with translation.override(job.params.get("language") or settings.LANGUAGE_CODE):
-            KINDS[job.kind].run(job, progress)
-    except JobStopped as stop:
-        if stop.cancelled:
-            _end(job, JobState.CANCELLED)
-    except JobFailed as failure:
-        _end(job, JobState.FAILED, errors=failure.messages)
-    except Exception:
-        logger.exception("job %s (%s) failed", job.pk, job.kind)
-        _end(job, JobState.FAILED, result={"error": "unexpected"})
-    else:
-        # A body that returns without job_complete is a bug; say so rather than show "running".
-        _end(job, JobState.FAILED, result={"error": "unexpected"})
-
-
-def _end(
-    job: Job,
-    state: JobState,
-    *,
-    errors: list[str] | None = None,
-    result: dict[str, Any] | None = None,
-) -> None:
-    Job.objects.filter(pk=job.pk, state=JobState.RUNNING).update(
-        state=state,
-        errors=errors or [],
-        result=result or {},
-        finished_at=timezone.now(),
-        input_data=None,
-    )
 
 
 def job_complete(job: Job, result: dict[str, Any]) -> None:

@@ -2,7 +2,7 @@
 
 from django.tasks import task
 
-from annotator.jobs.services import job_run
+from annotator.jobs.runner import job_run
 
 
 @task()

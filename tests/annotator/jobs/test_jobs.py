@@ -26,9 +26,9 @@ from annotator.jobs.services import (
     Progress,
     job_cancel,
     job_complete,
-    job_start,
     jobs_fail_stalled,
 )
+from annotator.jobs.start import job_start
 from annotator.models import Document, PoolVersion
 from tests import factories
 from tests.conftest import Cast
@@ -297,3 +297,56 @@ def test_a_chinese_speaker_reads_the_job_in_chinese(cast: Cast, client: Client) 
     page = client.get(job_url(job)).content.decode()
     assert '<span class="job-state job-state-done">已完成</span>' in page
     assert "文档：新建 3" in page
+
+
+@worker_db
+def test_a_large_judgments_import_runs_on_the_worker(cast: Cast, client: Client, background: None) -> None:
+    client.force_login(cast.owner)
+    qrels = SimpleUploadedFile("round.qrels", b"q1 0 d1 3\nq1 0 d2 0\nq2 0 d3 1\n")
+    response = client.post(
+        reverse("pool_import", kwargs={"slug": "alpha"}),
+        {"file": qrels, "format": "auto", "pool_name": "Round"},
+    )
+    job = Job.objects.get(kind="import_judgments")
+    assert response["Location"] == job_url(job) and not PoolVersion.objects.exists()
+    run_worker()
+    version = PoolVersion.objects.get()
+    assert version.counts["judgments"] == 3 and version.pool.name == "Round"
+    assert "Imported round.qrels as Round version 1: 3 judgments" in client.get(job_url(job)).content.decode()
+
+
+@worker_db
+def test_a_large_run_upload_checked_against_a_version_runs_on_the_worker(
+    cast: Cast, client: Client, background: None
+) -> None:
+    from evaluation.models import Run
+
+    version = factories.make_pool(cast.alpha, {"q1": {"d1": 3, "d2": 0}}, by=cast.owner)
+    client.force_login(cast.reviewer)
+    data = {
+        "name": "bm25",
+        "format": "auto",
+        "file": SimpleUploadedFile("bm25.trec", b"q1 Q0 d1 1 2.0 bm25\nq1 Q0 d9 2 1.0 bm25\n"),
+        "check_against": version.pk,
+        "k": 10,
+        "unjudged": "error",
+        "ties": "docid-desc",
+        "missing_queries": "zero",
+        "extra_queries": "error",
+    }
+    response = client.post(reverse("run_upload", kwargs={"slug": "alpha"}), data)
+    job = Job.objects.get(kind="upload_run")
+    assert response["Location"] == job_url(job)
+    run_worker()
+    job.refresh_from_db()
+    # d9 is not judged in the version, and the policy says unjudged is an error: refused, nothing stored.
+    assert job.state == JobState.FAILED and "d9" in job.errors[0] and not Run.objects.exists()
+    data["unjudged"] = "zero"
+    data["file"] = SimpleUploadedFile("bm25.trec", b"q1 Q0 d1 1 2.0 bm25\nq1 Q0 d9 2 1.0 bm25\n")
+    client.post(reverse("run_upload", kwargs={"slug": "alpha"}), data)
+    run_worker()
+    run = Run.objects.get()
+    job = Job.objects.filter(kind="upload_run").first()
+    assert job is not None and job.state == JobState.DONE
+    page = client.get(job_url(job)).content.decode()
+    assert "Run “bm25” uploaded" in page and run.get_absolute_url() in page

@@ -25,7 +25,7 @@ from django.conf import settings
 ROOT = Path(__file__).resolve().parents[3]
 SEED = """
 from django.contrib.auth.models import User
-from annotator.jobs.services import job_start
+from annotator.jobs.start import job_start
 from annotator.models import Membership, Project, Role
 project = Project.objects.create(name="Kill", slug="kill")
 owner = User.objects.create_user("owner", password="x")
