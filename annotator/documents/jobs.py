@@ -9,10 +9,19 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from annotator.documents.readers import ImportFileError, read_documents, read_queries, unwritable_ids_warning
+from annotator.documents.readers import (
+    ImportFileError,
+    LineError,
+    read_documents,
+    read_queries,
+    unwritable_ids_warning,
+)
 from annotator.documents.services import ImportSummary, documents_import, queries_import
+from annotator.grading.pooling import pool_top_k, read_run
+from annotator.grading.services import CandidateSummary, GradingError, candidates_add
 from annotator.jobs.models import Job
 from annotator.jobs.services import JobFailed, Progress, job_complete
+from annotator.models import GradingSet
 
 
 def import_records(job: Job, progress: Progress) -> None:
@@ -86,3 +95,74 @@ def describe(job: Job) -> str:
 def result_url(job: Job) -> str:
     name = "document_list" if job.params["records"] == "documents" else "query_list"
     return reverse(name, kwargs={"slug": job.project.slug})
+
+
+# --- candidates pooled from run files ----------------------------------------------------------
+
+
+def files_of(job: Job) -> list[tuple[str, str, bytes]]:
+    """(name, format, bytes) of each file: the job keeps them one after another in its input."""
+    data, files, offset = bytes(job.input_data or b""), [], 0
+    for name, fmt, size in job.params["files"]:
+        files.append((name, fmt, data[offset : offset + size]))
+        offset += size
+    return files
+
+
+def pool_candidates(job: Job, progress: Progress) -> None:
+    """params: set_id, depth (None: every listed pair), files [[name, format, size], ...]."""
+    grading_set = GradingSet.objects.filter(pk=job.params["set_id"], project=job.project).first()
+    if grading_set is None:
+        raise JobFailed([_("The grading set of this import no longer exists.")])
+    progress.stage("reading")
+    runs, errors = [], []
+    for name, fmt, data in files_of(job):
+        try:
+            runs.append((name, read_run(data, fmt, default_name=name)))
+        except ImportFileError as error:
+            errors += [f"{name}: {message}" for message in error.messages()]
+    if errors:
+        raise JobFailed(errors)
+    depth = job.params["depth"]
+    progress.stage("saving")
+    try:
+        with transaction.atomic():
+            summary = candidates_add(
+                grading_set=grading_set, pairs=pool_top_k(runs, depth), by=job.started_by, depth=depth
+            )
+            job_complete(job, {"summary": asdict(summary), "set_id": grading_set.pk})
+    except ImportFileError as error:
+        raise JobFailed(error.messages()) from error
+    except GradingError as error:  # the set was closed after the form was shown
+        raise JobFailed([str(error)]) from error
+    except IntegrityError as error:
+        raise JobFailed(
+            [
+                str(
+                    LineError(
+                        1,
+                        "",
+                        "",
+                        _(
+                            "another upload added the same pairs at the same moment; "
+                            "nothing was added. Upload again."
+                        ),
+                    )
+                )
+            ]
+        ) from error
+
+
+def candidates_summary_text(summary: CandidateSummary) -> str:
+    return _("Candidates: added %(added)d, already in the set %(already)d.") % {
+        "added": summary.added,
+        "already": summary.already,
+    }
+
+
+def describe_candidates(job: Job) -> str:
+    return candidates_summary_text(CandidateSummary(**job.result["summary"]))
+
+
+def candidates_url(job: Job) -> str:
+    return reverse("grading_set_detail", kwargs={"slug": job.project.slug, "set_id": job.result["set_id"]})

@@ -51,6 +51,14 @@ KINDS: dict[str, Kind] = {
         _("queries"),
         "import",
     ),
+    "pool_candidates": Kind(
+        _("Candidates import"),
+        documents_jobs.pool_candidates,
+        documents_jobs.describe_candidates,
+        documents_jobs.candidates_url,
+        _("pairs"),
+        "import",
+    ),
     "freeze": Kind(
         _("Freeze"), pools_jobs.freeze, pools_jobs.describe, pools_jobs.result_url, _("pairs"), "freeze"
     ),

@@ -19,7 +19,6 @@ from django.utils import timezone
 from annotator.jobs.models import Job, JobState
 
 if TYPE_CHECKING:
-
     pass
 
 logger = logging.getLogger(__name__)

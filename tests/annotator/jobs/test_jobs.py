@@ -350,3 +350,29 @@ def test_a_large_run_upload_checked_against_a_version_runs_on_the_worker(
     assert job is not None and job.state == JobState.DONE
     page = client.get(job_url(job)).content.decode()
     assert "Run “bm25” uploaded" in page and run.get_absolute_url() in page
+
+
+@worker_db
+def test_candidates_pooled_from_several_large_runs_on_the_worker(
+    cast: Cast, client: Client, background: None
+) -> None:
+    grading_set = factories.make_set(cast.alpha)
+    factories.make_query(cast.alpha, "q1")
+    for doc in "ABCD":
+        factories.make_document(cast.alpha, doc)
+    runs = [
+        SimpleUploadedFile("bm25.trec", b"q1 Q0 B 1 9 bm25\nq1 Q0 A 2 8 bm25\n"),
+        SimpleUploadedFile("dense.csv", b"query_id,doc_id,rank\nq1,D,1\nq1,C,2\n"),
+    ]
+    client.force_login(cast.owner)
+    response = client.post(
+        reverse("import_candidates", kwargs={"slug": "alpha"}),
+        {"grading_set": grading_set.pk, "files": runs, "depth": "1"},
+    )
+    job = Job.objects.get(kind="pool_candidates")
+    assert response["Location"] == job_url(job) and job.input_name == "bm25.trec, dense.csv"
+    run_worker()
+    assert sorted(grading_set.candidates.values_list("document__external_id", flat=True)) == ["B", "D"]
+    page = client.get(job_url(job)).content.decode()
+    assert "Candidates: added 2, already in the set 0." in page
+    assert reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}) in page
