@@ -146,10 +146,12 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # A running job that reported nothing for this long is marked failed: its worker was killed or hung.
 JOB_STALL_SECONDS = env_int("DJANGO_JOB_STALL_SECONDS", 900, minimum=1)
 # Work this small runs inside the request that starts it, through the same job: an import file up to
-# this many bytes, a freeze of up to this many pairs. Larger work goes to a worker.
+# this many bytes, a freeze of up to this many pairs, a comparison of runs of up to this many
+# queries. Larger work goes to a worker.
 JOB_INLINE_LIMITS = {
     "import": env_int("DJANGO_JOB_INLINE_IMPORT_BYTES", 1_000_000, minimum=0),
     "freeze": env_int("DJANGO_JOB_INLINE_FREEZE_PAIRS", 20_000, minimum=0),
+    "compare": env_int("DJANGO_JOB_INLINE_COMPARE_QUERIES", 2_000, minimum=0),
 }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -12,8 +12,9 @@ from annotator.jobs.services import JobFailed, Progress, job_complete
 from annotator.models import PoolVersion
 from annotator.pools.models import PoolIntegrityError
 from evaluation import metrics
+from evaluation.comparisons import ComparisonInputError, comparison_create
 from evaluation.forms import count_of_queries
-from evaluation.models import Run
+from evaluation.models import Comparison, Run
 from evaluation.runs import RunUploadError, run_upload
 
 
@@ -50,6 +51,47 @@ def upload_run(job: Job, progress: Progress) -> None:
         ) from error
 
 
+def create_comparison(job: Job, progress: Progress) -> None:
+    """params: pool_version_id, run_a_id, run_b_id, settings (Settings.full_dict()), name, notes."""
+    params = job.params
+    version = PoolVersion.objects.select_related("pool").filter(pk=params["pool_version_id"]).first()
+    runs = {run.pk: run for run in Run.objects.filter(pk__in=[params["run_a_id"], params["run_b_id"]])}
+    if version is None or len(runs) < len({params["run_a_id"], params["run_b_id"]}) or job.started_by is None:
+        raise JobFailed(
+            [_("A run, the pool version or the person who started this comparison no longer exists.")]
+        )
+    progress.stage("computing")
+    try:
+        with transaction.atomic():
+            comparison = comparison_create(
+                project=job.project,
+                pool_version=version,
+                run_a=runs[params["run_a_id"]],
+                run_b=runs[params["run_b_id"]],
+                settings=metrics.Settings.from_mapping(params["settings"]),
+                by=job.started_by,
+                name=params.get("name", ""),
+                notes=params.get("notes", ""),
+            )
+            job_complete(job, {"comparison_id": comparison.pk})
+    except ComparisonInputError as error:
+        raise JobFailed(
+            [message for _field, message in error.problems], {"problems": [list(p) for p in error.problems]}
+        ) from error
+
+
+def comparison_of(job: Job) -> Comparison:
+    return Comparison.objects.get(pk=job.result["comparison_id"])
+
+
+def describe_comparison(job: Job) -> str:
+    return _("Comparison “%(name)s” computed and saved.") % {"name": comparison_of(job).name}
+
+
+def comparison_url(job: Job) -> str:
+    return comparison_of(job).get_absolute_url()
+
+
 def run_of(job: Job) -> Run:
     return Run.objects.defer("raw").get(pk=job.result["run_id"])
 
@@ -78,5 +120,16 @@ def register_kinds() -> None:
             result_url,
             gettext_lazy("ranked entries"),
             "import",
+        ),
+    )
+    register(
+        "create_comparison",
+        Kind(
+            gettext_lazy("Comparison"),
+            create_comparison,
+            describe_comparison,
+            comparison_url,
+            gettext_lazy("queries"),
+            "compare",
         ),
     )

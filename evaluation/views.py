@@ -32,11 +32,11 @@ from evaluation.comparisons import (
     ComparisonInputError,
     ComparisonResults,
     comparison_breakdown,
-    comparison_create,
     comparison_recompute,
 )
 from evaluation.exports import comparison_export
 from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm
+from evaluation.jobs import comparison_url, describe_comparison
 from evaluation.jobs import describe as describe_run_job
 from evaluation.jobs import result_url as run_job_url
 from evaluation.models import Comparison, Run
@@ -204,25 +204,30 @@ def comparison_create_page(request: ProjectRequest, slug: str) -> HttpResponse:
     form = ComparisonForm(request.POST or None, project=request.project, initial=initial)
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        try:
-            comparison = comparison_create(
-                project=request.project,
-                pool_version=d["pool_version"],
-                run_a=d["run_a"],
-                run_b=d["run_b"],
-                settings=form.settings(),
-                by=request.user,
-                name=d["name"].strip(),
-                notes=d["notes"],
-            )
-        except ComparisonInputError as error:
-            for field, message in error.problems:
-                form.add_error(field, message)
-        else:
-            messages.success(
-                request, _("Comparison “%(name)s” computed and saved.") % {"name": comparison.name}
-            )
-            return redirect_after_post(request, comparison.get_absolute_url())
+        job, started = job_start(
+            project=request.project,
+            kind="create_comparison",
+            by=request.user,
+            params={
+                "pool_version_id": d["pool_version"].pk,
+                "run_a_id": d["run_a"].pk,
+                "run_b_id": d["run_b"].pk,
+                "settings": form.settings().full_dict(),
+                "name": d["name"].strip(),
+                "notes": d["notes"],
+            },
+            inline=runs_inline("compare", max(d["run_a"].query_count, d["run_b"].query_count)),
+        )
+        if job.state == JobState.DONE:
+            messages.success(request, describe_comparison(job))
+            return redirect_after_post(request, comparison_url(job))
+        if job.state != JobState.FAILED:
+            if not started:
+                messages.info(request, _("This comparison is already being computed: here is that job."))
+            return job_started(request, job)
+        problems = job.result.get("problems") or [[None, error] for error in outcome(job).errors]
+        for field, message in problems:
+            form.add_error(field, message)
     template = "evaluation/comparison_create.html" + ("#comparison-form" if request.htmx else "")
     has_inputs = PoolVersion.objects.filter(pool__project=request.project).exists() and (
         Run.objects.in_project(request.project).count() >= 2

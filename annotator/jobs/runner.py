@@ -33,7 +33,7 @@ def job_run(job_id: int, *, in_worker: bool) -> None:
         if stop.cancelled:
             _end(job, JobState.CANCELLED)
     except JobFailed as failure:
-        _end(job, JobState.FAILED, errors=failure.messages)
+        _end(job, JobState.FAILED, errors=failure.messages, result=failure.details)
     except Exception:
         logger.exception("job %s (%s) failed", job.pk, job.kind)
         _end(job, JobState.FAILED, result={"error": "unexpected"})

@@ -30,9 +30,10 @@ PROGRESS_INTERVAL = 0.5
 class JobFailed(Exception):
     """The job's input was refused; `messages` (line-numbered, as the forms show them) are stored."""
 
-    def __init__(self, messages: list[str]) -> None:
+    def __init__(self, messages: list[str], details: dict[str, Any] | None = None) -> None:
         super().__init__("; ".join(messages))
         self.messages = messages
+        self.details = details or {}  # kept in the job's result, e.g. which form field a message is about
 
 
 class JobStopped(Exception):

@@ -65,6 +65,7 @@ STAGES = {
     "reading": gettext_lazy("Reading the file"),
     "saving": gettext_lazy("Storing"),
     "freezing": gettext_lazy("Freezing"),
+    "computing": gettext_lazy("Computing"),
 }
 
 

@@ -376,3 +376,36 @@ def test_candidates_pooled_from_several_large_runs_on_the_worker(
     page = client.get(job_url(job)).content.decode()
     assert "Candidates: added 2, already in the set 0." in page
     assert reverse("grading_set_detail", kwargs={"slug": "alpha", "set_id": grading_set.pk}) in page
+
+
+@worker_db
+def test_a_large_comparison_is_computed_on_the_worker_and_a_refusal_names_each_run(
+    cast: Cast, client: Client, settings: Any
+) -> None:
+    from evaluation.models import Comparison
+
+    settings.JOB_INLINE_LIMITS = {"import": 0, "freeze": 0, "compare": 0}
+    version = factories.make_pool(cast.alpha, factories.E9_POOL, by=cast.owner)
+    a = factories.make_run(cast.alpha, "a", {"q1": "AXB"}, by=cast.reviewer)
+    b = factories.make_run(cast.alpha, "b", {"q1": "BAY"}, by=cast.reviewer)
+    form = {"pool_version": version.pk, "run_a": a.pk, "run_b": b.pk, "k": 3, "gain": "linear"}
+    form |= {"unjudged": "error", "zero_idcg": "zero", "ties": "error", "seed": 0}
+    form |= {"missing_queries": "zero", "extra_queries": "error"}
+    client.force_login(cast.reviewer)
+    client.post(reverse("comparison_create", kwargs={"slug": "alpha"}), form)
+    run_worker()
+    refused = Job.objects.get(kind="create_comparison")
+    assert refused.state == JobState.FAILED and not Comparison.objects.exists()
+    assert [field for field, _message in refused.result["problems"]] == ["run_a", "run_b"]
+    assert "“X”" in refused.errors[0] and "“Y”" in refused.errors[1]
+
+    response = client.post(
+        reverse("comparison_create", kwargs={"slug": "alpha"}), {**form, "unjudged": "zero"}
+    )
+    job = Job.objects.filter(kind="create_comparison").first()
+    assert job is not None and response["Location"] == job_url(job)
+    run_worker()
+    comparison = Comparison.objects.get()
+    page = client.get(job_url(job)).content.decode()
+    assert f"Comparison “{comparison.name}” computed and saved." in page
+    assert comparison.get_absolute_url() in page
