@@ -12,16 +12,20 @@ from functools import cache
 from typing import cast
 
 from django.contrib import messages
+from django.db.models import Count, OuterRef, Subquery
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.backends.utils import csrf_input
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigger_client_event
 
 from annotator.grading import services
 from annotator.grading.forms import GradeForm
-from annotator.grading.models import Progress
+from annotator.grading.models import GradingSetQuerySet, Progress
 from annotator.grading.queue import queue_candidates, shuffled_for
 from annotator.models import (
     REASON_MAX_LENGTH,
@@ -33,6 +37,7 @@ from annotator.models import (
     Permission,
     Query,
 )
+from annotator.templatetags.content import content_lang
 from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.converters import parse_id
 from annotator.web.http import post_from
@@ -57,6 +62,11 @@ class Row:
     just_saved: bool = False
     # What the editor typed in a save the server refused: shown again instead of the stored reason.
     typed_reason: str | None = None
+    # Set by `_dress` for the template, which renders 50 rows a page: what each row would
+    # otherwise compute again with a tag (the pair's ID as text, its save URL, its grade buttons).
+    key: str = ""
+    save_url: str = ""
+    buttons: SafeString = SafeString("")
     reason_max_length = REASON_MAX_LENGTH  # for the textarea's maxlength; the form enforces it
 
     @property
@@ -74,6 +84,38 @@ class Row:
         if self.grade is None:
             return "ungraded"
         return "stale" if self.grade.stale else "saved"
+
+
+class _Buttons:
+    """A page's grade buttons, rendered once per pressed grade (at most five times), not once per
+    row: 50 rows of four buttons were the costliest part of the page's template."""
+
+    def __init__(self, criteria: CriteriaVersion) -> None:
+        self.criteria = criteria
+        self.html: dict[int | None, SafeString] = {}
+
+    def __call__(self, pressed: int | None) -> SafeString:
+        if pressed not in self.html:
+            context = {"criteria": self.criteria, "pressed": pressed}
+            self.html[pressed] = SafeString(
+                render_to_string("annotator/grading/_grade_buttons.html", context)
+            )
+        return self.html[pressed]
+
+
+def _dress(
+    request: ProjectRequest, grading_set: GradingSet, criteria: CriteriaVersion, rows: list[Row]
+) -> dict[str, object]:
+    """Fill in what the template shows of each row but does not compute per row; returns what the
+    rows share, for the context: the CSRF field, the content language and the query's fingerprint
+    are the same on every row of a page."""
+    buttons = _Buttons(criteria)
+    kwargs = {"slug": request.project.slug, "set_id": grading_set.pk}
+    for row in rows:
+        row.key = str(row.candidate.pk)
+        row.save_url = reverse("grade_save", kwargs={**kwargs, "candidate_id": row.candidate.pk})
+        row.buttons = buttons(row.grade.grade if row.grade else None)
+    return {"csrf_field": csrf_input(request), "lang_attr": content_lang(request.project)}
 
 
 def _lock_message(candidate: Candidate, grade: Grade | None, grading_set: GradingSet) -> str:
@@ -154,11 +196,22 @@ def _waiting(request: ProjectRequest, grading_set: GradingSet, query: Query) -> 
 
 
 def _progress(request: ProjectRequest, grading_set: GradingSet, query: Query) -> dict[str, Progress]:
-    set_progress, my_progress = grading_set.progress_with(request.user)
+    """The three bars, read now in one query: the set's counters, the editor's, and the query's
+    pairs counted in the set (a query has a few hundred pairs, read from the pairs' index)."""
+    sets = cast(GradingSetQuerySet, GradingSet.objects.filter(pk=grading_set.pk)).with_progress(request.user)
+    pairs = Candidate.objects.filter(grading_set=OuterRef("pk"), query=query).order_by().values("grading_set")
+    done, mine, total, query_done, query_total = (
+        sets.annotate(
+            query_total=Subquery(pairs.annotate(n=Count("pk")).values("n")),
+            query_done=Subquery(pairs.filter(done=True).annotate(n=Count("pk")).values("n")),
+        )
+        .values_list("done_count", "pairs_mine", "pair_count", "query_done", "query_total")
+        .get()
+    )
     return {
-        "query_progress": Candidate.objects.filter(grading_set=grading_set, query=query).progress(),
-        "set_progress": set_progress,
-        "my_progress": my_progress,
+        "query_progress": Progress(done=query_done or 0, total=query_total or 0),
+        "set_progress": Progress(done=done, total=total),
+        "my_progress": Progress(done=mine, total=total),
     }
 
 
@@ -178,6 +231,8 @@ def _page_context(
     waiting = cache(lambda: _waiting(request, grading_set, query))  # read once, if at all
     number = _page_of(order.index(at)) if at in order else _page_number(request, order, waiting)
     page = Paginator(order, GRADE_PAGE_SIZE).get_page(number)
+    rows = _rows(request, grading_set, list(page.object_list), page.start_index())
+    criteria = CriteriaVersion.objects.current_for(request.project)
     # Where "every document on this page has your grade" sends the editor: the next page with
     # something left for them, not merely the next page, which may be finished.
     next_work_page = None
@@ -196,8 +251,10 @@ def _page_context(
             "grade_page",
             kwargs={"slug": request.project.slug, "set_id": grading_set.pk, "query_id": query.pk},
         ),
-        "rows": _rows(request, grading_set, list(page.object_list), page.start_index()),
-        "criteria": CriteriaVersion.objects.current_for(request.project),
+        "rows": rows,
+        "criteria": criteria,
+        "fingerprint": query.fingerprint,
+        **_dress(request, grading_set, criteria, rows),
         **_progress(request, grading_set, query),
     }
 
@@ -215,12 +272,15 @@ def _row(
     order: list[int] | None = None,
     *,
     saved: Grade | None = None,
+    position: int | None = None,
 ) -> Row:
-    """`candidate`'s row alone, numbered as on its page (`order`: the editor's, when read already).
+    """`candidate`'s row alone, numbered as on its page (`order`: the editor's, when read already;
+    `position`: the number the page showed, sent with a save, so that the order is not read again).
     `saved`: the grade this request saved, its `candidate` read under the save's lock
     (`services.grade_submit`): the row is made from them, without reading the pair again."""
-    order = _order(request, candidate.grading_set, candidate.query) if order is None else order
-    position = order.index(candidate.pk) + 1 if candidate.pk in order else 0
+    if position is None:
+        order = _order(request, candidate.grading_set, candidate.query) if order is None else order
+        position = order.index(candidate.pk) + 1 if candidate.pk in order else 0
     if saved is not None:
         pair = saved.candidate
         locked = _lock_message(pair, saved, pair.grading_set)
@@ -254,15 +314,18 @@ def _row_response(
     unsaved_reason: str | None = None,
     order: list[int] | None = None,
     saved_grade: Grade | None = None,
+    position: int | None = None,
 ) -> HttpResponse:
     """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement.
     `criteria_changed`: the criteria panel and every row's form catch up too. `query_seen`: the
     Query.fingerprint the page sent; when the query has changed since, its heading and every row's
     form catch up (the row alone would carry the new fingerprint under the old heading, and a grade
     given on that heading would then be taken). `unsaved_reason`: text for the reason box of an
-    ungraded row that is not stored (an undone grade's)."""
+    ungraded row that is not stored (an undone grade's). `position`: the row's number as the page
+    sent it. `saved_grade`: the grade just saved, whose criteria are the current ones, read by
+    the save (so they are not read again)."""
     grading_set, query = candidate.grading_set, candidate.query
-    row = _row(request, candidate, order, saved=saved_grade)
+    row = _row(request, candidate, order, saved=saved_grade, position=position)
     row.error = error
     if error:
         row.typed_reason = typed_reason
@@ -273,14 +336,24 @@ def _row_response(
         announce = f"{announce} {row.locked}"
     if unsaved_reason and row.grade is None and not row.locked:
         row.typed_reason = unsaved_reason
+    # A save sets the grade's criteria to the current ones, read under its lock (a double submit,
+    # which stores nothing, leaves them unread): those are shown, without reading them again.
+    criteria = (
+        saved_grade.criteria_version
+        if saved_grade is not None and Grade.criteria_version.is_cached(saved_grade)
+        else CriteriaVersion.objects.current_for(request.project)
+    )
+    fingerprint = query.fingerprint
     context = {
         "grading_set": grading_set,
         "query": query,
         "row": row,
         "announce": announce or error,
-        "criteria": CriteriaVersion.objects.current_for(request.project),
+        "criteria": criteria,
         "criteria_changed": criteria_changed,
-        "query_changed": query_seen is not None and query_seen != query.fingerprint,
+        "query_changed": query_seen is not None and query_seen != fingerprint,
+        "fingerprint": fingerprint,
+        **_dress(request, grading_set, criteria, [row]),
         **_progress(request, grading_set, query),
     }
     response = render(request, "annotator/grading/grade.html#row-response", context)
@@ -296,13 +369,16 @@ def _row_response(
 @project_permission(Permission.GRADE)
 @require_http_methods(["GET", "POST"])
 def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
-    candidate = get_object_or_404(
-        Candidate.objects.select_related("grading_set", "query", "document"),
-        pk=candidate_id,
-        grading_set_id=set_id,
-        grading_set__project=request.project,
-    )
+    def read() -> Candidate:
+        return get_object_or_404(
+            Candidate.objects.select_related("grading_set", "query", "document"),
+            pk=candidate_id,
+            grading_set_id=set_id,
+            grading_set__project=request.project,
+        )
+
     if request.method == "GET":
+        candidate = read()
         # This URL ends up in the address bar after a refused save without JavaScript (the page is
         # rendered here to keep the typed reason): reloading it or switching language GETs it.
         return redirect(_grade_page_url(slug, candidate))
@@ -313,8 +389,11 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
     criteria_changed = False
     if form.is_valid():
         try:
+            # The save reads the pair itself, under its lock, in this project and set only (a pair
+            # of another set or project is a 404): it is not read here first.
             grade = services.grade_submit(
-                candidate=candidate,
+                candidate=Candidate(pk=candidate_id, grading_set_id=set_id),
+                project=request.project,
                 editor=request.user,
                 value=form.cleaned_data["grade"],
                 reason=form.cleaned_data["reason"],
@@ -322,20 +401,23 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
                 criteria_version=form.cleaned_data["criteria_version"],
                 query_seen=form.cleaned_data["query_seen"],
             )
+        except Candidate.DoesNotExist:
+            raise Http404(_("This pair is no longer in the set.")) from None
         except services.UnknownDocumentVersion as exc:
             error, status = str(exc), 400
         except services.CriteriaChanged as exc:
             # The page's criteria panel and every row's form are brought up to date with the row.
             error, status, criteria_changed = str(exc), 409, True
         except services.QueryChanged as exc:
-            # The reply shows the text read now, not as the request began: the heading is outside
-            # the row, so _row_response swaps it too (as the criteria panel), seeing the fingerprint differ.
+            # The reply shows the text read now (the pair is read after the refusal): the heading is
+            # outside the row, so _row_response swaps it too (as the criteria panel), seeing the
+            # fingerprint differ.
             error, status = str(exc), 409
-            candidate.query.refresh_from_db(fields=["text", "information_need"])
         except services.GradingError as exc:  # closed set, pair locked, document changed since it was read
             error, status = str(exc), 409
         else:
             saved_grade = grade
+            candidate = grade.candidate
             done = _("Saved grade %(grade)d for %(document)s.") % {
                 "grade": grade.grade,
                 "document": candidate.document.external_id,
@@ -353,6 +435,8 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
         bad_version = form.has_error("document_version") or form.has_error("query_seen")
         bad_version = bad_version and not form.has_error("grade")
         status = 400 if bad_version else 200
+    if saved_grade is None:
+        candidate = read()
     # A refused save must not cost the editor the reason they typed: both paths show it again.
     typed_reason = request.POST.get("reason", "")
     if request.htmx:
@@ -367,6 +451,8 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
             criteria_changed=criteria_changed,
             query_seen=form.cleaned_data.get("query_seen"),
             saved_grade=saved_grade,
+            # The row's number on the page (only shown): a value the page did not send is ignored.
+            position=parse_id(request.POST.get("position", "")),
         )
     if not error:
         # As the htmx reply says it: when this grade completed the pair, the message says so.

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
 from annotator.disputes.services import pair_settle_if_complete
@@ -36,6 +36,7 @@ from annotator.models import (
     GradeHistory,
     GradingSet,
     Membership,
+    Project,
     Query,
     Reservation,
 )
@@ -152,6 +153,26 @@ def _settle_if_full(candidate: Candidate, *, grades: int) -> None:
         candidate.dispute = outcome
 
 
+def _query_read_shared(query_id: int) -> Query:
+    """The query's text and information need, read under a shared lock (Model.lock_shared) in the
+    same statement on PostgreSQL; SQLite's transactions here run one at a time and need none."""
+    if connection.vendor != "postgresql":
+        return Query.objects.only("text", "information_need").get(pk=query_id)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT text, information_need FROM annotator_query WHERE id = %s FOR SHARE", [query_id]
+        )
+        text, need = cursor.fetchone()
+    return Query(pk=query_id, text=text, information_need=need)
+
+
+def _release(candidate: Candidate, editor: User) -> None:
+    """The editor's reservation of the pair ends with their grade; `reserved` was read with the pair
+    under its lock, so a pair without one (most saves) costs no statement here."""
+    if candidate.reserved:  # type: ignore[attr-defined]
+        Reservation.objects.filter(candidate=candidate, editor=editor).delete()
+
+
 @transaction.atomic
 def grade_submit(
     *,
@@ -162,6 +183,7 @@ def grade_submit(
     document_version: int | None = None,
     criteria_version: int | None = None,
     query_seen: str | None = None,
+    project: Project | None = None,
 ) -> Grade:
     """Save `editor`'s grade for `candidate` (create or update), then let the pair settle if complete.
 
@@ -177,20 +199,44 @@ def grade_submit(
     as REASON_EDITED, never as a change of grade. The candidate row is locked, so concurrent saves
     of one pair (by the same or different editors) are serialised and none is lost. The grade's
     `candidate` is the pair as read under that lock, with the final grade or dispute this save
-    left it: the grading page shows the row from it without reading the pair again.
+    left it: the grading page shows the row from it without reading the pair again. With
+    `project`, `candidate` may be unread (its key and set's only): a pair not in that set of that
+    project raises Candidate.DoesNotExist.
     """
     value = _validate_value(value)
     reason = (reason or "").strip()
-    GradingSet.objects.lock_shared(candidate.grading_set_id)  # before the pair: the freeze's order
+    # Before the pair: the freeze's order. (With `project`, the set is checked with the pair just
+    # after; a shared lock on a set that turns out to be another project's only waits for its freeze.)
+    GradingSet.objects.lock_shared(candidate.grading_set_id)
+    # The pair with what the save checks about it, in one statement: whether the editor is a
+    # member, the document version they grade (the current one), and whether they hold a reservation.
     candidate = (
         Candidate.objects.select_for_update(of=("self",))
         .select_related("grading_set__project", "query", "document", "final_grade", "dispute")
-        .get(pk=candidate.pk)
+        .annotate(
+            editor_is_member=Exists(
+                Membership.objects.filter(project=OuterRef("grading_set__project"), user=editor)
+            ),
+            current_version_id=Subquery(
+                DocumentVersion.objects.filter(
+                    document=OuterRef("document"), version=OuterRef("document__version")
+                ).values("pk")[:1]
+            ),
+            reserved=Exists(Reservation.objects.filter(candidate=OuterRef("pk"), editor=editor)),
+        )
+        .get(
+            pk=candidate.pk,
+            **(
+                {}
+                if project is None
+                else {"grading_set_id": candidate.grading_set_id, "grading_set__project": project}
+            ),
+        )
     )
     grading_set = candidate.grading_set
     if not grading_set.is_open:
         raise GradingError(_("The grading set “%(set)s” is closed.") % {"set": grading_set.name})
-    if not Membership.objects.filter(project=grading_set.project_id, user=editor).exists():
+    if not candidate.editor_is_member:  # type: ignore[attr-defined]
         raise GradingError(_("Only members of the project can grade in it."))
     locked = pair_lock_reason(candidate)
     if locked:
@@ -203,8 +249,7 @@ def grade_submit(
         # Shared-locked first, so that a re-import changing the query waits for this save and then
         # flags the grade, or this save waits for it and reads the new text: read unlocked, a grade
         # committed just after the import's flagging stayed unflagged (it records no query version).
-        Query.objects.lock_shared(candidate.query_id)
-        query = Query.objects.only("text", "information_need").get(pk=candidate.query_id)
+        query = _query_read_shared(candidate.query_id)
         # Before the document: the reply then shows the new query and the row's current text at once.
         if query_seen != query.fingerprint:
             raise QueryChanged(
@@ -229,7 +274,11 @@ def grade_submit(
             )
             % {"seen": document_version, "now": document.version}
         )
-    doc_version = DocumentVersion.objects.get(document=document, version=document.version)
+    doc_version_id: int | None = candidate.current_version_id  # type: ignore[attr-defined]
+    if doc_version_id is None:  # a document without its current version's row: as a read of it would
+        raise DocumentVersion.DoesNotExist(
+            f"document {document.pk} has no row for version {document.version}"
+        )
     criteria = CriteriaVersion.objects.current_for(grading_set.project)
     if criteria_version is not None and criteria_version != criteria.number:
         if not 1 <= criteria_version <= criteria.number:
@@ -270,14 +319,14 @@ def grade_submit(
                     grade=value,
                     reason=reason,
                     criteria_version=criteria,
-                    document_version=doc_version,
+                    document_version_id=doc_version_id,
                 )
         except IntegrityError:
             grade = Grade.objects.get(candidate=candidate, editor=editor)
             grade.candidate = candidate
         else:
             _record(grade, by=editor, kind=GradeHistory.Kind.CREATED, old=(None, ""), new=(value, reason))
-            Reservation.objects.filter(candidate=candidate, editor=editor).delete()
+            _release(candidate, editor)
             _settle_if_full(candidate, grades=candidate.grade_count + 1)
             return grade
 
@@ -293,12 +342,12 @@ def grade_submit(
     old = (grade.grade, grade.reason)
     old_versions = (grade.document_version_id, grade.criteria_version_id)
     grade.grade, grade.reason = value, reason
-    grade.criteria_version, grade.document_version = criteria, doc_version
+    grade.criteria_version, grade.document_version_id = criteria, doc_version_id
     # The reason stays (unused while not stale) so that undoing this re-check can restore it.
     grade.stale = False
     grade.save()
     _record(grade, by=editor, kind=kind, old=old, new=(value, reason), old_versions=old_versions)
-    Reservation.objects.filter(candidate=candidate, editor=editor).delete()
+    _release(candidate, editor)
     _settle_if_full(candidate, grades=candidate.grade_count)
     return grade
 

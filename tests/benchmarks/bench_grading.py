@@ -93,6 +93,7 @@ def pages(seeded: Any) -> list[tuple[str, str, Callable[[Any], Any]]]:
 
     from annotator.disputes.models import Dispute, DisputeStatus
     from annotator.grading.models import Candidate
+    from annotator.grading.queue import shuffled_for
 
     slug, grading_set = seeded.project.slug, seeded.grading_set
     query = seeded.queries[0]
@@ -105,10 +106,26 @@ def pages(seeded: Any) -> list[tuple[str, str, Callable[[Any], Any]]]:
     editor = seeded.editors[0]
     pairs = list(
         Candidate.objects.filter(grading_set=grading_set, done=False, grades__editor=editor)
-        .order_by("pk")
-        .values_list("pk", flat=True)[:50]
+        .select_related("query")
+        .order_by("pk")[:50]
     )
     assert pairs, "the seeded set has no open pair graded by the first editor"
+    # What the page's form sends with a grade besides it: the versions it showed, the query's
+    # fingerprint and the row's number in the editor's order of the query.
+    sent = {}
+    for pair in pairs:
+        order = shuffled_for(
+            editor,
+            Candidate.objects.filter(grading_set=grading_set, query=pair.query_id).values_list(
+                "pk", flat=True
+            ),
+        )
+        sent[pair.pk] = {
+            "document_version": "1",
+            "criteria_version": "1",
+            "query_seen": pair.query.fingerprint,
+            "position": str(order.index(pair.pk) + 1),
+        }
     in_review = Dispute.objects.filter(
         candidate__grading_set=grading_set, status=DisputeStatus.IN_REVIEW
     ).first()
@@ -117,10 +134,10 @@ def pages(seeded: Any) -> list[tuple[str, str, Callable[[Any], Any]]]:
 
     def grade_post(client: Any) -> Any:
         state["round"] += 1
-        pair = pairs[state["round"] % len(pairs)]
+        pair = pairs[state["round"] % len(pairs)].pk
         grade = str(1 + (state["round"] // len(pairs)) % 2)  # each visit to a pair changes its grade
         url = reverse("grade_save", kwargs={**set_kw, "candidate_id": pair})
-        response = client.post(url, {"grade": grade, "reason": "", "document_version": "1"}, headers=HTMX)
+        response = client.post(url, {"grade": grade, "reason": "", **sent[pair]}, headers=HTMX)
         assert '"state": "saved"' in response.headers.get("HX-Trigger-After-Settle", ""), "not saved"
         return response
 
