@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from operator import itemgetter, lt
 
 import numpy as np
 
@@ -168,21 +169,94 @@ def _order_by_score(
         ranked = np.broadcast_to(np.arange(width), (n_rows, width))
     ranked = ranked[:, :width]
     top = np.where(ranked < lengths[:, None], starts[:, None] + ranked, -1)
-    for row in tied_rows.tolist():
-        start = int(starts[row])
-        end = start + int(lengths[row])
-        indices = ranked_indices(
-            run._docs[start:end],
-            run._scores[start:end].tolist(),
-            settings.ties,
-            k=k,
-            query_id=run.query_ids[int(kept[row])],
-            lines=run._lines[start:end].tolist() if run._lines is not None else None,
-            source=run.source,
+    if len(tied_rows):
+        if settings.ties == "error":
+            _refuse_tie(run, kept, starts, lengths, tied_rows, settings)
+        top[tied_rows] = _order_tied(
+            run, matrix[tied_rows], starts[tied_rows], lengths[tied_rows], settings.ties, width
         )
-        filled = min(width, len(indices))
-        top[row, :filled] = np.asarray(indices[:filled], dtype=np.int64) + start
     return top, tied_rows
+
+
+def _refuse_tie(
+    run: Run,
+    kept: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    tied_rows: np.ndarray,
+    settings: Settings,
+) -> None:
+    """Raise the ties="error" refusal of the first row whose top K holds a tie, in the words of
+    `ranked_indices`, the reference implementation (which refuses any such row)."""
+    assert run._scores is not None
+    row = int(tied_rows[0])
+    start = int(starts[row])
+    end = start + int(lengths[row])
+    ranked_indices(
+        run._docs[start:end],
+        run._scores[start:end].tolist(),
+        settings.ties,
+        k=settings.k,
+        query_id=run.query_ids[int(kept[row])],
+        lines=run._lines[start:end].tolist() if run._lines is not None else None,
+        source=run.source,
+    )
+    raise AssertionError("a tie in the top K was not refused")  # pragma: no cover
+
+
+def _order_tied(
+    run: Run, scores: np.ndarray, starts: np.ndarray, lengths: np.ndarray, ties: Ties, width: int
+) -> np.ndarray:
+    """Global row indices of the first `width` documents of each of these rankings under `ties`
+    (-1 = none): what `ranked_indices` gives, for all the rows at once.
+
+    `scores` holds each ranking's scores (padded with -inf past its length). A stable sort by
+    descending score keeps tied documents in input order (input-order); under the document-ID
+    rules each tied group reaching into the first `width` positions is then ordered by ID, each
+    member placed by how many members of its group have a smaller ID (groups are small: the
+    pairs are few, where one sort of every tied ID by string would cost more than the rest).
+    """
+    n, longest = scores.shape
+    order = np.argsort(np.negative(scores), axis=1, kind="stable")
+    if ties in ("docid-desc", "docid-asc", "expected") and longest > 1:
+        ordered = np.take_along_axis(scores, order, axis=1)
+        opens = np.ones(ordered.shape, dtype=bool)  # a cell that starts a group of equal scores
+        opens[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        opens = opens.ravel()
+        group = np.cumsum(opens) - 1
+        first = np.flatnonzero(opens)  # flat cell where each group starts
+        sizes = np.diff(first, append=opens.size)
+        # Cells of tied groups that start within the first `width` positions; padding (-inf,
+        # after every score) is never a document.
+        valid = (np.arange(longest) < lengths[:, None]).ravel()
+        cells = np.flatnonzero((sizes[group] > 1) & (first[group] % longest < width) & valid)
+        if len(cells):
+            flat = order.reshape(-1)
+            rows = cells // longest
+            docs = starts[rows] + flat[cells]
+            ids = list(_gather(run._docs, docs))
+            mine = group[cells]
+            size = sizes[mine]
+            # Every (cell, member of its group) pair: the group's members are consecutive cells.
+            at = np.repeat(np.arange(len(cells)), size)
+            lead = np.arange(len(cells)) - (cells - first[mine])
+            partner = np.repeat(lead, size) + (np.arange(len(at)) - np.repeat(np.cumsum(size) - size, size))
+            smaller = np.fromiter(map(lt, _gather(ids, partner), _gather(ids, at)), dtype=bool, count=len(at))
+            below = np.bincount(at, weights=smaller, minlength=len(cells)).astype(np.int64)
+            if ties == "docid-desc":
+                below = size - 1 - below
+            placed = order.copy().reshape(-1)
+            placed[first[mine] + below] = flat[cells]
+            order = placed.reshape(n, longest)
+    ranked = order[:, :width]
+    return np.where(ranked < lengths[:, None], starts[:, None] + ranked, -1)
+
+
+def _gather(items: Sequence[str], indices: np.ndarray) -> Sequence[str]:
+    """items[i] for each index, in one C call (a per-item __getitem__ map costs ~10x more)."""
+    if len(indices) == 1:
+        return [items[int(indices[0])]]
+    return itemgetter(*indices.tolist())(items) if len(indices) else []
 
 
 @dataclass(frozen=True, eq=False)
