@@ -1,7 +1,9 @@
 """Ranking a run and the tie policies, shared by every metric.
 
-`ranked_indices` is the single implementation of the tie policies; `_order_by_score` orders whole
-runs at once and hands only the queries whose top K holds a tie to it. `Ranked` is a run ordered
+`ranked_indices` is the reference implementation of the tie policies, one query at a time;
+`_order_by_score` orders whole runs at once and applies the same policies to every query whose top
+K holds a tie in one pass (`_order_tied`; tests/evaluation/metrics/test_tie_order.py holds the
+two to the same order). `Ranked` is a run ordered
 once, what every metric's batch reads; `TiedGroups` applies ties="expected" to any metric's gains.
 """
 
@@ -117,10 +119,10 @@ def _order_by_score(
     rows whose top K holds a tie; None instead of the indices when every ranking is already in
     score order and no tie reaches into its top K (the usual file: then the input order is it).
 
-    Rows whose top K holds a tie are re-ordered by `ranked_indices`, the single implementation of
-    the tie policies; elsewhere the score order is unique where it matters, so a row only needs
-    its first `width` (+1, to see a tie at position K) documents in order (a partial sort when
-    the rankings are long).
+    Rows whose top K holds a tie are re-ordered by `_order_tied` (ties="error" refuses the first
+    of them with `ranked_indices`' message); elsewhere the score order is unique where it
+    matters, so a row only needs its first `width` (+1, to see a tie at position K) documents in
+    order (a partial sort when the rankings are long).
     """
     assert run._scores is not None
     k = settings.k
@@ -217,9 +219,14 @@ def _order_tied(
     pairs are few, where one sort of every tied ID by string would cost more than the rest).
     """
     n, longest = scores.shape
-    order = np.argsort(np.negative(scores), axis=1, kind="stable")
-    if ties in ("docid-desc", "docid-asc", "expected") and longest > 1:
+    # A ranking already in score order (the usual file) is its own stable order.
+    order = np.broadcast_to(np.arange(longest), (n, longest)).copy()
+    unsorted = np.flatnonzero((scores[:, 1:] > scores[:, :-1]).any(axis=1))
+    ordered = scores
+    if len(unsorted):
+        order[unsorted] = np.argsort(np.negative(scores[unsorted]), axis=1, kind="stable")
         ordered = np.take_along_axis(scores, order, axis=1)
+    if ties in ("docid-desc", "docid-asc", "expected") and longest > 1:
         opens = np.ones(ordered.shape, dtype=bool)  # a cell that starts a group of equal scores
         opens[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
         opens = opens.ravel()
@@ -234,14 +241,13 @@ def _order_tied(
             flat = order.reshape(-1)
             rows = cells // longest
             docs = starts[rows] + flat[cells]
-            ids = list(_gather(run._docs, docs))
             mine = group[cells]
             size = sizes[mine]
             # Every (cell, member of its group) pair: the group's members are consecutive cells.
             at = np.repeat(np.arange(len(cells)), size)
             lead = np.arange(len(cells)) - (cells - first[mine])
             partner = np.repeat(lead, size) + (np.arange(len(at)) - np.repeat(np.cumsum(size) - size, size))
-            smaller = np.fromiter(map(lt, _gather(ids, partner), _gather(ids, at)), dtype=bool, count=len(at))
+            smaller = _smaller_ids(run, docs[partner], docs[at])
             below = np.bincount(at, weights=smaller, minlength=len(cells)).astype(np.int64)
             if ties == "docid-desc":
                 below = size - 1 - below
@@ -250,6 +256,33 @@ def _order_tied(
             order = placed.reshape(n, longest)
     ranked = order[:, :width]
     return np.where(ranked < lengths[:, None], starts[:, None] + ranked, -1)
+
+
+def _smaller_ids(run: Run, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Whether document ID `left[i]` sorts before `right[i]` as Python compares strings.
+
+    Compared by their words where both fit: UTF-8 preserves code point order, so byte order is
+    string order, and a word read big-endian compares as its bytes do (the zero bytes after a
+    short ID sort before any byte of a longer one, as no ID holds NUL). Too long for the words,
+    or without words: compared as strings.
+    """
+    words = run._id_words
+    if words is None:
+        return _smaller_strings(run, left, right)
+    ours, theirs = words[left].byteswap(), words[right].byteswap()
+    column = (ours != theirs).argmax(axis=1)[:, None]
+    smaller = (
+        np.take_along_axis(ours, column, axis=1)[:, 0] < np.take_along_axis(theirs, column, axis=1)[:, 0]
+    )
+    slow = np.flatnonzero((words[left, 0] == lookup.TOO_LONG) | (words[right, 0] == lookup.TOO_LONG))
+    if len(slow):
+        smaller[slow] = _smaller_strings(run, left[slow], right[slow])
+    return smaller
+
+
+def _smaller_strings(run: Run, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    pairs = map(lt, _gather(run._docs, left), _gather(run._docs, right))
+    return np.fromiter(pairs, dtype=bool, count=len(left))
 
 
 def _gather(items: Sequence[str], indices: np.ndarray) -> Sequence[str]:
