@@ -227,6 +227,13 @@ def _order_tied(
         order[unsorted] = np.argsort(np.negative(scores[unsorted]), axis=1, kind="stable")
         ordered = np.take_along_axis(scores, order, axis=1)
     if ties in ("docid-desc", "docid-asc", "expected") and longest > 1:
+        # Only the first `width` positions are returned: past them, only a group that reaches
+        # into them needs ordering, so the columns stop where the last such group ends.
+        last = ordered[:, width - 1]
+        reach = width
+        while reach < longest and ((ordered[:, reach] == last) & np.isfinite(last)).any():
+            reach += 1
+        order, ordered, longest = order[:, :reach], ordered[:, :reach], reach
         opens = np.ones(ordered.shape, dtype=bool)  # a cell that starts a group of equal scores
         opens[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
         opens = opens.ravel()
@@ -235,7 +242,7 @@ def _order_tied(
         sizes = np.diff(first, append=opens.size)
         # Cells of tied groups that start within the first `width` positions; padding (-inf,
         # after every score) is never a document.
-        valid = (np.arange(longest) < lengths[:, None]).ravel()
+        valid = (np.arange(longest) < np.minimum(lengths, longest)[:, None]).ravel()
         cells = np.flatnonzero((sizes[group] > 1) & (first[group] % longest < width) & valid)
         if len(cells):
             flat = order.reshape(-1)
