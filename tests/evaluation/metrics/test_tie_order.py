@@ -86,6 +86,7 @@ def test_the_batch_order_is_the_per_query_reference_order(
     scored, with_nul = data
     run = Run.from_scores(scored)
     assert (run._id_words is None) == with_nul
+    assert run._scores is not None
     config = Settings(k=k, unjudged="zero", ties=ties)  # type: ignore[arg-type]
     expected = ties == "expected"
     reference: dict[str, list[int]] = {}
