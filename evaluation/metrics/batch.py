@@ -1,8 +1,8 @@
 """`evaluate_run`: a whole run at once, vectorised with numpy, no Python loop per query on the hot path.
 
-It aligns the run with the pool, orders it once (`ordering.py`: only queries whose top K holds
-tied scores go through the per-query tie policies), looks the grades up, then hands that order
-to every metric of `METRICS`. The breakdown of any query is `RunResult.explain(query)`.
+It aligns the run with the pool, orders it once (`ordering.py`: the queries whose top K holds
+tied scores are re-ordered under the tie policy together, in one pass), looks the grades up,
+then hands that order to every metric of `METRICS`. The breakdown of any query is `RunResult.explain(query)`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Ranking a run and the tie policies, shared by every metric.
 
-`ranked_indices` is the single implementation of the tie policies; `_order_by_score` orders whole
-runs at once and hands only the queries whose top K holds a tie to it. `Ranked` is a run ordered
+`ranked_indices` is the reference implementation of the tie policies, one query at a time;
+`_order_by_score` orders whole runs at once and applies the same policies to every query whose top
+K holds a tie in one pass (`_order_tied`; tests/evaluation/metrics/test_tie_order.py holds the
+two to the same order). `Ranked` is a run ordered
 once, what every metric's batch reads; `TiedGroups` applies ties="expected" to any metric's gains.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from operator import itemgetter, lt
 
 import numpy as np
 
@@ -116,10 +119,10 @@ def _order_by_score(
     rows whose top K holds a tie; None instead of the indices when every ranking is already in
     score order and no tie reaches into its top K (the usual file: then the input order is it).
 
-    Rows whose top K holds a tie are re-ordered by `ranked_indices`, the single implementation of
-    the tie policies; elsewhere the score order is unique where it matters, so a row only needs
-    its first `width` (+1, to see a tie at position K) documents in order (a partial sort when
-    the rankings are long).
+    Rows whose top K holds a tie are re-ordered by `_order_tied` (ties="error" refuses the first
+    of them with `ranked_indices`' message); elsewhere the score order is unique where it
+    matters, so a row only needs its first `width` (+1, to see a tie at position K) documents in
+    order (a partial sort when the rankings are long).
     """
     assert run._scores is not None
     k = settings.k
@@ -168,21 +171,132 @@ def _order_by_score(
         ranked = np.broadcast_to(np.arange(width), (n_rows, width))
     ranked = ranked[:, :width]
     top = np.where(ranked < lengths[:, None], starts[:, None] + ranked, -1)
-    for row in tied_rows.tolist():
-        start = int(starts[row])
-        end = start + int(lengths[row])
-        indices = ranked_indices(
-            run._docs[start:end],
-            run._scores[start:end].tolist(),
-            settings.ties,
-            k=k,
-            query_id=run.query_ids[int(kept[row])],
-            lines=run._lines[start:end].tolist() if run._lines is not None else None,
-            source=run.source,
+    if len(tied_rows):
+        if settings.ties == "error":
+            _refuse_tie(run, kept, starts, lengths, tied_rows, settings)
+        top[tied_rows] = _order_tied(
+            run, matrix[tied_rows], starts[tied_rows], lengths[tied_rows], settings.ties, width
         )
-        filled = min(width, len(indices))
-        top[row, :filled] = np.asarray(indices[:filled], dtype=np.int64) + start
     return top, tied_rows
+
+
+def _refuse_tie(
+    run: Run,
+    kept: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    tied_rows: np.ndarray,
+    settings: Settings,
+) -> None:
+    """Raise the ties="error" refusal of the first row whose top K holds a tie, in the words of
+    `ranked_indices`, the reference implementation (which refuses any such row)."""
+    assert run._scores is not None
+    row = int(tied_rows[0])
+    start = int(starts[row])
+    end = start + int(lengths[row])
+    ranked_indices(
+        run._docs[start:end],
+        run._scores[start:end].tolist(),
+        settings.ties,
+        k=settings.k,
+        query_id=run.query_ids[int(kept[row])],
+        lines=run._lines[start:end].tolist() if run._lines is not None else None,
+        source=run.source,
+    )
+    raise AssertionError("a tie in the top K was not refused")  # pragma: no cover
+
+
+def _order_tied(
+    run: Run, scores: np.ndarray, starts: np.ndarray, lengths: np.ndarray, ties: Ties, width: int
+) -> np.ndarray:
+    """Global row indices of the first `width` documents of each of these rankings under `ties`
+    (-1 = none): what `ranked_indices` gives, for all the rows at once.
+
+    `scores` holds each ranking's scores (padded with -inf past its length). A stable sort by
+    descending score keeps tied documents in input order (input-order); under the document-ID
+    rules each tied group reaching into the first `width` positions is then ordered by ID, each
+    member placed by how many members of its group have a smaller ID (groups are small: the
+    pairs are few, where one sort of every tied ID by string would cost more than the rest).
+    """
+    n, longest = scores.shape
+    # A ranking already in score order (the usual file) is its own stable order.
+    order = np.broadcast_to(np.arange(longest), (n, longest)).copy()
+    unsorted = np.flatnonzero((scores[:, 1:] > scores[:, :-1]).any(axis=1))
+    ordered = scores
+    if len(unsorted):
+        order[unsorted] = np.argsort(np.negative(scores[unsorted]), axis=1, kind="stable")
+        ordered = np.take_along_axis(scores, order, axis=1)
+    if ties in ("docid-desc", "docid-asc", "expected") and longest > 1:
+        # Only the first `width` positions are returned: past them, only a group that reaches
+        # into them needs ordering, so the columns stop where the last such group ends.
+        last = ordered[:, width - 1]
+        reach = width
+        while reach < longest and ((ordered[:, reach] == last) & np.isfinite(last)).any():
+            reach += 1
+        order, ordered, longest = order[:, :reach], ordered[:, :reach], reach
+        opens = np.ones(ordered.shape, dtype=bool)  # a cell that starts a group of equal scores
+        opens[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        opens = opens.ravel()
+        group = np.cumsum(opens) - 1
+        first = np.flatnonzero(opens)  # flat cell where each group starts
+        sizes = np.diff(first, append=opens.size)
+        # Cells of tied groups that start within the first `width` positions; padding (-inf,
+        # after every score) is never a document.
+        valid = (np.arange(longest) < np.minimum(lengths, longest)[:, None]).ravel()
+        cells = np.flatnonzero((sizes[group] > 1) & (first[group] % longest < width) & valid)
+        if len(cells):
+            flat = order.reshape(-1)
+            rows = cells // longest
+            docs = starts[rows] + flat[cells]
+            mine = group[cells]
+            size = sizes[mine]
+            # Every (cell, member of its group) pair: the group's members are consecutive cells.
+            at = np.repeat(np.arange(len(cells)), size)
+            lead = np.arange(len(cells)) - (cells - first[mine])
+            partner = np.repeat(lead, size) + (np.arange(len(at)) - np.repeat(np.cumsum(size) - size, size))
+            smaller = _smaller_ids(run, docs[partner], docs[at])
+            below = np.bincount(at, weights=smaller, minlength=len(cells)).astype(np.int64)
+            if ties == "docid-desc":
+                below = size - 1 - below
+            placed = order.copy().reshape(-1)
+            placed[first[mine] + below] = flat[cells]
+            order = placed.reshape(n, longest)
+    ranked = order[:, :width]
+    return np.where(ranked < lengths[:, None], starts[:, None] + ranked, -1)
+
+
+def _smaller_ids(run: Run, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Whether document ID `left[i]` sorts before `right[i]` as Python compares strings.
+
+    Compared by their words where both fit: UTF-8 preserves code point order, so byte order is
+    string order, and a word read big-endian compares as its bytes do (the zero bytes after a
+    short ID sort before any byte of a longer one, as no ID holds NUL). Too long for the words,
+    or without words: compared as strings.
+    """
+    words = run._id_words
+    if words is None:
+        return _smaller_strings(run, left, right)
+    ours, theirs = words[left].byteswap(), words[right].byteswap()
+    column = (ours != theirs).argmax(axis=1)[:, None]
+    smaller = (
+        np.take_along_axis(ours, column, axis=1)[:, 0] < np.take_along_axis(theirs, column, axis=1)[:, 0]
+    )
+    slow = np.flatnonzero((words[left, 0] == lookup.TOO_LONG) | (words[right, 0] == lookup.TOO_LONG))
+    if len(slow):
+        smaller[slow] = _smaller_strings(run, left[slow], right[slow])
+    return smaller
+
+
+def _smaller_strings(run: Run, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    pairs = map(lt, _gather(run._docs, left), _gather(run._docs, right))
+    return np.fromiter(pairs, dtype=bool, count=len(left))
+
+
+def _gather(items: Sequence[str], indices: np.ndarray) -> Sequence[str]:
+    """items[i] for each index, in one C call (a per-item __getitem__ map costs ~10x more)."""
+    if len(indices) == 1:
+        return [items[int(indices[0])]]
+    return itemgetter(*indices.tolist())(items) if len(indices) else []
 
 
 @dataclass(frozen=True, eq=False)
