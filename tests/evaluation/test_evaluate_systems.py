@@ -244,3 +244,15 @@ def test_bad_options_through_call_command_are_a_command_error_with_status_2() ->
     with pytest.raises(CommandError, match="unknown metric 'mrr'") as raised:
         evaluate(QRELS, RESULTS, TRUNC, "--metrics", "mrr@10")
     assert raised.value.returncode == 2
+
+
+def test_the_readmes_worked_example_is_what_the_command_prints() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "evaluation" / "README.md").read_text()
+    section = readme[readme.index("**Worked example**") :]
+    start = section.index("```\nRuns: ") + len("```\n")  # the block after the command's
+    printed = section[start : section.index("...\n", start)]
+    text = evaluate(
+        SMALL_QRELS, SMALL_A, SMALL_B, str(GOLDEN / "small-c.run"), "--ties", "docid-desc",
+        "--zero-idcg", "exclude", "--metrics", "ndcg@3,recall@3,rr@3", "--baseline", "a",
+    )  # fmt: skip
+    assert printed.startswith("Runs: a=small-a.run") and text.startswith(printed)
