@@ -19,6 +19,7 @@ BOOT_PYTHON := $(shell \
 help:
 	@echo "make run    set up everything (venv, install, migrate, demo data) and serve http://$(HOST):$(PORT)"
 	@echo "make serve  the same without the demo data (a team's own install: no demo accounts)"
+	@echo "           (both start a background worker beside the web server; Ctrl+C stops both)"
 	@echo "make test   install test tools, then lint, migration check and every test (browser tests too)"
 	@echo "make bench  benchmarks: ratios against trec_eval's code and scikit-learn"
 	@echo "make messages / compilemessages   refresh / compile the zh-Hans translation catalog"
@@ -62,17 +63,23 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "error: $(CHROMIUM) is missing: sudo apt-get install chromium" >&2; exit 1; fi; fi
 
+# The web server and a background worker (large imports, freezes), stopped together: Ctrl+C reaches
+# both, and the worker is stopped too when the server exits on its own.
+SERVE_AND_WORK = \
+	echo "Serving on http://$(HOST):$(PORT)/ with a background worker (Ctrl+C stops both)"; \
+	$(PY) manage.py db_worker --no-reload & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT; \
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
 run: install compilemessages
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo
-	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl+C stops)"
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@$(SERVE_AND_WORK)
 
 # A team's own install: the demo's accounts have a published password, so they are not made here.
 serve: install compilemessages
 	$(PY) manage.py migrate --noinput
-	@echo "Serving on http://$(HOST):$(PORT)/ (Ctrl+C stops)"
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@$(SERVE_AND_WORK)
 
 lint: install-test
 	$(PY) -m ruff check .

@@ -25,6 +25,7 @@ from annotator.grading.models import (
     Reservation,
     StaleReason,
 )
+from annotator.jobs.models import Job, JobState
 from annotator.pools.models import Pool, PoolJudgment, PoolVersion, PoolVersionSource
 from annotator.projects.models import (
     PERMISSIONS,
@@ -37,6 +38,8 @@ from annotator.projects.models import (
 )
 
 __all__ = [
+    "Job",
+    "JobState",
     "GRADE_VALUES",
     "PERMISSIONS",
     "REASON_MAX_LENGTH",

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "axes",
+    "django_tasks_db",
     "annotator",
     "evaluation.apps.EvaluationConfig",
 ]
@@ -132,6 +133,24 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # No JIT compilation: the pages' queries read a set's rows through partial indexes and run in
     # milliseconds, but the planner's row estimates cross JIT's threshold and compiling took 30 ms.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c jit=off")
+
+# Job progress is written on a second connection to the same database, outside the job's own
+# transaction, so the page watching a job sees it move (annotator/jobs/services.py). SQLite has one
+# writer at a time, so there progress goes through the job's connection.
+if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+    DATABASES["jobs"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}
+
+# Background jobs (annotator/jobs): django.tasks with the database backend; `manage.py db_worker`
+# runs them (`make run` starts one beside the web server).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# A running job that reported nothing for this long is marked failed: its worker was killed or hung.
+JOB_STALL_SECONDS = env_int("DJANGO_JOB_STALL_SECONDS", 900, minimum=1)
+# Work this small runs inside the request that starts it, through the same job: an import file up to
+# this many bytes, a freeze of up to this many pairs. Larger work goes to a worker.
+JOB_INLINE_LIMITS = {
+    "import": env_int("DJANGO_JOB_INLINE_IMPORT_BYTES", 1_000_000, minimum=0),
+    "freeze": env_int("DJANGO_JOB_INLINE_FREEZE_PAIRS", 20_000, minimum=0),
+}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

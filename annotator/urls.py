@@ -6,6 +6,7 @@ from django.views.i18n import set_language
 from annotator.disputes import urls as urls_disputes
 from annotator.documents import urls as urls_documents
 from annotator.grading import urls as urls_grading
+from annotator.jobs import urls as urls_jobs
 from annotator.pools import urls as urls_pools
 from annotator.projects import accounts
 from annotator.projects import urls as urls_projects
@@ -19,6 +20,7 @@ project_patterns = [
     *urls_grading.urlpatterns,
     *urls_disputes.urlpatterns,
     *urls_pools.urlpatterns,
+    *urls_jobs.urlpatterns,
     *evaluation_urls.urlpatterns,
 ]
 

@@ -15,9 +15,12 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotator.jobs.models import JobState
+from annotator.jobs.services import runs_inline
+from annotator.jobs.start import job_start
+from annotator.jobs.views import job_started, outcome
 from annotator.models import Document, Permission, PoolVersion, Query
 from annotator.pools.models import PoolIntegrityError
 from annotator.web.access import ProjectRequest, project_permission
@@ -33,9 +36,10 @@ from evaluation.comparisons import (
     comparison_recompute,
 )
 from evaluation.exports import comparison_export
-from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm, count_of_queries
+from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm
+from evaluation.jobs import describe as describe_run_job
+from evaluation.jobs import result_url as run_job_url
 from evaluation.models import Comparison, Run
-from evaluation.runs import RunUploadError, run_upload
 
 RUNS_PER_PAGE = 25
 COMPARISONS_PER_PAGE = 25
@@ -83,38 +87,34 @@ def run_upload_page(request: ProjectRequest, slug: str) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         file_name, data, fmt = form.payload()
-        try:
-            run = run_upload(
-                project=request.project,
-                name=form.cleaned_data["name"],
-                notes=form.cleaned_data["notes"],
-                fmt=fmt,
-                file_name=file_name,
-                data=data,
-                by=request.user,
-                check=form.check(),
-            )
-        except RunUploadError as error:
-            form.add_error("file" if form.cleaned_data.get("file") else "text", str(error))
-        except PoolIntegrityError as error:
-            form.add_error(
-                "check_against",
-                _("This pool version failed its hash check: %(problem)s") % {"problem": error},
-            )
-        else:
-            messages.success(
-                request,
-                _("Run “%(name)s” uploaded: %(queries)s, %(rows)s.")
-                % {
-                    "name": run.name,
-                    "queries": count_of_queries(run.query_count),
-                    "rows": ngettext("%(count)s ranked entry", "%(count)s ranked entries", run.entry_count)
-                    % {"count": run.entry_count},
-                },
-            )
-            for warning in run.upload_warnings:
+        check = form.check()
+        job, started = job_start(
+            project=request.project,
+            kind="upload_run",
+            by=request.user,
+            params={
+                "name": form.cleaned_data["name"],
+                "notes": form.cleaned_data["notes"],
+                "format": fmt,
+                "check_version_id": check[0].pk if check else None,
+                "check_settings": check[1].full_dict() if check else None,
+            },
+            data=data,
+            name=file_name,
+            inline=runs_inline("import", len(data)),
+        )
+        if job.state == JobState.DONE:
+            messages.success(request, describe_run_job(job))
+            for warning in job.result.get("warnings", []):
                 messages.warning(request, warning)
-            return redirect_after_post(request, run.get_absolute_url())
+            return redirect_after_post(request, run_job_url(job))
+        if job.state != JobState.FAILED:
+            if not started:
+                messages.info(request, _("This file is already being uploaded: here is that job."))
+            return job_started(request, job)
+        field = "file" if form.cleaned_data.get("file") else "text"
+        for error in outcome(job).errors:
+            form.add_error(field, error)
     # Invalid: status 200 and the form with its errors, so htmx swaps it in.
     template = "evaluation/run_upload.html" + ("#upload-form" if request.htmx else "")
     return render(request, template, {"project": request.project, "form": form})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotator.models import Membership, Project, Role
-from tests.sample_objects import disputes, evaluation, grading, pools
+from tests.sample_objects import disputes, evaluation, grading, jobs, pools
 
 
 def sample_kwargs(project: Project) -> dict[str, Any]:
@@ -27,6 +27,6 @@ def sample_kwargs(project: Project) -> dict[str, Any]:
     # A password reset link's parts: a wrong pair answers the page that says the link no longer works.
     samples.update({"uidb64": "MA", "token": "not-a-token"})
     # Each area adds the kwargs of its own views, in its own module of tests/sample_objects/.
-    for area in (grading, disputes, pools, evaluation):
+    for area in (grading, disputes, pools, evaluation, jobs):
         samples.update(area.sample_kwargs(project))
     return samples

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.contrib import messages
-from django.db import IntegrityError, transaction
 from django.db.models.functions import Substr
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -17,25 +16,15 @@ from django.views.decorators.http import require_GET
 
 from annotator.documents import services
 from annotator.documents.forms import SEARCH_MAX_LENGTH, CriteriaForm, ImportForm, SearchForm
-from annotator.documents.readers import (
-    DocumentRecord,
-    ImportFileError,
-    LineError,
-    QueryRecord,
-    decode_upload,
-    read_documents,
-    read_queries,
-    unwritable_ids_warning,
-)
-from annotator.documents.services import (
-    ImportSummary,
-    documents_import,
-    meaning_change_would_flag,
-    queries_import,
-)
+from annotator.documents.jobs import candidates_summary_text, summary_of, summary_text
+from annotator.documents.readers import ImportFileError, decode_upload
+from annotator.documents.services import ImportSummary, meaning_change_would_flag
 from annotator.grading.forms import CandidateImportForm
-from annotator.grading.pooling import pool_top_k, read_run
-from annotator.grading.services import CandidateSummary, CriteriaOutdated, GradingError, candidates_add
+from annotator.grading.services import CandidateSummary, CriteriaOutdated, GradingError
+from annotator.jobs.models import JobState
+from annotator.jobs.services import runs_inline
+from annotator.jobs.start import job_start
+from annotator.jobs.views import job_started, outcome
 from annotator.models import CriteriaVersion, Document, Permission, Query
 from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.http import post_from, redirect_after_post
@@ -301,34 +290,9 @@ def _respond(request: ProjectRequest, section: ImportSection) -> HttpResponse:
 def _summary_text(section: ImportSection) -> str:
     s = section.summary
     if isinstance(s, CandidateSummary):
-        return _("Candidates: added %(added)d, already in the set %(already)d.") % {
-            "added": s.added,
-            "already": s.already,
-        }
+        return candidates_summary_text(s)
     assert s is not None
-    if section.checked_only:
-        return _(
-            "%(kind)s, checked only: nothing was stored. Importing this file would create %(created)d, "
-            "update %(updated)d and leave %(unchanged)d unchanged; grades in open sets that would need "
-            "re-checking: %(count)d."
-        ) % {
-            "kind": section.title,
-            "created": s.created,
-            "updated": s.updated,
-            "unchanged": s.unchanged,
-            "count": s.stale_grades,
-        }
-    text = _("%(kind)s: created %(created)d, updated %(updated)d, unchanged %(unchanged)d.") % {
-        "kind": section.title,
-        "created": s.created,
-        "updated": s.updated,
-        "unchanged": s.unchanged,
-    }
-    if s.stale_grades:
-        text += " " + _("Grades in open sets that now need re-checking: %(count)d.") % {
-            "count": s.stale_grades
-        }
-    return text
+    return summary_text(section.title, s, checked_only=section.checked_only)
 
 
 def _file_problem(error: Exception) -> list[str]:
@@ -367,28 +331,27 @@ def _import_file(request: ProjectRequest, kind: Literal["documents", "queries"])
     # "Check only" runs the very import and rolls it back: its counts (and the grades it would flag
     # for re-checking) are exact, and an owner sees them before a re-import flags many grades.
     section.checked_only = request.POST.get("check_only") == "1"
-    try:
-        data = upload_bytes(upload)
-        with transaction.atomic():
-            records: list[DocumentRecord] | list[QueryRecord]
-            if kind == "documents":
-                records = read_documents(data, fmt)
-                section.summary = documents_import(project=request.project, records=records)
-            else:
-                records = read_queries(data, fmt)
-                section.summary = queries_import(project=request.project, records=records)
-            if section.checked_only:
-                transaction.set_rollback(True)
-        section.warning = unwritable_ids_warning(records)
-    except ImportFileError as error:
-        section.errors = _file_problem(error)
-    except IntegrityError:
-        section.errors = [
-            _(
-                "Another import changed the same rows at the same moment; nothing was imported. "
-                "Upload the file again."
-            )
-        ]
+    data = upload_bytes(upload)
+    # A job either way: in this request when the file is small, else on a worker (the page then
+    # shows the job's progress, and the job's page keeps its result).
+    job, started = job_start(
+        project=request.project,
+        kind=f"import_{kind}",
+        by=request.user,
+        params={"records": kind, "format": fmt, "check_only": section.checked_only},
+        data=data,
+        name=upload.name,
+        inline=runs_inline("import", len(data)),
+    )
+    if job.state == JobState.DONE:
+        section.summary = summary_of(job)
+        section.warning = job.result.get("warning", "")
+    elif job.state == JobState.FAILED:
+        section.errors = outcome(job).errors
+    else:
+        if not started:
+            messages.info(request, _("This file is already being imported: here is that job."))
+        return job_started(request, job)
     return _respond(request, section)
 
 
@@ -420,41 +383,33 @@ def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
     )
     if not form.is_valid():
         return _respond(request, section)
-    runs = []
-    errors: list[str] = []
+    files, blobs = [], []
     for upload in form.cleaned_data["files"]:
-        fmt = detect_format(upload.name, form.cleaned_data["format"], kind="run")
-        try:
-            runs.append((upload.name, read_run(upload_bytes(upload), fmt, default_name=upload.name)))
-        except ImportFileError as error:
-            errors += [f"{upload.name}: {message}" for message in error.messages()]
-    if errors:
-        section.errors = errors
-        return _respond(request, section)
-    depth = form.cleaned_data["depth"]
-    try:
-        section.summary = candidates_add(
-            grading_set=form.cleaned_data["grading_set"],
-            pairs=pool_top_k(runs, depth),
-            by=request.user,
-            depth=depth,
+        data = upload_bytes(upload)
+        files.append(
+            [upload.name, detect_format(upload.name, form.cleaned_data["format"], kind="run"), len(data)]
         )
-    except ImportFileError as error:
-        section.errors = _file_problem(error)
-    except GradingError as error:  # the set was closed after the form was shown
-        section.errors = [str(error)]
-    except IntegrityError:
-        section.errors = [
-            str(
-                LineError(
-                    1,
-                    "",
-                    "",
-                    _(
-                        "another upload added the same pairs at the same moment; "
-                        "nothing was added. Upload again."
-                    ),
-                )
-            )
-        ]
+        blobs.append(data)
+    data = b"".join(blobs)
+    job, started = job_start(
+        project=request.project,
+        kind="pool_candidates",
+        by=request.user,
+        params={
+            "set_id": form.cleaned_data["grading_set"].pk,
+            "depth": form.cleaned_data["depth"],
+            "files": files,
+        },
+        data=data,
+        name=", ".join(name for name, _fmt, _size in files),
+        inline=runs_inline("import", len(data)),
+    )
+    if job.state == JobState.DONE:
+        section.summary = CandidateSummary(**job.result["summary"])
+    elif job.state == JobState.FAILED:
+        section.errors = outcome(job).errors
+    else:
+        if not started:
+            messages.info(request, _("These files are already being pooled: here is that job."))
+        return job_started(request, job)
     return _respond(request, section)

@@ -16,10 +16,13 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.grading.models import count_of
+from annotator.jobs.models import JobState
+from annotator.jobs.services import runs_inline
+from annotator.jobs.start import job_start
+from annotator.jobs.views import job_started, outcome
 from annotator.models import Candidate, FinalGrade, GradingSet, Permission, Pool, PoolVersion, Project, Query
 from annotator.pools.files import (
     EXPORT_FORMATS,
@@ -27,15 +30,13 @@ from annotator.pools.files import (
     PoolExportError,
     export_data,
     export_zip,
-    pool_import,
 )
 from annotator.pools.forms import ContinueForm, FreezeForm, PoolImportForm
-from annotator.pools.freeze import NO_FINAL_GRADE, OPEN_DISPUTE, freeze_preview, pool_freeze
+from annotator.pools.freeze import NO_FINAL_GRADE, OPEN_DISPUTE, freeze_preview
+from annotator.pools.jobs import describe, describe_import, result_url, version_of
 from annotator.pools.models import PoolIntegrityError, exclusion_row, sha256_hex
 from annotator.pools.services import (
     CopyError,
-    FreezeError,
-    PoolImportError,
     continue_refusal,
     grading_set_create_from_version,
 )
@@ -383,30 +384,32 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     form = FreezeForm(request.POST if request.method == "POST" else None)
     error = ""
     if request.method == "POST" and form.is_valid():
-        try:
-            version = pool_freeze(
-                grading_set=grading_set,
-                by=request.user,
-                exclude_unsettled=form.cleaned_data["exclude_unsettled"],
-                reason=form.cleaned_data["reason"],
-                blockers_seen=form.cleaned_data["blockers_seen"] or None,  # the page always sends it
-            )
-        except FreezeError as exc:
-            error = str(exc)
-        else:
-            messages.success(
-                request,
-                _("Frozen as %(pool)s version %(n)d (SHA-256 %(hash)s…).")
-                % {"pool": version.pool.name, "n": version.number, "hash": version.hash_prefix},
-            )
+        # A job either way: in this request for a set of up to JOB_INLINE_LIMITS["freeze"] pairs,
+        # else on a worker; one freeze of a set at a time.
+        job, started = job_start(
+            project=request.project,
+            kind="freeze",
+            by=request.user,
+            params={
+                "set_id": grading_set.pk,
+                "exclude_unsettled": form.cleaned_data["exclude_unsettled"],
+                "reason": form.cleaned_data["reason"],
+                "blockers_seen": form.cleaned_data["blockers_seen"] or None,  # the page always sends it
+            },
+            dedupe_key=f"set:{grading_set.pk}",
+            inline=runs_inline("freeze", grading_set.pair_count),
+        )
+        if job.state == JobState.DONE:
+            version = version_of(job)
+            messages.success(request, describe(job))
             _warn_if_same_as_earlier(request, version)
-            return redirect_after_post(
-                request,
-                reverse(
-                    "pool_version_detail",
-                    kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk},
-                ),
-            )
+            return redirect_after_post(request, result_url(job))
+        if job.state == JobState.FAILED:
+            error = " ".join(outcome(job).errors)
+        else:
+            if not started:
+                messages.info(request, _("This set is already being frozen: here is that job."))
+            return job_started(request, job)
     preview = freeze_preview(grading_set)
     if error == preview.refusal:
         error = ""  # the page states the refusal itself, in place of the form
@@ -448,45 +451,33 @@ def pool_import_page(request: ProjectRequest, slug: str) -> HttpResponse:
     )
     if posted and form.is_valid():
         upload = form.cleaned_data["file"]
-        try:
-            version = pool_import(
-                project=request.project,
-                by=request.user,
-                data=upload_bytes(upload),
-                file_name=upload.name,
-                fmt=form.cleaned_data["format"],
-                pool=form.cleaned_data["pool"],
-                pool_name=form.cleaned_data["pool_name"],
-                grade_map=form.cleaned_data["grade_map"],
-            )
-        except PoolImportError as exc:
-            form.add_error("file", str(exc))
-            # The page comes back without the chosen file, as after a form error: say to choose
-            # it again.
-            form.add_error("file", PoolImportForm.CHOOSE_AGAIN)
-        else:
-            messages.success(
-                request,
-                ngettext(
-                    "Imported %(file)s as %(pool)s version %(n)d: %(count)d judgment, SHA-256 %(hash)s….",
-                    "Imported %(file)s as %(pool)s version %(n)d: %(count)d judgments, SHA-256 %(hash)s….",
-                    version.counts["judgments"],
-                )
-                % {
-                    "file": upload.name,
-                    "pool": version.pool.name,
-                    "n": version.number,
-                    "count": version.counts["judgments"],
-                    "hash": version.hash_prefix,
-                },
-            )
-            _warn_if_same_as_earlier(request, version)
-            return redirect_after_post(
-                request,
-                reverse(
-                    "pool_version_detail",
-                    kwargs={"slug": slug, "pool_id": version.pool_id, "version_id": version.pk},
-                ),
-            )
+        data = upload_bytes(upload)
+        pool = form.cleaned_data["pool"]
+        job, started = job_start(
+            project=request.project,
+            kind="import_judgments",
+            by=request.user,
+            params={
+                "format": form.cleaned_data["format"],
+                "pool_id": pool.pk if pool is not None else None,
+                "pool_name": form.cleaned_data["pool_name"],
+                "grade_map": sorted(form.cleaned_data["grade_map"].items()),
+            },
+            data=data,
+            name=upload.name,
+            inline=runs_inline("import", len(data)),
+        )
+        if job.state == JobState.DONE:
+            messages.success(request, describe_import(job))
+            _warn_if_same_as_earlier(request, version_of(job))
+            return redirect_after_post(request, result_url(job))
+        if job.state != JobState.FAILED:
+            if not started:
+                messages.info(request, _("This file is already being imported: here is that job."))
+            return job_started(request, job)
+        for error in outcome(job).errors:
+            form.add_error("file", error)
+        # The page comes back without the chosen file, as after a form error: say to choose it again.
+        form.add_error("file", PoolImportForm.CHOOSE_AGAIN)
     template = "annotator/pools/import.html" + ("#import-form" if request.htmx else "")
     return render(request, template, {"form": form})

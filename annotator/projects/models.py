@@ -54,6 +54,7 @@ class Permission(models.TextChoices):
     CONTINUE_POOL = "continue_pool", _("Start a grading set from a frozen pool version")
     VIEW_COMPARISONS = "view_comparisons", _("See runs, comparisons and their scores")
     COMPARE_RUNS = "compare_runs", _("Upload and delete runs, create comparisons")
+    VIEW_JOBS = "view_jobs", _("See the project's background jobs (imports, freezes) and cancel them")
     # Owner
     EDIT_SETTINGS = "edit_settings", _("Change the project's names, description and content language")
     MANAGE_MEMBERS = "manage_members", _("Add members, change their roles, remove them")
@@ -76,6 +77,7 @@ PERMISSIONS: dict[Permission, Role] = {
     Permission.CONTINUE_POOL: Role.REVIEWER,
     Permission.VIEW_COMPARISONS: Role.REVIEWER,
     Permission.COMPARE_RUNS: Role.REVIEWER,
+    Permission.VIEW_JOBS: Role.REVIEWER,
     Permission.EDIT_SETTINGS: Role.OWNER,
     Permission.MANAGE_MEMBERS: Role.OWNER,
     Permission.PUBLISH_CRITERIA: Role.OWNER,

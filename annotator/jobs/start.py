@@ -1,0 +1,63 @@
+"""Starting a job: its row, then its run, in this request when small, else on a worker."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import translation
+
+from annotator.jobs.models import Job
+from annotator.jobs.runner import job_run
+from annotator.jobs.services import dedupe_key_of
+from annotator.jobs.tasks import run_job
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from annotator.models import Project
+
+
+def job_start(
+    *,
+    project: Project,
+    kind: str,
+    by: User,
+    params: dict[str, Any],
+    data: bytes | None = None,
+    name: str = "",
+    dedupe_key: str | None = None,
+    inline: bool = False,
+) -> tuple[Job, bool]:
+    """Record a job and run it: in this request when `inline` (small work: the same code path),
+    else on a worker. Returns (job, started); `started` is False when the same input is already
+    queued or running: that job is returned and nothing runs twice."""
+    params = {**params, "language": translation.get_language() or settings.LANGUAGE_CODE}
+    key = dedupe_key if dedupe_key is not None else dedupe_key_of(kind, params | {"language": ""}, data)
+    for _attempt in range(3):
+        try:
+            with transaction.atomic():
+                job = Job.objects.create(
+                    project=project,
+                    kind=kind,
+                    started_by=by,
+                    params=params,
+                    input_name=name[:255],
+                    input_size=len(data) if data is not None else 0,
+                    input_data=data,
+                    dedupe_key=key,
+                )
+            break
+        except IntegrityError:
+            running = Job.objects.active().filter(project=project, kind=kind, dedupe_key=key).first()
+            if running is not None:
+                return running, False
+    else:  # pragma: no cover - the same input finished and started again three times in a row
+        raise RuntimeError("could not start the job")
+    if inline:
+        job_run(job.pk, in_worker=False)
+        job.refresh_from_db()
+    else:
+        run_job.enqueue(job.pk)
+    return job, True
