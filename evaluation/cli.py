@@ -1,4 +1,6 @@
-"""`manage.py evaluate QRELS RUN_A [RUN_B]`: NDCG@K of one run, or two runs compared.
+"""`manage.py evaluate QRELS RUN_A [RUN_B ...]`: NDCG@K of one run, or two runs compared; with
+--metrics, --baseline or more than two runs, every metric asked for of every run, and every pair
+(or every run against the baseline) compared with Holm-adjusted p-values.
 
 A thin shell around `evaluation.formats`, `metrics` and `reports` that `manage.py` runs without
 Django's setup (it needs no database), which would cost ~0.8 s of every call. Bad input exits
@@ -12,28 +14,39 @@ import sys
 from argparse import SUPPRESS, ArgumentParser, ArgumentTypeError
 from collections.abc import Mapping, Sequence
 from importlib import metadata
+from itertools import combinations
 from typing import Any, NoReturn, TextIO
 
+from evaluation import systems_reports
 from evaluation.formats import format_grade_map, parse_grade_map, read_qrels, read_run
 from evaluation.formats.registry import names
 from evaluation.formats.values import is_plain_integer
 from evaluation.metrics import (
+    DEFAULT_RELEVANT,
     EXTRA_QUERIES,
+    FAMILIES,
     GAINS,
     MISSING_QUERIES,
     TIES,
     UNJUDGED,
     ZERO_IDCG,
     EvaluationError,
+    Metric,
     Settings,
     compare_results,
+    compare_systems,
     evaluate_run,
+    ndcg,
+    parse_metrics,
 )
 from evaluation.metrics.policies import gettext_noop
+from evaluation.metrics.systems import default_labels
 from evaluation.reports import render_csv, render_json, render_text
 
 HELP = (
-    "NDCG@K of RUN_A (and RUN_B, compared with A) against the judgments in QRELS. "
+    "NDCG@K of RUN_A (and RUN_B, compared with A) against the judgments in QRELS; with --metrics, "
+    "--baseline or more runs, each metric of each run (labelled a, b, c, ...) and each pair compared, "
+    "with Holm-adjusted p-values. "
     "Files are TREC, CSV or JSONL (by extension, else TREC). Every policy is explicit; "
     "see evaluation/README.md."
 )
@@ -53,10 +66,41 @@ def add_arguments(parser: ArgumentParser) -> None:
     parser.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels, CSV or JSONL")
     parser.add_argument("run_a", metavar="RUN_A", help="system A: TREC run, CSV or JSONL")
     parser.add_argument(
-        "run_b", metavar="RUN_B", nargs="?", help="system B, compared with A (deltas are B - A)"
+        "more_runs",
+        metavar="RUN_B",
+        nargs="*",
+        help="systems B, C, ... (labelled in argument order), compared pairwise (deltas are B - A) "
+        "or against --baseline",
     )
     parser.add_argument(
-        "--k", type=whole_number, default=10, help="cutoff K, a positive integer (default 10)"
+        "--k",
+        type=whole_number,
+        default=None,
+        help="cutoff K of NDCG, a positive integer (default 10; with --metrics, their largest K)",
+    )
+    parser.add_argument(
+        "--metrics",
+        default=None,
+        metavar="NAME@K,...",
+        help="metrics to report, e.g. ndcg@10,recall@100,p@10,rr@10,ap@100,judged@10",
+    )
+    parser.add_argument(
+        "--relevant",
+        type=whole_number,
+        default=DEFAULT_RELEVANT,
+        help="lowest grade that counts as relevant for recall, p, rr and ap: 1 (default), 2 or 3",
+    )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="LABEL",
+        help="compare every other run with this one (a, b, ...) instead of every pair",
+    )
+    parser.add_argument(
+        "--family",
+        choices=FAMILIES,
+        default="pairs-x-metrics",
+        help="family of the Holm-Bonferroni correction: pairs-x-metrics (default) or pairs-per-metric",
     )
     parser.add_argument(
         "--gain", choices=GAINS, default="linear", help="linear: r (default); exponential: 2^r-1"
@@ -126,12 +170,61 @@ def add_arguments(parser: ArgumentParser) -> None:
     )
 
 
+def _systems_report(options: Mapping[str, Any]) -> bool:
+    """Whether to write the report of several metrics or systems: one or two runs without
+    --metrics and --baseline keep the NDCG report they always had."""
+    runs = 1 + len(options["more_runs"] or ())
+    return options["metrics"] is not None or options["baseline"] is not None or runs > 2
+
+
+def _check_options(options: Mapping[str, Any], paths: Sequence[str]) -> tuple[Metric, ...]:
+    """The metrics asked for; refuses options that do not go together, before any file is read."""
+    chosen = parse_metrics(options["metrics"].split(",")) if options["metrics"] is not None else ()
+    if chosen and options["k"] is not None:
+        raise EvaluationError(
+            gettext_noop(
+                "--k %(k)s sets NDCG's cutoff when --metrics is not given; with --metrics write each "
+                "metric's cutoff in its name, e.g. ndcg@%(k)s"
+            ),
+            {"k": options["k"]},
+        )
+    baseline = options["baseline"]
+    if baseline is not None:
+        if len(paths) < 2:
+            raise EvaluationError(
+                gettext_noop("--baseline %(baseline)r needs two or more runs to compare; one run was given"),
+                {"baseline": baseline},
+            )
+        labels = default_labels(len(paths))
+        if baseline not in labels:
+            raise EvaluationError(
+                gettext_noop(
+                    "--baseline %(baseline)r is not a run's label; the runs are labelled %(labels)s, "
+                    "in argument order"
+                ),
+                {"baseline": baseline, "labels": ", ".join(labels)},
+            )
+    if options["breakdown"] and _systems_report(options):
+        raise EvaluationError(
+            gettext_noop(
+                "--breakdown shows the NDCG terms of one or two runs; it does not combine with "
+                "--metrics, --baseline or more than two runs"
+            ),
+            {},
+        )
+    return chosen
+
+
 def report(options: Mapping[str, Any]) -> str:
     """The report for parsed `options`; raises EvaluationError for bad input."""
-    settings = Settings.from_mapping(options)
+    paths = [options["run_a"], *(options["more_runs"] or ())]
+    chosen = _check_options(options, paths)
+    k = options["k"]
+    if k is None:  # NDCG's K; with --metrics, the depth they need (the largest of their K)
+        k = max(metric.k or 0 for metric in chosen) if chosen else 10
+    settings = Settings.from_mapping({**options, "k": k})
     grade_map = parse_grade_map(options["grade_map"])
     pool = read_qrels(options["qrels"], format=options["qrels_format"], grade_map=grade_map)
-    paths = [options["run_a"]] + ([options["run_b"]] if options["run_b"] else [])
     if len(paths) == 2 and _same_file(*paths):
         # As the web form refuses it: most likely one path typed twice.
         raise EvaluationError(
@@ -141,6 +234,30 @@ def report(options: Mapping[str, Any]) -> str:
             ),
             {"path": paths[1]},
         )
+    labels = default_labels(len(paths))
+    for i, j in combinations(range(len(paths)), 2):
+        if _same_file(paths[i], paths[j]):
+            raise EvaluationError(
+                gettext_noop(
+                    "runs %(a)s and %(b)s are the same file (%(path)s): a run compared with itself tells "
+                    "nothing. Give each run once"
+                ),
+                {"a": labels[i], "b": labels[j], "path": paths[j]},
+            )
+    if _systems_report(options):
+        chosen = chosen or (ndcg.METRIC.at(settings.k),)
+        runs = [
+            evaluate_run(pool, read_run(path, format=options["run_format"]), settings, metrics=chosen)
+            for path in paths
+        ]
+        shape = compare_systems(runs, baseline=options["baseline"], family=options["family"])
+        metrics = runs[0].metrics
+        render_systems = {
+            "text": systems_reports.render_text,
+            "json": systems_reports.render_json,
+            "csv": systems_reports.render_csv,
+        }[options["format"]]
+        return render_systems(shape, metrics, grade_map=format_grade_map(grade_map))
     results = [evaluate_run(pool, read_run(path, format=options["run_format"]), settings) for path in paths]
     comparison = compare_results(*results) if len(results) == 2 else None
     render = {"text": render_text, "json": render_json, "csv": render_csv}[options["format"]]

@@ -1,8 +1,9 @@
 """The scoring contract (../shared/evaluation-contract.md) as a pure library: Python + numpy.
 
-No Django here, ever (a test checks it in a fresh interpreter); scipy is imported lazily. Entry
-points: `score_query`, `evaluate_run`, `compare_runs`, and `Results`, the one stored and reported
-shape. `ALL_METRICS` is the registry, NDCG first: a new metric is one module and one entry.
+No Django here, ever (a test checks it in a fresh interpreter); scipy (`scipy.special` only) is
+imported lazily. Entry points: `score_query`, `evaluate_run`, `compare_runs`, `compare_systems`
+(two or more runs, Holm-adjusted), and `Results`, the one stored and reported shape.
+`ALL_METRICS` is the registry, NDCG first: a new metric is one module and one entry.
 `METRICS` is what a plain `evaluate_run` computes and a comparison stores (NDCG, the headline);
 `evaluate_run(..., metrics=("ndcg@10", "recall@100"))` adds any registered metric at its own K.
 """
@@ -38,14 +39,18 @@ from evaluation.metrics.policies import (
 )
 from evaluation.metrics.registry import ALL_METRICS, metric_at, metric_named, parse_metrics
 from evaluation.metrics.results import (
+    FAMILIES,
+    PAIRINGS,
     RESULTS_VERSION,
     ComparisonStats,
+    Design,
     Metric,
     MetricValues,
     Results,
     ResultsVersionError,
     SystemResult,
 )
+from evaluation.metrics.systems import compare_system_runs, compare_systems, holm
 
 # The comparison pages include each entry's breakdown partial and store each entry's values:
 # the binary metrics join them when those pages list them (they have no partial yet).
@@ -56,9 +61,11 @@ __all__ = [
     "DEFAULT_RELEVANT",
     "DEFAULT_SETTINGS",
     "EXTRA_QUERIES",
+    "FAMILIES",
     "GAINS",
     "METRICS",
     "MISSING_QUERIES",
+    "PAIRINGS",
     "RESULTS_VERSION",
     "TIES",
     "UNJUDGED",
@@ -66,6 +73,7 @@ __all__ = [
     "Comparison",
     "ComparisonStats",
     "Counts",
+    "Design",
     "EvaluationError",
     "Listed",
     "Metric",
@@ -86,8 +94,11 @@ __all__ = [
     "bootstrap_ci",
     "compare_results",
     "compare_runs",
+    "compare_system_runs",
+    "compare_systems",
     "discount",
     "evaluate_run",
+    "holm",
     "metric_at",
     "metric_named",
     "order_scored",

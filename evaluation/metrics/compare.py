@@ -265,24 +265,33 @@ def _bootstrap_ci(
 
 
 def paired_t_test(a: np.ndarray, b: np.ndarray) -> tuple[float | None, float | None]:
-    """(t, p) of scipy.stats.ttest_rel(b, a); (None, None) when n < 2 or every delta is equal."""
-    deltas = b - a
-    if len(deltas) < 2 or bool(np.all(deltas == deltas[0])):
+    """(t, p) of `scipy.stats.ttest_rel(b, a)`, two-sided; (None, None) when n < 2 or every
+    delta is equal (no variance: the test has no answer, where scipy gives NaN or infinity).
+
+    Computed as scipy does, step for step, so the figures are the same to the last bit (a test
+    holds them equal), but without importing `scipy.stats`, which costs 1-2 s of every
+    comparison: t = mean(d) / sqrt(var(d, ddof=1) / n), p = 2 * stdtr(n - 1, -|t|), with
+    `scipy.special.stdtr`, the Student t CDF that scipy's own test calls (the bootstrap loads
+    `scipy.special` anyway).
+    """
+    deltas = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    n = len(deltas)
+    if n < 2 or bool(np.all(deltas == deltas[0])):
         return None, None
-    from scipy import stats
+    from scipy.special import stdtr
 
-    result = stats.ttest_rel(b, a)
-    return float(result.statistic), float(result.pvalue)
+    mean = np.mean(deltas)
+    variance = np.mean((deltas - mean) ** 2) * (np.float64(n) / np.float64(n - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / np.sqrt(variance / np.float64(n))
+    if np.isnan(t):  # deltas so close that their spread underflows: no answer either
+        return None, None
+    p = 2 * stdtr(np.float64(n - 1), -np.abs(t))
+    return float(t), float(p)
 
 
-def compare_results(
-    a: RunResult,
-    b: RunResult,
-    *,
-    n_permutations: int = N_PERMUTATIONS,
-    n_resamples: int = N_RESAMPLES,
-) -> Comparison:
-    """Compare two evaluated runs; refuses runs scored on different pools or settings."""
+def check_comparable(a: RunResult, b: RunResult) -> None:
+    """Refuse two runs scored under different settings or against different pools."""
     differences = a.settings.differences(b.settings)
     if differences:
         raise EvaluationError(
@@ -299,17 +308,63 @@ def compare_results(
             ),
             {"a": a.name, "b": b.name, "pool_a": a.pool.fingerprint[:12], "pool_b": b.pool.fingerprint[:12]},
         )
-    paired_mask = ~a.excluded & ~b.excluded
-    delta = np.where(paired_mask, b.ndcg - a.ndcg, np.nan)
+
+
+@dataclass(frozen=True, eq=False)
+class PairedStatistics:
+    """B against A on one per-query metric: `delta` aligned with the queries (NaN where a query
+    is not paired), then the statistics of the paired queries (see `Comparison`)."""
+
+    delta: np.ndarray
+    paired: int
+    mean_delta: float | None
+    wins: int
+    ties: int
+    losses: int
+    randomization_p: float | None
+    randomization_exact: bool
+    n_permutations: int
+    t_statistic: float | None
+    t_test_p: float | None
+    delta_ci95: tuple[float, float] | None
+    n_resamples: int
+    seed: int
+
+    def to_stats(self, a: str, b: str, metric: str) -> ComparisonStats:
+        """These statistics in the results shape; `a` and `b` label the systems."""
+        return ComparisonStats(
+            a=a,
+            b=b,
+            metric=metric,
+            delta=tuple(None if math.isnan(v) else v for v in self.delta.tolist()),
+            **{name: getattr(self, name) for name in _STATISTICS},
+        )
+
+
+_STATISTICS = tuple(name for name in PairedStatistics.__dataclass_fields__ if name != "delta")
+
+
+def paired_statistics(
+    query_ids: Sequence[str],
+    a_values: np.ndarray,
+    b_values: np.ndarray,
+    paired_mask: np.ndarray,
+    *,
+    seed: int,
+    n_permutations: int = N_PERMUTATIONS,
+    n_resamples: int = N_RESAMPLES,
+) -> PairedStatistics:
+    """Deltas b - a of the queries in `paired_mask` (both systems scored them) and their paired
+    statistics; any metric's per-query values, aligned with `query_ids`."""
+    delta = np.where(paired_mask, b_values - a_values, np.nan)
     delta.flags.writeable = False
     # The resampling statistics draw queries by position, so they take the paired queries in one
     # canonical order, sorted by ID: the same pool gives the same p and interval whatever the
     # order of its file, and the command line and the app agree.
     paired_ids = np.flatnonzero(paired_mask).tolist()
-    order = sorted(paired_ids, key=a.query_ids.__getitem__)
+    order = sorted(paired_ids, key=query_ids.__getitem__)
     deltas = delta[order] if paired_ids else delta[paired_mask]
     n = len(deltas)
-    seed = a.settings.seed
     pool = _thread_pool()
     try:
         # The randomization test runs in a worker while the bootstrap's chunks fill the others.
@@ -324,12 +379,8 @@ def compare_results(
         if pool is not None:
             pool.shutdown()
     # The same order for the t-test: its sums, too, change in the last digit with the order.
-    t_statistic, t_p = paired_t_test(a.ndcg[order], b.ndcg[order])
-    return Comparison(
-        settings=a.settings,
-        a=a,
-        b=b,
-        query_ids=a.query_ids,
+    t_statistic, t_p = paired_t_test(a_values[order], b_values[order])
+    return PairedStatistics(
         delta=delta,
         paired=n,
         mean_delta=math.fsum(deltas.tolist()) / n if n else None,
@@ -344,6 +395,33 @@ def compare_results(
         delta_ci95=ci,
         n_resamples=n_resamples,
         seed=seed,
+    )
+
+
+def compare_results(
+    a: RunResult,
+    b: RunResult,
+    *,
+    n_permutations: int = N_PERMUTATIONS,
+    n_resamples: int = N_RESAMPLES,
+) -> Comparison:
+    """Compare two evaluated runs on NDCG; refuses runs scored on different pools or settings."""
+    check_comparable(a, b)
+    stats = paired_statistics(
+        a.query_ids,
+        a.ndcg,
+        b.ndcg,
+        ~a.excluded & ~b.excluded,
+        seed=a.settings.seed,
+        n_permutations=n_permutations,
+        n_resamples=n_resamples,
+    )
+    return Comparison(
+        settings=a.settings,
+        a=a,
+        b=b,
+        query_ids=a.query_ids,
+        **{name: getattr(stats, name) for name in ("delta", *_STATISTICS)},
     )
 
 

@@ -216,6 +216,9 @@ class ComparisonStats:
     delta_ci95: tuple[float, float] | None
     n_resamples: int
     seed: int
+    # The randomization p adjusted over the comparison's family (`Design`); None outside one,
+    # or when the test has no p. Not one of version 1's statistics.
+    holm_p: float | None = None
 
     def _ranked(self, query_ids: Sequence[str], sign: int, n: int) -> list[tuple[str, float]]:
         pairs = zip(query_ids, self.delta, strict=True)
@@ -237,9 +240,10 @@ class ComparisonStats:
         values["delta_ci95"] = list(self.delta_ci95) if self.delta_ci95 is not None else None
         return values
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, corrected: bool = False) -> dict[str, Any]:
+        """`corrected`: the document has a `Design`, so each entry records its `holm_p`."""
         keys = {"a": self.a, "b": self.b, "metric": self.metric, "delta": list(self.delta)}
-        return keys | self.stats_dict()
+        return keys | self.stats_dict() | ({"holm_p": self.holm_p} if corrected else {})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], **keys: Any) -> ComparisonStats:
@@ -254,11 +258,43 @@ class ComparisonStats:
             delta=tuple(values["delta"]),
             **{key: data[key] for key in _STATS if key != "delta_ci95"},
             delta_ci95=(ci[0], ci[1]) if ci is not None else None,
+            holm_p=data.get("holm_p"),
         )
 
 
 # The statistics: every field after the keys and the deltas, in the order version 1 stored them.
-_STATS = tuple(field.name for field in fields(ComparisonStats))[4:]
+_STATS = tuple(field.name for field in fields(ComparisonStats))[4:-1]
+
+PAIRINGS = ("all-pairs", "baseline")
+FAMILIES = ("pairs-x-metrics", "pairs-per-metric")
+
+
+@dataclass(frozen=True)
+class Design:
+    """How several systems were compared: `pairing` "all-pairs" (every pair, b - a in label
+    order) or "baseline" (every other system against `baseline`: system - baseline), and the
+    family over which each randomization p is Holm-Bonferroni adjusted (`holm_p`):
+    "pairs-x-metrics" (one family of every pair on every metric) or "pairs-per-metric" (one
+    family per metric). Recorded with the results: the adjusted p means nothing without it."""
+
+    pairing: str
+    baseline: str | None
+    family: str
+    correction: str = "holm"
+    adjusted: str = "randomization_p"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pairing": self.pairing,
+            "baseline": self.baseline,
+            "family": self.family,
+            "correction": self.correction,
+            "adjusted": self.adjusted,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Design:
+        return cls(**{key: data[key] for key in ("pairing", "baseline", "family", "correction", "adjusted")})
 
 
 class EngineRun(Protocol):
@@ -298,6 +334,7 @@ class Results:
     settings: Settings | None
     systems: tuple[SystemResult, ...]
     comparisons: tuple[ComparisonStats, ...] = ()
+    design: Design | None = None  # several systems compared (systems.compare_systems), else None
 
     def system(self, label: str) -> SystemResult:
         for system in self.systems:
@@ -305,8 +342,11 @@ class Results:
                 return system
         raise KeyError(label)
 
-    def comparison(self, a: str = "a", b: str = "b") -> ComparisonStats | None:
-        return next((c for c in self.comparisons if (c.a, c.b) == (a, b)), None)
+    def comparison(self, a: str = "a", b: str = "b", metric: str | None = None) -> ComparisonStats | None:
+        """b against a, on `metric` (by default the first metric they were compared on)."""
+        return next(
+            (c for c in self.comparisons if (c.a, c.b) == (a, b) and metric in (None, c.metric)), None
+        )
 
     @classmethod
     def from_engine(
@@ -343,13 +383,18 @@ class Results:
             raise ResultsVersionError(
                 f"results can be written as version 1 or {RESULTS_VERSION}, not {version!r}"
             )
-        return {
+        corrected = self.design is not None
+        document = {
             "version": RESULTS_VERSION,
             "query_ids": list(self.query_ids),
             "settings": self.settings.as_dict() if self.settings is not None else None,
             "systems": [system.to_dict() for system in self.systems],
-            "comparisons": [comparison.to_dict() for comparison in self.comparisons],
+            "comparisons": [comparison.to_dict(corrected=corrected) for comparison in self.comparisons],
         }
+        # Only several systems compared have a design: the two-system documents keep their bytes.
+        if self.design is not None:
+            document["design"] = self.design.to_dict()
+        return document
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Results:
@@ -368,6 +413,7 @@ class Results:
             settings=Settings.from_mapping(settings) if settings is not None else None,
             systems=tuple(SystemResult.from_dict(system) for system in data["systems"]),
             comparisons=tuple(ComparisonStats.from_dict(c) for c in data["comparisons"]),
+            design=Design.from_dict(data["design"]) if data.get("design") is not None else None,
         )
 
     # ---- Version 1: two systems, NDCG, the pool's columns once, no names and no settings ----
@@ -451,7 +497,10 @@ __all__ = [
     "LABELS",
     "READABLE_VERSIONS",
     "RESULTS_VERSION",
+    "FAMILIES",
+    "PAIRINGS",
     "ComparisonStats",
+    "Design",
     "EngineComparison",
     "EngineRun",
     "Metric",

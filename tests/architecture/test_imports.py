@@ -5,7 +5,8 @@
   and the demo are the exceptions (they wire the `evaluation` app in).
 - `annotator.web`, the request plumbing, imports no area's views, forms, urls or services.
 - The pure leaves (`evaluation.metrics`, `evaluation.formats`, `evaluation.reports`,
-  `evaluation.cli`, `annotator.disputes.agreement`) import neither Django nor `annotator`.
+  `evaluation.systems_reports`, `evaluation.cli`, `annotator.disputes.agreement`) import neither
+  Django nor `annotator`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ PURE = (
     "evaluation.metrics",
     "evaluation.formats",
     "evaluation.reports",
+    "evaluation.systems_reports",
     "evaluation.cli",
     "annotator.disputes.agreement",
 )
