@@ -23,6 +23,7 @@ from annotator.models import (
     Grade,
     GradeHistory,
     GradingSet,
+    Job,
     Membership,
     Pool,
     PoolJudgment,
@@ -301,3 +302,10 @@ admin.site.unregister(User)
 @admin.register(User)
 class AccountAdmin(UserAdmin):
     form = AccountChangeForm
+
+
+@admin.register(Job)
+class JobAdmin(ReadOnlyAdmin):  # jobs change only by running; cancel from the job's page
+    list_display = ("pk", "project", "kind", "state", "started_by", "created_at", "done", "total")
+    list_filter = ("state", "kind")
+    exclude = ("input_data",)
