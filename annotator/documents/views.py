@@ -432,10 +432,12 @@ def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
         section.errors = errors
         return _respond(request, section)
     depth = form.cleaned_data["depth"]
+    pairs = pool_top_k(runs, depth)
+    del runs  # the pairs hold what is stored: the runs' scores, lines and words are let go
     try:
         section.summary = candidates_add(
             grading_set=form.cleaned_data["grading_set"],
-            pairs=pool_top_k(runs, depth),
+            pairs=pairs,
             by=request.user,
             depth=depth,
         )
