@@ -36,8 +36,8 @@ def _stored(kind: str, cast: Cast) -> int:
 # row (Python strings, dicts and tuples) outweighs a short line of the file. Strict: a path that
 # comes within 4x fails here until it leaves this list.
 OVER_TARGET = {
-    "documents (JSONL)": 7.2,
-    "queries (CSV)": 7.8,
+    "documents (JSONL)": 6.5,
+    "queries (CSV)": 7.2,
     "candidates (TREC)": 10.6,
     "candidates (CSV)": 13.2,
     "candidates (JSONL)": 6.8,
