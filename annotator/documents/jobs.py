@@ -124,12 +124,12 @@ def pool_candidates(job: Job, progress: Progress) -> None:
     if errors:
         raise JobFailed(errors)
     depth = job.params["depth"]
+    pairs = pool_top_k(runs, depth)
+    del runs  # the pairs hold what is stored: the runs' scores, lines and words are let go
     progress.stage("saving")
     try:
         with transaction.atomic():
-            summary = candidates_add(
-                grading_set=grading_set, pairs=pool_top_k(runs, depth), by=job.started_by, depth=depth
-            )
+            summary = candidates_add(grading_set=grading_set, pairs=pairs, by=job.started_by, depth=depth)
             job_complete(job, {"summary": asdict(summary), "set_id": grading_set.pk})
     except ImportFileError as error:
         raise JobFailed(error.messages()) from error

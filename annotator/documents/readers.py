@@ -114,7 +114,9 @@ class _Collector:
 OPTIONAL_DOCUMENT_FIELDS = frozenset({"title", "url", "unit"})
 
 
-@dataclass(frozen=True)
+# Slots: an upload holds a record for every line, and an instance's own dict cost more than a
+# short line of the file.
+@dataclass(frozen=True, slots=True)
 class DocumentRecord:
     line: int
     external_id: str
@@ -131,7 +133,7 @@ class DocumentRecord:
         return OPTIONAL_DOCUMENT_FIELDS - self.given
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QueryRecord:
     line: int
     external_id: str
@@ -387,6 +389,7 @@ def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
     text = decode_upload(data)
     records: list[DocumentRecord] = []
     seen: dict[str, int] = {}
+    givens: dict[frozenset[str], frozenset[str]] = {}  # one set for the rows giving the same fields
     for line, row in _rows(text, fmt, DOCUMENT_COLUMNS, ("doc_id", "body"), errors):
         doc_id = row.get("doc_id", "")
         ok = _check_id(line, "doc_id", doc_id, errors) and _check_unique(line, "doc_id", doc_id, seen, errors)
@@ -441,7 +444,7 @@ def read_documents(data: bytes | str, fmt: str) -> list[DocumentRecord]:
                     title=title,
                     url=url,
                     unit=unit,
-                    given=OPTIONAL_DOCUMENT_FIELDS.intersection(row),
+                    given=givens.setdefault(given := OPTIONAL_DOCUMENT_FIELDS.intersection(row), given),
                 )
             )
     errors.raise_if_any()

@@ -391,6 +391,7 @@ def import_candidates(request: ProjectRequest, slug: str) -> HttpResponse:
         )
         blobs.append(data)
     data = b"".join(blobs)
+    del blobs
     job, started = job_start(
         project=request.project,
         kind="pool_candidates",

@@ -88,9 +88,14 @@ def pool_top_k(runs: list[tuple[str, formats.Run]], depth: int | None) -> list[P
     later comparison declares, every document it may place in the top k has then been graded.
     Returns pairs in first-seen order, each with the (run, position) hits that pooled it.
     """
-    pooled: dict[tuple[str, str], PooledPair] = {}
+    # Found by query, then document: a (query, document) tuple for every pooled pair's key cost
+    # more than the pair's line in the file.
+    pooled: dict[str, dict[str, PooledPair]] = {}
+    pairs: list[PooledPair] = []  # first-seen order
     for source, run in runs:
+        hits: list[tuple[str, int]] = []  # the run's (name, position) hits, one tuple each for all queries
         for query_id in run.query_ids:
+            found = pooled.setdefault(query_id, {})
             order = ranked(run, query_id)
             top = order
             if depth is not None and len(order) > depth:
@@ -99,11 +104,15 @@ def pool_top_k(runs: list[tuple[str, formats.Run]], depth: int | None) -> list[P
                 while boundary is not None and cut < len(order) and order[cut][1] == boundary:
                     cut += 1
                 top = order[:cut]
-            for position, (doc_id, _score, line) in enumerate(top, start=1):
-                pair = pooled.get((query_id, doc_id))
+            while len(hits) < len(top):
+                hits.append((run.name, len(hits) + 1))
+            for position, (doc_id, _score, line) in enumerate(top):
+                pair = found.get(doc_id)
                 if pair is None:
-                    pair = pooled[(query_id, doc_id)] = PooledPair(
-                        query_id=query_id, doc_id=doc_id, line=line, source=source
+                    pair = found[doc_id] = PooledPair(
+                        query_id=query_id, doc_id=doc_id, hits=[hits[position]], line=line, source=source
                     )
-                pair.hits.append((run.name, position))
-    return list(pooled.values())
+                    pairs.append(pair)
+                else:
+                    pair.hits.append(hits[position])
+    return pairs

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import itertools
 import random
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
@@ -44,6 +46,9 @@ from annotator.models import (
 # Import progress is reported (management commands) every this many records.
 PROGRESS_EVERY = 1000
 BATCH = 1000
+# Candidates made and inserted at a time: each instance, with its statement's parameters, costs
+# ~2 KB, many times a run file's line.
+CANDIDATE_BATCH = 250
 
 
 def flaggable(**lookups: Any) -> tuple[GradeQuerySet, FinalGradeQuerySet]:
@@ -515,41 +520,58 @@ def candidates_add(
                     more += 1
     if errors:
         raise ImportFileError(errors, more)
-    existing = set(Candidate.objects.filter(grading_set=grading_set).values_list("query_id", "document_id"))
     source = CandidateSource.POOLED if depth else CandidateSource.IMPORTED
-    new: list[tuple[int, int, str]] = []  # (query pk, document pk, detail): instances a batch at a time
+    fresh = _fresh_pairs(grading_set, pairs, queries, documents)
     summary = CandidateSummary()
-    for p in pairs:
-        key = (queries[p.query_id], documents[p.doc_id])
-        if key in existing:
-            summary.already += 1
-            continue
-        existing.add(key)
-        # Pooled: which runs put it in their top k, at which position. Imported: file and line.
-        detail = p.provenance(depth) if depth else f"{p.source}:{p.line}"
-        new.append((*key, detail[:500]))
-    del existing
+    summary.already = len(pairs) - len(fresh)
     # Database IDs follow insertion order, and editors' pages carry candidate IDs: inserted in the
     # runs' rank order, sorting a page by ID would give a system's ranking back.
-    random.SystemRandom().shuffle(new)
-    for batch in itertools.batched(new, BATCH):
+    random.SystemRandom().shuffle(fresh)
+    # Model instances and their details a batch at a time: for every pair at once they cost many
+    # times the run files' bytes.
+    for batch in itertools.batched(fresh, CANDIDATE_BATCH):
         Candidate.objects.bulk_create(
             [
                 Candidate(
                     grading_set=grading_set,
-                    query_id=query_pk,
-                    document_id=document_pk,
+                    query_id=queries[p.query_id],
+                    document_id=documents[p.doc_id],
                     source=source,
-                    source_detail=detail,
+                    # Pooled: which runs put it in their top k, at which position. Imported: file and line.
+                    source_detail=(p.provenance(depth) if depth else f"{p.source}:{p.line}")[:500],
                     added_by=by,
                 )
-                for query_pk, document_pk, detail in batch
+                for p in map(pairs.__getitem__, batch)
             ]
         )
-    summary.added = len(new)
+    summary.added = len(fresh)
     summary.queries = len(queries)
     summary.runs = sorted({run for p in pairs for run, _pos in p.hits})
     return summary
+
+
+def _fresh_pairs(
+    grading_set: GradingSet, pairs: Sequence[PooledPair], queries: dict[str, int], documents: dict[str, int]
+) -> array[int]:
+    """The positions in `pairs` of those to add, in order: neither in the set already nor given
+    before in `pairs`. Found with arrays of their database IDs, not a set of every pair's tuple."""
+    n = len(pairs)
+    existing = set(Candidate.objects.filter(grading_set=grading_set).values_list("query_id", "document_id"))
+    taken = np.fromiter(
+        ((queries[p.query_id], documents[p.doc_id]) in existing for p in pairs), dtype=bool, count=n
+    )
+    del existing
+    query_pks = np.fromiter((queries[p.query_id] for p in pairs), dtype=np.int64, count=n)
+    document_pks = np.fromiter((documents[p.doc_id] for p in pairs), dtype=np.int64, count=n)
+    # A pair given again: every occurrence after its first (lexsort is stable: first in file order).
+    order = np.lexsort((document_pks, query_pks))
+    again = (query_pks[order[1:]] == query_pks[order[:-1]]) & (
+        document_pks[order[1:]] == document_pks[order[:-1]]
+    )
+    taken[order[1:][again]] = True
+    fresh = array("q")
+    fresh.frombytes(np.flatnonzero(~taken).astype(np.int64).tobytes())
+    return fresh
 
 
 def _pks_by_external_id(rows: QuerySet[Any], ids: Sequence[str]) -> dict[str, int]:

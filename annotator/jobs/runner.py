@@ -16,7 +16,7 @@ from annotator.jobs.services import JobFailed, JobStopped, Progress, jobs_fail_s
 logger = logging.getLogger(__name__)
 
 
-def job_run(job_id: int, *, in_worker: bool) -> None:
+def job_run(job_id: int, *, in_worker: bool, data: bytes | None = None) -> None:
     """Run one queued job to its end: done (its body called `job_complete`), failed or cancelled."""
     jobs_fail_stalled()
     now = timezone.now()
@@ -24,7 +24,10 @@ def job_run(job_id: int, *, in_worker: bool) -> None:
         state=JobState.RUNNING, started_at=now, heartbeat_at=now
     ):
         return  # cancelled before it started, or already taken
-    job = Job.objects.select_related("project", "started_by").get(pk=job_id)
+    jobs = Job.objects.select_related("project", "started_by")
+    job = (jobs.defer("input_data") if data is not None else jobs).get(pk=job_id)
+    if data is not None:  # run inline: the request's bytes, never written to the job's row
+        job.input_data = data
     progress = Progress(job, alias=progress_alias() if in_worker else DEFAULT_DB_ALIAS)
     try:
         with translation.override(job.params.get("language") or settings.LANGUAGE_CODE):

@@ -12,7 +12,7 @@ import io
 import json
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC
 from typing import Any, Literal
 
@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy as _lazy
 
 from annotator.models import Permission, Pool, PoolJudgment, PoolVersion, PoolVersionSource, Project
-from annotator.pools.models import canonical_serialisation
+from annotator.pools.models import check_judgment
 from annotator.pools.services import PoolImportError, pool_version_create, require_permission
 from annotator.web.errors import describe_error, located
 from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_limit, upload_text
@@ -201,10 +201,12 @@ def _import_rows(
             )
         pool = Pool.objects.create(project=project, name=pool_name)
     file_sha = hashlib.sha256(data).hexdigest()
-    imported = PoolVersionSource.IMPORTED.value
+    lines = len(rows)
+    judgments = _handed_over(rows, PoolVersionSource.IMPORTED.value)  # listed once, there
+    del rows
     return pool_version_create(
         pool=pool,
-        judgments=((q, d, g, imported) for q, d, g in rows),  # listed once, there
+        judgments=judgments,
         source=PoolVersionSource.IMPORTED,
         by=by,
         provenance={
@@ -213,13 +215,22 @@ def _import_rows(
                 "file_sha256": file_sha,
                 "format": fmt,
                 "grade_map": {str(k): v for k, v in sorted(mapping.items())},
-                "lines": len(rows),
+                "lines": lines,
             }
         },
         file_name=file_name[:255],
         file_sha256=file_sha,
         refuse_unchanged=True,
     )
+
+
+def _handed_over(rows: list[tuple[str, str, int]], source: str) -> Iterator[tuple[str, str, int, str]]:
+    """Each row with its source, in order, taken out of `rows` as it is given: the writer lists
+    them again, and both lists at once would hold every row twice."""
+    rows.reverse()
+    while rows:
+        query, doc, grade = rows.pop()
+        yield query, doc, grade, source
 
 
 # ---- Exports (the readers and writers themselves live in evaluation/formats) ----------------------
@@ -297,7 +308,10 @@ def read_judgments(
         shown = "“" + repr(value if len(value) <= 40 else value[:39] + "…")[1:-1] + "”"
         raise _refusal(name, line, problem % {"value": shown, "length": len(value), "max": limit})
     try:
-        canonical_serialisation(rows)  # the backstop: duplicates and grades were checked by the reader
+        # The backstop, row by row: the reader refused duplicates (it holds judgments by pair) and
+        # bad grades; the whole text is made once, by the writer.
+        for query, doc, grade in rows:
+            check_judgment(query, doc, grade)
     except ValueError as exc:
         raise _refusal(name, None, str(exc)) from exc
     return rows

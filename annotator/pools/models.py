@@ -59,22 +59,7 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
     """
     rows: list[Any] = []
     for query_id, doc_id, grade in judgments:
-        for value in (query_id, doc_id):
-            # What would break the text itself. The readers also refuse invisible characters
-            # (bad_id_chars), which versions frozen before that rule may hold: their hash stays valid.
-            if not value or value != value.strip() or unserialisable_id_chars(value):
-                raise ValueError(
-                    gettext(
-                        "ID %(value)r is empty, padded with spaces, or holds a tab, a line break, a control "
-                        "character or a byte-order mark"
-                    )
-                    % {"value": value}
-                )
-        if type(grade) is not int or not 0 <= grade <= 3:
-            raise ValueError(
-                gettext("grade %(grade)r of (%(query)s, %(doc)s) is not an integer 0..3")
-                % {"grade": grade, "query": query_id, "doc": doc_id}
-            )
+        check_judgment(query_id, doc_id, grade)
         rows.append((query_id, doc_id, grade))
     # Sorted whole, a pair given twice is next to itself: no set of every pair is needed (it
     # cost more memory than the text). Without such pairs, (query, doc, grade) sorts as (query, doc).
@@ -87,6 +72,27 @@ def canonical_serialisation(judgments: Iterable[tuple[str, str, int]]) -> str:
     for i, (q, d, g) in enumerate(rows):
         rows[i] = f"{q}\t{d}\t{g}\n"  # in place: each row's tuple goes as its line comes
     return "".join(rows)
+
+
+def check_judgment(query_id: str, doc_id: str, grade: int) -> None:
+    """ValueError unless the canonical text can hold the judgment (canonical_serialisation's rule
+    for one row; a reader that holds the judgments by pair has no pair twice to check)."""
+    for value in (query_id, doc_id):
+        # What would break the text itself. The readers also refuse invisible characters
+        # (bad_id_chars), which versions frozen before that rule may hold: their hash stays valid.
+        if not value or value != value.strip() or unserialisable_id_chars(value):
+            raise ValueError(
+                gettext(
+                    "ID %(value)r is empty, padded with spaces, or holds a tab, a line break, a control "
+                    "character or a byte-order mark"
+                )
+                % {"value": value}
+            )
+    if type(grade) is not int or not 0 <= grade <= 3:
+        raise ValueError(
+            gettext("grade %(grade)r of (%(query)s, %(doc)s) is not an integer 0..3")
+            % {"grade": grade, "query": query_id, "doc": doc_id}
+        )
 
 
 def exclusion_row(entry: dict[str, Any]) -> dict[str, Any]:

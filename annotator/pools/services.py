@@ -77,8 +77,18 @@ def pool_version_create(
     `refuse_unchanged`: PoolImportError when the rows are exactly the newest version's (an import
     sent twice, a double click: versions are permanent, so a copy would stay for good).
     """
-    rows = list(judgments)
-    canonical = canonical_serialisation((q, d, g) for q, d, g, _ in rows)
+    # Held as columns, not a tuple a row: the rows are read four times (the text, the counts, the
+    # judgments' rows) and a tuple each cost more than the row's line in a file.
+    queries: list[str] = []
+    docs: list[str] = []
+    grade_of: list[int] = []
+    sources: list[str] = []
+    for q, d, g, s in judgments:
+        queries.append(q)
+        docs.append(d)
+        grade_of.append(g)
+        sources.append(s)
+    canonical = canonical_serialisation(zip(queries, docs, grade_of, strict=True))
     # Lock the pool row so two writers cannot both take number N+1 (the unique constraint is the
     # backstop; the lock makes the second writer wait and then take N+2).
     Pool.objects.select_for_update().filter(pk=pool.pk).first()
@@ -94,7 +104,7 @@ def pool_version_create(
             )
             % {"pool": pool.name, "number": latest.number, "hash": latest.sha256[:12]}
         )
-    grades = Counter(g for _, _, g, _ in rows)
+    grades = Counter(grade_of)
     version = PoolVersion.objects.create(
         pool=pool,
         number=(latest.number if latest else 0) + 1,
@@ -106,8 +116,8 @@ def pool_version_create(
         provenance=dict(provenance or {}),
         exclusions=exclusions or [],
         counts={
-            "judgments": len(rows),
-            "queries": len({q for q, _, _, _ in rows}),
+            "judgments": len(queries),
+            "queries": len(set(queries)),
             "by_grade": {str(g): grades.get(g, 0) for g in (0, 1, 2, 3)},
         },
         file_name=file_name,
@@ -115,7 +125,13 @@ def pool_version_create(
         frozen_by=by,
     )
     dv, fp = document_versions or {}, query_fingerprints or {}
-    _insert_judgments(version.pk, ((q, d, g, s, dv.get((q, d)), fp.get((q, d), "")) for q, d, g, s in rows))
+    _insert_judgments(
+        version.pk,
+        (
+            (q, d, g, src, dv.get((q, d)), fp.get((q, d), ""))
+            for q, d, g, src in zip(queries, docs, grade_of, sources, strict=True)
+        ),
+    )
     return version
 
 

@@ -19,9 +19,11 @@ from evaluation.metrics.lookup import WORD, IdWords, WordsWriter
 # readers also split at (\v, \f) and the information separators (U+001C-U+001F, which Python
 # splits at) are not here: such a file is read line by line.
 _USUAL = bytes(range(0x20, 0x7F)) + b"\t\r\n"
-_LINES = 1 << 12  # lines joined at a time: the temporary arrays (8 bytes a byte) stay small
-_WORD_LINES = 1 << 16  # fields turned into words at a time
+_LINES = 1 << 9  # lines joined at a time: the temporary arrays (8 bytes a byte) stay small
+_WORD_LINES = 1 << 12  # fields turned into words at a time
+_STRING_LINES = 1 << 12  # fields turned into strings at a time
 _BYTES = 1 << 18  # bytes split at a time: the temporary arrays are ~7 times this
+_CHECKED = 1 << 22  # bytes checked for unusual ones at a time (copied, then deleted)
 _NEWLINE = 10
 
 
@@ -39,43 +41,54 @@ class Columns:
         return len(self.starts)
 
     def strings(self, j: int) -> list[str]:
-        """Column j as strings, decoded at once."""
-        if not self.lines:
-            return []
-        joined = self.joined(j)
-        return codecs.decode(memoryview(joined)[:-1], "ascii").split("\n")
+        """Column j as strings, decoded a block of lines at a time: the whole column joined, then
+        decoded, then split would hold it three times over beside the list of strings."""
+        found: list[str] = []
+        for low in range(0, self.lines, _STRING_LINES):
+            joined = self.joined(j, low, min(low + _STRING_LINES, self.lines))
+            found += codecs.decode(memoryview(joined)[:-1], "ascii").split("\n")
+        return found
 
     def words(self, j: int) -> IdWords:
-        """Column j as the engine's words, read straight from the text."""
-        starts = self.starts[:, j].astype(np.int64)
-        lengths = self.ends[:, j] - starts
+        """Column j as the engine's words, read straight from the text; the offsets are widened
+        a block at a time, not for the whole column at once."""
+
+        def offsets(low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
+            starts = self.starts[low:high, j].astype(np.int64)
+            return starts, self.ends[low:high, j] - starts
+
         writer = WordsWriter(self.lines)
         # Words are read whole: the fields ending in the text's last WORD - 1 bytes are read from
         # a zero-padded copy of its end.
         ends = self.ends[:, j]
         inside = int(np.searchsorted(ends, len(self.text) - WORD + 1, side="right"))
         for low in range(0, inside, _WORD_LINES):
-            high = min(low + _WORD_LINES, inside)
-            writer.write(low, self.text, starts[low:high], lengths[low:high])
+            writer.write(low, self.text, *offsets(low, min(low + _WORD_LINES, inside)))
         if inside < self.lines:
-            base = int(starts[inside])
+            starts, lengths = offsets(inside, self.lines)
+            base = int(starts[0])
             tail = np.zeros(len(self.text) - base + WORD, dtype=np.uint8)
             tail[: len(self.text) - base] = self.text[base:]
-            writer.write(inside, tail, starts[inside:] - base, lengths[inside:])
+            writer.write(inside, tail, starts - base, lengths)
         return writer.words()
+
+    def only(self, j: int) -> Columns:
+        """Column j alone (a copy of its offsets): the others' are let go with this one."""
+        return Columns(self.text, self.starts[:, j : j + 1].copy(), self.ends[:, j : j + 1].copy())
 
     def field(self, line: int, j: int) -> str:
         return self.text[self.starts[line, j] : self.ends[line, j]].tobytes().decode("ascii")
 
-    def joined(self, j: int) -> np.ndarray:
-        """Column j's values, each followed by LF."""
-        starts, ends = self.starts[:, j], self.ends[:, j]
+    def joined(self, j: int, first: int = 0, stop: int | None = None) -> np.ndarray:
+        """Column j's values of lines `first` to `stop` (0-based, stop excluded; default all), each
+        followed by LF."""
+        starts, ends = self.starts[first:stop, j], self.ends[first:stop, j]
         sizes = ends - starts + 1  # the value and its LF
         total = int(sizes.sum())
         joined = np.empty(total, dtype=np.uint8)
         done = 0
         last = len(self.text) - 1
-        for low in range(0, self.lines, _LINES):
+        for low in range(0, len(starts), _LINES):
             block = sizes[low : low + _LINES]
             span = int(block.sum())
             # Every byte of a value comes from its offset in the text; its LF's place gets the
@@ -94,7 +107,7 @@ def split_columns(data: bytes, wanted: Sequence[int], fields: int, *, more: bool
     fields (or at least that many when `more`); None unless `data` is a usual file."""
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
-    if not data or data.translate(None, _USUAL):
+    if not data or not _usual(data):
         return None  # empty, or a byte the usual file does not hold
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
@@ -118,6 +131,14 @@ def split_columns(data: bytes, wanted: Sequence[int], fields: int, *, more: bool
         ends.append((block[1] + low).astype(index))
         low = high
     return Columns(text, np.concatenate(starts), np.concatenate(ends))
+
+
+def _usual(data: bytes) -> bool:
+    """Whether `data` holds only the usual bytes. Deleted a block at a time: bytes.translate
+    allocates a result as long as its input before it shrinks it (a regex search is ~10x slower)."""
+    return not any(
+        data[low : low + _CHECKED].translate(None, _USUAL) for low in range(0, len(data), _CHECKED)
+    )
 
 
 def _split_block(

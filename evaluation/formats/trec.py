@@ -171,10 +171,14 @@ def read_trec_run(
         data = usual_bytes(source)  # before any pass reads the stream
         if rules.name_by_system:
             system = _one_tag(open_lines()) or system
-        columns = None if data is None else split_columns(data, (0, 2, 4), 6, more=True)
-        fast = None if columns is None else _columns_run(columns, system, source_label)
+        # The columns are handed over, not kept here: the reader lets go of those it has read.
+        fast = (
+            None
+            if data is None
+            else _columns_run(split_columns(data, (0, 2, 4), 6, more=True), system, source_label)
+        )
         like_c = fast is None and _splits_like_c(data, open_lines)
-        del data, columns  # before a second pass holds its own copy
+        del data  # before a second pass holds its own copy
         if like_c:
             fast = _fast_run(open_lines(), system, source_label)
         # A fast pass takes any ID length; stored IDs longer than the columns go to the careful one.
@@ -197,8 +201,10 @@ def _one_tag(lines: Iterator[str]) -> str | None:
     return next(iter(tags), None)
 
 
-def _columns_run(columns: Columns, system: str, source: str) -> Run | None:
+def _columns_run(columns: Columns | None, system: str, source: str) -> Run | None:
     """The run of a usual TREC run file (columns: query, document, score), or None."""
+    if columns is None:
+        return None
     blocks = _query_blocks(columns)
     if blocks is None:
         return None
@@ -206,8 +212,10 @@ def _columns_run(columns: Columns, system: str, source: str) -> Run | None:
     scores = _column_scores(columns, 2)
     if scores is None:
         return None
-    docs = columns.strings(1)
-    words = columns.words(1)
+    columns = columns.only(1)  # the query and score offsets are let go before the IDs are made
+    docs = columns.strings(0)
+    words = columns.words(0)
+    del columns
     # The file is printable ASCII: no ID holds a character the ID rule refuses.
     return _finish_run(block_queries, block_starts, docs, scores, system, source, words=words, plain=True)
 

@@ -36,7 +36,7 @@ def main() -> None:
     from django.db import connection
     from django.test.utils import setup_test_environment
 
-    setup_test_environment()
+    setup_test_environment(debug=False)  # as pytest-django runs: DEBUG on logs every statement with its bytes
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         run(int(args.megabytes * 1_000_000), args.only)

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from annotator.documents.readers import ImportFileError, read_documents
 from annotator.documents.services import ImportSummary, documents_import, queries_import
-from annotator.grading.pooling import pool_top_k, read_run
+from annotator.grading.pooling import PooledPair, pool_top_k, read_run
 from annotator.grading.services import candidates_add, grade_submit
 from annotator.models import Candidate, CandidateSource, Document, DocumentVersion, Grade, GradingSet, Query
 from tests.conftest import Cast
@@ -210,6 +210,33 @@ def test_pooled_candidates_record_each_run_and_position_and_unknown_ids_name_the
         "documents first.",
     ]
     assert Candidate.objects.filter(grading_set=grading_set).count() == 2
+
+
+def test_pairs_already_in_the_set_or_given_twice_are_counted_once_and_kept_as_first_given(
+    cast: Cast,
+) -> None:
+    import_csv(cast, "doc_id,body\nA,a\nB,b\nC,c\nD,d\n")
+    Query.objects.create(project=cast.alpha, external_id="q1", text="?")
+    Query.objects.create(project=cast.alpha, external_id="q2", text="?")
+    grading_set = make_set(cast.alpha, "Listed")
+    first = [PooledPair("q1", "C", line=1, source="old.csv")]
+    assert candidates_add(grading_set=grading_set, pairs=first, by=cast.owner).added == 1
+    listed = [("q1", "A", 1), ("q2", "A", 2), ("q1", "A", 3), ("q1", "C", 4), ("q2", "B", 5), ("q2", "A", 6)]
+    pairs = [PooledPair(q, d, line=line, source="pairs.csv") for q, d, line in listed]
+
+    summary = candidates_add(grading_set=grading_set, pairs=pairs, by=cast.owner)
+
+    # q1/A and q2/A again (lines 3 and 6) and q1/C, already in the set: three pairs not added again.
+    assert (summary.added, summary.already) == (3, 3)
+    stored = Candidate.objects.filter(grading_set=grading_set).values_list(
+        "query__external_id", "document__external_id", "source_detail"
+    )
+    assert sorted(stored) == [
+        ("q1", "A", "pairs.csv:1"),
+        ("q1", "C", "old.csv:1"),
+        ("q2", "A", "pairs.csv:2"),
+        ("q2", "B", "pairs.csv:5"),
+    ]
 
 
 def test_the_import_commands_print_progress_and_a_summary(cast: Cast, tmp_path: Path) -> None:
