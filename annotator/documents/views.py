@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET
 
 from annotator.documents import services
 from annotator.documents.forms import SEARCH_MAX_LENGTH, CriteriaForm, ImportForm, SearchForm
-from annotator.documents.jobs import candidates_summary_text, summary_of, summary_text
+from annotator.documents.jobs import TITLES, candidates_summary_text, summary_of, summary_text
 from annotator.documents.readers import ImportFileError, decode_upload
 from annotator.documents.services import ImportSummary, meaning_change_would_flag
 from annotator.grading.forms import CandidateImportForm
@@ -193,7 +193,7 @@ class ImportSection:
 
 SECTION_TEXT = {
     "documents": (
-        gettext_lazy("Documents"),
+        TITLES["documents"],
         gettext_lazy(
             "CSV columns or JSONL keys: doc_id and body (required), title, url, unit "
             "(document, page or chunk). Changed documents become a new version and their "
@@ -201,7 +201,7 @@ SECTION_TEXT = {
         ),
     ),
     "queries": (
-        gettext_lazy("Queries"),
+        TITLES["queries"],
         gettext_lazy(
             "CSV columns or JSONL keys: query_id and text (required), information_need "
             "(what a complete answer must contain)."

@@ -6,8 +6,6 @@ job killed, cancelled or marked stalled before that commit leaves nothing of its
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -97,13 +95,6 @@ def runs_inline(limit: str, size: int) -> bool:
     """Whether work of `size` (bytes of a file, pairs of a set) runs in the request that starts it
     (settings.JOB_INLINE_LIMITS[limit])."""
     return size <= settings.JOB_INLINE_LIMITS[limit]
-
-
-def dedupe_key_of(kind: str, params: dict[str, Any], data: bytes | None) -> str:
-    digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
-    if data is not None:
-        digest.update(hashlib.sha256(data).digest())
-    return digest.hexdigest()
 
 
 def job_complete(job: Job, result: dict[str, Any]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -10,13 +12,20 @@ from django.utils import translation
 
 from annotator.jobs.models import Job
 from annotator.jobs.runner import job_run
-from annotator.jobs.services import dedupe_key_of
 from annotator.jobs.tasks import run_job
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
     from annotator.models import Project
+
+
+def _digest(params: dict[str, Any], data: bytes | None) -> str:
+    """The same options and file: the same job, whoever sends it and in whichever language."""
+    digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
+    if data is not None:
+        digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
 
 
 def job_start(
@@ -33,8 +42,8 @@ def job_start(
     """Record a job and run it: in this request when `inline` (small work: the same code path),
     else on a worker. Returns (job, started); `started` is False when the same input is already
     queued or running: that job is returned and nothing runs twice."""
+    key = dedupe_key if dedupe_key is not None else _digest(params, data)
     params = {**params, "language": translation.get_language() or settings.LANGUAGE_CODE}
-    key = dedupe_key if dedupe_key is not None else dedupe_key_of(kind, params | {"language": ""}, data)
     for _attempt in range(3):
         try:
             with transaction.atomic():
