@@ -126,6 +126,10 @@ def job_cancel(job: Job) -> bool:
 def jobs_fail_stalled() -> int:
     """Mark failed every running job whose worker stopped reporting (killed, or hung past
     JOB_STALL_SECONDS). Its transaction never committed, or will be refused by job_complete."""
+    # Read first: the job pages call this on every poll, and on SQLite even an UPDATE that matches
+    # nothing waits for the write lock a storing job holds.
+    if not Job.objects.stalled().exists():
+        return 0
     return Job.objects.stalled().update(
         state=JobState.FAILED, result={"error": "stalled"}, finished_at=timezone.now(), input_data=None
     )
