@@ -152,6 +152,7 @@ JOB_INLINE_LIMITS = {
     "import": env_int("DJANGO_JOB_INLINE_IMPORT_BYTES", 1_000_000, minimum=0),
     "freeze": env_int("DJANGO_JOB_INLINE_FREEZE_PAIRS", 20_000, minimum=0),
     "compare": env_int("DJANGO_JOB_INLINE_COMPARE_QUERIES", 2_000, minimum=0),
+    "export": env_int("DJANGO_JOB_INLINE_EXPORT_JUDGMENTS", 100_000, minimum=0),
 }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -10,6 +10,7 @@ from datetime import UTC
 from pathlib import PurePosixPath
 from typing import Any
 
+from annotator.jobs.services import runs_inline
 from annotator.models import PoolVersion
 from annotator.pools import files as pool_exports
 from annotator.pools.models import PoolIntegrityError
@@ -107,6 +108,11 @@ Some query IDs or names start with =, +, -, @, a tab or a carriage return, so a 
 written (they match `report/report.json`); the `-spreadsheet.csv` copies beside them put a ' in front
 of such cells, so a spreadsheet shows them as text. Read the values from the plain files.
 """
+
+
+def exports_in_background(comparison: Comparison) -> bool:
+    """The zip holds the whole pool version: past JOB_INLINE_LIMITS["export"] judgments a job writes it."""
+    return not runs_inline("export", comparison.pool_version.counts.get("judgments", 0))
 
 
 def comparison_export(*, comparison: Comparison) -> tuple[str, bytes]:

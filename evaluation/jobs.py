@@ -1,18 +1,21 @@
-"""Run uploads as jobs (annotator.jobs): parse, check against a pool version, store, all or nothing."""
+"""Evaluation jobs (annotator.jobs): run uploads (parse, check against a pool version, store, all or
+nothing), comparisons, and comparison exports (the zip kept with the job)."""
 
 from __future__ import annotations
 
 from django.db import transaction
+from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from annotator.jobs.kinds import Kind, register
+from annotator.jobs.kinds import Kind, output_url, register
 from annotator.jobs.models import Job
 from annotator.jobs.services import JobFailed, Progress, job_complete
-from annotator.models import PoolVersion
+from annotator.models import Permission, PoolVersion
 from annotator.pools.models import PoolIntegrityError
 from evaluation import metrics
 from evaluation.comparisons import ComparisonInputError, comparison_create
+from evaluation.exports import comparison_export
 from evaluation.forms import count_of_queries
 from evaluation.models import Comparison, Run
 from evaluation.runs import RunUploadError, run_upload
@@ -110,6 +113,39 @@ def result_url(job: Job) -> str:
     return run_of(job).get_absolute_url()
 
 
+def export_comparison(job: Job, progress: Progress) -> None:
+    """params: comparison_id. The pool is checked first, as for the download: never a tampered pool."""
+    comparison = (
+        Comparison.objects.select_related(
+            "pool_version__pool__project",
+            "pool_version__frozen_by",
+            "run_a__uploaded_by",
+            "run_b__uploaded_by",
+        )
+        .filter(pk=job.params["comparison_id"], project=job.project)
+        .first()
+    )
+    if comparison is None:
+        raise JobFailed([_("The comparison to export no longer exists.")])
+    progress.stage("exporting", total=comparison.pool_version.counts.get("judgments", 0))
+    try:
+        name, payload = comparison_export(comparison=comparison)
+    except PoolIntegrityError as error:
+        raise JobFailed(
+            [_("This pool version failed its hash check: %(problem)s") % {"problem": error}]
+        ) from error
+    with transaction.atomic():
+        job_complete(job, {"comparison_id": comparison.pk}, output=(name, payload))
+
+
+def describe_export(job: Job) -> str:
+    return _("%(file)s (%(size)s) is ready: the export of comparison “%(name)s”.") % {
+        "file": job.output_name,
+        "size": filesizeformat(job.output_size),
+        "name": comparison_of(job).name,
+    }
+
+
 def register_kinds() -> None:
     register(
         "upload_run",
@@ -131,5 +167,17 @@ def register_kinds() -> None:
             comparison_url,
             gettext_lazy("queries"),
             "compare",
+        ),
+    )
+    register(
+        "export_comparison",
+        Kind(
+            gettext_lazy("Comparison export"),
+            export_comparison,
+            describe_export,
+            output_url,
+            gettext_lazy("judgments"),
+            "export",
+            output_permission=Permission.VIEW_COMPARISONS,
         ),
     )

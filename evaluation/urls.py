@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from evaluation import views
+from evaluation import export_views, views
 
 comparison = "comparisons/<id:comparison_id>/"
 
@@ -17,6 +17,7 @@ urlpatterns = [
     path(comparison, views.comparison_detail, name="comparison_detail"),
     # The query ID travels as ?query=: pool query IDs are free text (slashes, spaces, Chinese).
     path(comparison + "query/", views.comparison_query, name="comparison_query"),
-    path(comparison + "export.zip", views.comparison_export_download, name="comparison_export"),
+    path(comparison + "export.zip", export_views.comparison_export_download, name="comparison_export"),
+    path(comparison + "export/start/", export_views.comparison_export_start, name="comparison_export_start"),
     path(comparison + "verify/", views.comparison_verify, name="comparison_verify"),
 ]

@@ -34,7 +34,7 @@ from evaluation.comparisons import (
     comparison_breakdown,
     comparison_recompute,
 )
-from evaluation.exports import comparison_export
+from evaluation.exports import exports_in_background
 from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm
 from evaluation.jobs import comparison_url, describe_comparison
 from evaluation.jobs import describe as describe_run_job
@@ -330,6 +330,7 @@ def comparison_detail(request: ProjectRequest, slug: str, comparison_id: int) ->
         "few_queries": 0 < results.stats.paired < FEW_PAIRED_QUERIES,
         "chart": _delta_chart(results.sorted_deltas()),
         "worst": results.worst_query(),
+        "export_in_background": exports_in_background(comparison),
     }
     template = "evaluation/comparison_detail.html" + ("#query-table" if request.htmx else "")
     return render(request, template, context)
@@ -510,29 +511,6 @@ def _quote(value: str) -> str:
 
 
 # ---- Comparisons: export and recomputation ------------------------------------------------------
-
-
-@project_permission(Permission.VIEW_COMPARISONS)
-@require_GET
-def comparison_export_download(request: ProjectRequest, slug: str, comparison_id: int) -> HttpResponse:
-    comparison = get_object_or_404(
-        Comparison.objects.select_related(
-            "pool_version__pool__project",
-            "pool_version__frozen_by",
-            "run_a__uploaded_by",
-            "run_b__uploaded_by",
-            "project",
-        ),
-        pk=comparison_id,
-        project=request.project,
-    )
-    try:
-        file_name, data = comparison_export(comparison=comparison)
-    except PoolIntegrityError as error:
-        return _integrity_failure(request, comparison, error)
-    response = HttpResponse(data, content_type="application/zip")
-    response["Content-Disposition"] = attachment_header(file_name)
-    return response
 
 
 @project_permission(Permission.VIEW_COMPARISONS)

@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.urls import reverse
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from annotator.documents import jobs as documents_jobs
 from annotator.jobs.models import Job
 from annotator.jobs.services import Progress
+from annotator.models import Permission
 from annotator.pools import jobs as pools_jobs
 
 
@@ -27,6 +29,13 @@ class Kind:
     unit: Promise  # what `done` and `total` count
     # Below this size (bytes of the file, or pairs) the job runs inside the request that starts it.
     inline_setting: str
+    # Needed, beside seeing jobs, to download the file the job made (an export's data).
+    output_permission: Permission | None = None
+
+
+def output_url(job: Job) -> str:
+    """A job that made a file leads to its download."""
+    return reverse("job_download", kwargs={"slug": job.project.slug, "job_id": job.pk})
 
 
 def register(name: str, kind: Kind) -> None:
@@ -69,5 +78,14 @@ KINDS: dict[str, Kind] = {
         pools_jobs.result_url,
         _("judgments"),
         "import",
+    ),
+    "export_pool": Kind(
+        _("Pool export"),
+        pools_jobs.export,
+        pools_jobs.describe_export,
+        output_url,
+        _("judgments"),
+        "export",
+        output_permission=Permission.VIEW_POOLS,
     ),
 }

@@ -31,6 +31,10 @@ class JobQuerySet(models.QuerySet["Job"]):
     def of_project(self, project: Any) -> JobQuerySet:
         return self.filter(project=project)
 
+    def light(self) -> JobQuerySet:
+        """Without the stored input and output files: what every page but a download reads."""
+        return self.defer("input_data", "output_data")
+
     def active(self) -> JobQuerySet:
         return self.filter(state__in=ACTIVE_STATES)
 
@@ -64,6 +68,10 @@ class Job(models.Model):
     dedupe_key = models.CharField(max_length=100, blank=True)
     cancel_requested = models.BooleanField(default=False)
     result = models.JSONField(default=dict, blank=True)
+    # A file the job made (an export's zip), downloaded from the job's page; kept with the job.
+    output_name = models.CharField(max_length=255, blank=True)
+    output_size = models.PositiveBigIntegerField(default=0)
+    output_data = models.BinaryField(null=True, blank=True, editable=False)
     errors = models.JSONField(default=list, blank=True)
 
     objects = JobQuerySet.as_manager()

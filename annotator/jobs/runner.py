@@ -24,7 +24,7 @@ def job_run(job_id: int, *, in_worker: bool, data: bytes | None = None) -> None:
         state=JobState.RUNNING, started_at=now, heartbeat_at=now
     ):
         return  # cancelled before it started, or already taken
-    jobs = Job.objects.select_related("project", "started_by")
+    jobs = Job.objects.select_related("project", "started_by").defer("output_data")
     job = (jobs.defer("input_data") if data is not None else jobs).get(pk=job_id)
     if data is not None:  # run inline: the request's bytes, never written to the job's row
         job.input_data = data

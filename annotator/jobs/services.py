@@ -97,9 +97,10 @@ def runs_inline(limit: str, size: int) -> bool:
     return size <= settings.JOB_INLINE_LIMITS[limit]
 
 
-def job_complete(job: Job, result: dict[str, Any]) -> None:
-    """Mark `job` done with `result`, in the transaction that stores its work. When it was
-    cancelled or marked stalled meanwhile, JobStopped: the transaction rolls back, nothing stays."""
+def job_complete(job: Job, result: dict[str, Any], output: tuple[str, bytes] | None = None) -> None:
+    """Mark `job` done with `result` (and `output`, a file's name and bytes, for its page to offer),
+    in the transaction that stores its work. When it was cancelled or marked stalled meanwhile,
+    JobStopped: the transaction rolls back, nothing stays."""
     assert transaction.get_connection().in_atomic_block, "job_complete belongs in the job's transaction"
     done = Job.objects.filter(pk=job.pk, state=JobState.RUNNING, cancel_requested=False).update(
         state=JobState.DONE,
@@ -108,6 +109,11 @@ def job_complete(job: Job, result: dict[str, Any]) -> None:
         heartbeat_at=timezone.now(),
         done=job.total if job.total is not None else job.done,
         input_data=None,
+        **(
+            {"output_name": output[0][:255], "output_size": len(output[1]), "output_data": output[1]}
+            if output
+            else {}
+        ),
     )
     if not done:
         raise JobStopped.of(job)

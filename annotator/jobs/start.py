@@ -67,7 +67,7 @@ def job_start(
         raise RuntimeError("could not start the job")
     if inline:
         job_run(job.pk, in_worker=False, data=data)
-        job = Job.objects.defer("input_data").get(pk=job.pk)
+        job = Job.objects.light().get(pk=job.pk)
     else:
         run_job.enqueue(job.pk)
     return job, True

@@ -1,8 +1,10 @@
-"""Freezing a grading set as a job: the version and the job's done state commit together."""
+"""Pool jobs: freezing a set and importing judgments (the version and the job's done state commit
+together), and exporting a version (the file is kept with the job)."""
 
 from __future__ import annotations
 
 from django.db import transaction
+from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -10,7 +12,8 @@ from django.utils.translation import ngettext
 from annotator.jobs.models import Job
 from annotator.jobs.services import JobFailed, Progress, job_complete
 from annotator.models import GradingSet, Pool, PoolVersion
-from annotator.pools.files import pool_import
+from annotator.pools.exports import export_file
+from annotator.pools.files import PoolExportError, pool_import
 from annotator.pools.freeze import pool_freeze
 from annotator.pools.services import FreezeError, PoolImportError
 
@@ -102,3 +105,34 @@ def result_url(job: Job) -> str:
             "version_id": job.result["version_id"],
         },
     )
+
+
+def export(job: Job, progress: Progress) -> None:
+    """params: version_id, format, part ("" for the zip, "data"), spreadsheet."""
+    params = job.params
+    version = PoolVersion.objects.filter(pk=params["version_id"], pool__project=job.project).first()
+    if version is None:
+        raise JobFailed([_("The pool version to export no longer exists.")])
+    progress.stage("exporting", total=version.counts.get("judgments", 0))
+    try:
+        name, payload = export_file(
+            version,
+            params["format"],
+            part=params.get("part", ""),
+            spreadsheet=bool(params.get("spreadsheet")),
+        )
+    except PoolExportError as error:
+        raise JobFailed([str(error)]) from error
+    with transaction.atomic():
+        job_complete(job, {"pool_id": version.pool_id, "version_id": version.pk}, output=(name, payload))
+
+
+def describe_export(job: Job) -> str:
+    version = version_of(job)
+    return _("%(file)s (%(size)s) is ready: the export of %(pool)s version %(n)d, SHA-256 %(hash)s….") % {
+        "file": job.output_name,
+        "size": filesizeformat(job.output_size),
+        "pool": version.pool.name,
+        "n": version.number,
+        "hash": version.hash_prefix,
+    }

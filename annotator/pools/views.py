@@ -12,8 +12,7 @@ from typing import Any
 from django.contrib import messages
 from django.db.models import Count, Max, OuterRef, Subquery
 from django.http import HttpResponse, JsonResponse
-from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
@@ -24,12 +23,9 @@ from annotator.jobs.services import runs_inline
 from annotator.jobs.start import job_start
 from annotator.jobs.views import job_started, outcome
 from annotator.models import Candidate, FinalGrade, GradingSet, Permission, Pool, PoolVersion, Project, Query
+from annotator.pools.exports import export_choices, exports_in_background
 from annotator.pools.files import (
     EXPORT_FORMATS,
-    SPREADSHEET_FORMAT,
-    PoolExportError,
-    export_data,
-    export_zip,
 )
 from annotator.pools.forms import ContinueForm, FreezeForm, PoolImportForm
 from annotator.pools.freeze import NO_FINAL_GRADE, OPEN_DISPUTE, freeze_preview
@@ -41,7 +37,7 @@ from annotator.pools.services import (
     grading_set_create_from_version,
 )
 from annotator.web.access import ProjectRequest, project_permission
-from annotator.web.http import attachment_header, redirect_after_post
+from annotator.web.http import redirect_after_post
 from annotator.web.paging import Paginator
 from annotator.web.text import enumeration
 from annotator.web.uploads import upload_bytes
@@ -166,14 +162,15 @@ def pool_version_detail(request: ProjectRequest, slug: str, pool_id: int, versio
     # refuses it): offer the formats that can hold every ID, and say why qrels is missing.
     # The canonical text separates fields with tabs only, so a space in it is inside an ID.
     spaced = " " in version.canonical
-    context["formats"] = [
-        (fmt, label) for fmt, label in EXPORT_FORMATS.items() if not (spaced and fmt == "qrels")
-    ]
+    formats = [(fmt, label) for fmt, label in EXPORT_FORMATS.items() if not (spaced and fmt == "qrels")]
+    context["formats"] = formats
     context["qrels_refused"] = spaced
     # IDs a spreadsheet would run as formulas: said here and in the manifest, and the
     # spreadsheet-safe CSV offered (the exports keep the IDs the hash is computed over).
     formulas = version.formula_ids()
     context["formula_count"] = len(formulas)
+    context["exports"] = export_choices(formats, spreadsheet=bool(formulas))
+    context["export_in_background"] = exports_in_background(version)
     context["formula_list"] = enumeration(f"“{value}”" for value in formulas[:FORMULA_IDS_SHOWN]) + (
         " …" if len(formulas) > FORMULA_IDS_SHOWN else ""
     )
@@ -219,72 +216,6 @@ def _provenance_rows(provenance: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-@project_permission(Permission.VIEW_POOLS)
-@require_GET
-def pool_version_export(
-    request: ProjectRequest, slug: str, pool_id: int, version_id: int
-) -> HttpResponseBase:
-    version = _version_or_404(request, pool_id, version_id)
-    fmt = request.GET.get("format", "")
-    back = reverse("pool_version_detail", kwargs={"slug": slug, "pool_id": pool_id, "version_id": version_id})
-    if fmt not in EXPORT_FORMATS:
-        messages.error(
-            request,
-            _("Unknown export format “%(fmt)s”: choose one of %(allowed)s.")
-            % {"fmt": fmt, "allowed": ", ".join(EXPORT_FORMATS)},
-        )
-        return redirect(back)
-    part = request.GET.get("part", "")
-    if part not in ("", "data"):
-        messages.error(
-            request,
-            _("Unknown export part “%(part)s”: leave it out for the zip, or ask for “data”.")
-            % {"part": part},
-        )
-        return redirect(back)
-    variant = request.GET.get("variant", "")
-    if variant not in ("", "spreadsheet") or (variant and fmt != SPREADSHEET_FORMAT):
-        messages.error(
-            request,
-            _("Unknown export variant “%(variant)s”: leave it out, or ask for “spreadsheet” with format=csv.")
-            % {"variant": variant},
-        )
-        return redirect(back)
-    spreadsheet = variant == "spreadsheet"
-    problems = version.integrity_problems()
-    if problems:
-        # Never hand out a file that does not match its hash.
-        return _export_refused(
-            request,
-            _("This version failed its integrity check, so it cannot be exported."),
-            slug,
-            pool_id,
-            version_id,
-        )
-    try:
-        if part == "data":
-            name, text = export_data(version, fmt, spreadsheet=spreadsheet)
-            response = HttpResponse(text.encode("utf-8"), content_type="text/plain; charset=utf-8")
-        else:
-            name, payload = export_zip(version, fmt, spreadsheet=spreadsheet)
-            response = HttpResponse(payload, content_type="application/zip")
-    except PoolExportError as exc:  # e.g. a space inside an ID cannot be written as qrels
-        return _export_refused(request, str(exc), slug, pool_id, version_id)
-    response["Content-Disposition"] = attachment_header(name)
-    return response
-
-
-def _export_refused(
-    request: ProjectRequest, reason: str, slug: str, pool_id: int, version_id: int
-) -> HttpResponseBase:
-    """The version page itself, saying why, with 409: a script downloading the file is told it got
-    none (a redirect to the page, once followed, reads as a successful download)."""
-    messages.error(request, reason)
-    response = pool_version_detail(request, slug=slug, pool_id=pool_id, version_id=version_id)
-    response.status_code = 409
-    return response
 
 
 @project_permission(Permission.VIEW_POOLS)

@@ -263,7 +263,7 @@ def test_the_job_pages_show_progress_rate_and_time_left(cast: Cast, client: Clie
     client.force_login(cast.reviewer)
     page = client.get(job_url(job), headers={"HX-Request": "true"}).content.decode()
     assert page.lstrip().startswith('<section id="job-status"')  # the partial alone
-    assert "500 of 1500 documents (33%)" in page and "Storing" in page
+    assert "500 of 1,500 documents (33%)" in page and "Storing" in page
     assert "50 documents per second" in page and "about 20 seconds left" in page
     client.force_login(cast.editor)
     assert client.get(job_url(job)).status_code == 403  # editors do not see the project's jobs
