@@ -78,6 +78,12 @@ class Cast:
 
 @pytest.fixture
 def cast(db: None) -> Cast:
+    return make_cast()
+
+
+def make_cast() -> Cast:
+    """Alpha (Olivia owns it, Rita reviews, Ed and Eve edit) and Beta (Otto's): also the seed of the
+    browser tests that run the app as its own processes (tests/processes.py)."""
     alpha = Project.objects.create(name="Alpha", slug="alpha")
     beta = Project.objects.create(name="Beta", slug="beta")
     c = Cast(

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from django.conf import settings
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.processes import ROOT, Query, manage, wait_for
+from tests.processes import throwaway_database as database
+
 SEED = """
 from django.contrib.auth.models import User
 from annotator.jobs.start import job_start
@@ -39,64 +38,14 @@ for name, text in (("big.csv", big), ("small.csv", small)):
 
 
 @pytest.fixture
-def throwaway_database(tmp_path: Path) -> Iterator[tuple[str, Callable[[str], list[tuple[Any, ...]]]]]:
-    """(DATABASE_URL, a function running one SQL query on it)."""
-    db = settings.DATABASES["default"]
-    if db["ENGINE"].endswith("sqlite3"):
-        path = tmp_path / "jobs.sqlite3"
-
-        def query(sql: str) -> list[tuple[Any, ...]]:
-            with sqlite3.connect(path, timeout=20) as conn:
-                return conn.execute(sql).fetchall()
-
-        yield f"sqlite:///{path}", query
-        return
-    import psycopg
-
-    name = f"jobs_kill_{os.getpid()}"
-    server = dict(
-        host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], password=db["PASSWORD"]
-    )
-    with psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        admin.execute(f'CREATE DATABASE "{name}"')
-
-    def query(sql: str) -> list[tuple[Any, ...]]:
-        with psycopg.connect(dbname=name, autocommit=True, **server) as conn:
-            return conn.execute(sql).fetchall()
-
-    url = f"postgres://{server['user']}:{server['password'] or ''}@{server['host']}:{server['port']}/{name}"
-    try:
-        yield url, query
-    finally:
-        with psycopg.connect(dbname="postgres", autocommit=True, **server) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def manage(env: dict[str, str], *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        text=True,
-        capture_output=True,
-        **kwargs,
-    )
-
-
-def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+def throwaway_database(tmp_path: Path) -> Iterator[tuple[str, Query]]:
+    with database(tmp_path, "jobs_kill") as db:
+        yield db
 
 
 @pytest.mark.timeout(600)
 def test_a_worker_killed_mid_import_leaves_no_rows_and_a_restarted_worker_takes_the_queued_work(
-    throwaway_database: tuple[str, Callable[[str], list[tuple[Any, ...]]]],
+    throwaway_database: tuple[str, Query],
 ) -> None:
     url, query = throwaway_database
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_JOB_STALL_SECONDS": "2", "DJANGO_DEBUG": "1"}
