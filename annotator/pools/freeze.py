@@ -8,16 +8,16 @@ import hashlib
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Max, Q
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from annotator.disputes.models import DisputeStatus
-from annotator.grading.models import count_of
 from annotator.models import (
     Candidate,
     CandidateSource,
@@ -44,6 +44,13 @@ OPEN_DISPUTE = "open_dispute"
 NO_FINAL_GRADE = "no_final_grade"
 
 
+@lru_cache(maxsize=1024)
+def _detail(why: str, values: tuple[tuple[str, Any], ...], language: str | None) -> str:
+    """Blockers repeat a few sentences (tens of thousands of pairs left out, a handful of texts);
+    `language` keys the cache, since the text is in the active language."""
+    return exclusion_text(why, dict(values)) or why
+
+
 @dataclass(frozen=True)
 class Blocker:
     """A pair that cannot be frozen yet, and why."""
@@ -56,7 +63,7 @@ class Blocker:
     @property
     def detail(self) -> str:
         """In words, in the active language."""
-        return exclusion_text(self.why, self.values) or self.why
+        return _detail(self.why, tuple(sorted(self.values.items())), get_language())
 
     def as_exclusion(self, reason: str) -> dict[str, Any]:
         # The sentence for readers of the stored record; the code and values to say it in any language.
@@ -92,9 +99,9 @@ class FreezeBlocked(FreezeError):
 class FreezePair:
     """One pair of a set as freezing reads it: IDs and the facts about its grades, no texts.
 
-    A set can hold hundreds of thousands of pairs (pooled from deep runs): loading each as a
-    Candidate with its document, query and grades takes gigabytes and ends in "too many SQL
-    variables" on SQLite; these rows come from one query.
+    A set can hold a million pairs (pooled from deep runs): loading each as a Candidate with its
+    document, query and grades takes gigabytes and ends in "too many SQL variables" on SQLite;
+    these rows come from two queries, the pairs and their grades' facts grouped by pair.
     """
 
     pk: int
@@ -111,6 +118,8 @@ class FreezePair:
     graders: int  # grades given (one per editor)
     stale_grades: int  # of those, marked for re-checking
     query_stale: bool  # a grade is marked for re-checking because the query changed
+    # The newest document version among its grades: the content the final grade was decided on.
+    graded_document_version: int | None
 
     FIELDS = (
         "pk",
@@ -124,9 +133,6 @@ class FreezePair:
         "final_grade__source",
         "final_grade__stale_reason",
         "final_grade__criteria_version__number",
-        "graders",
-        "stale_grades",
-        "query_stale",
     )
 
     @property
@@ -197,23 +203,43 @@ class FreezePreview:
         return hashlib.sha256("".join(pairs).encode()).hexdigest()[:32]
 
 
+NO_GRADES = (0, 0, False, None)
+
+
+def _grade_facts(grading_set: GradingSet) -> dict[int, tuple[int, int, bool, int | None]]:
+    """Per pair with grades: (graders, stale grades, a grade stale because the query changed, the
+    newest document version graded). One grouped query: a correlated count per pair took most of a
+    million-pair preview. The newest version is the highest ID: a document's versions are created
+    in order, so a later version always has the larger ID."""
+    stale_query = Q(stale=True, stale_reason__contains=StaleReason.QUERY.value)
+    rows = (
+        Grade.objects.filter(candidate__grading_set=grading_set)
+        .order_by()
+        .values("candidate_id")
+        .annotate(
+            graders=Count("id"),
+            stale_grades=Count("id", filter=Q(stale=True)),
+            query_stale=Count("id", filter=stale_query),
+            newest=Max("document_version_id"),
+        )
+        .values_list("candidate_id", "graders", "stale_grades", "query_stale", "newest")
+    )
+    return {
+        pk: (n, stale, query_stale > 0, newest) for pk, n, stale, query_stale, newest in rows.iterator(5000)
+    }
+
+
 def freeze_preview(grading_set: GradingSet) -> FreezePreview:
     """Read-only: every pair of the set, split into ready (final grade) and blocked."""
-    rows = (
+    facts = _grade_facts(grading_set)
+    pairs = (
         Candidate.objects.filter(grading_set=grading_set)
-        .annotate(
-            graders=count_of(Grade.objects.all(), "candidate"),
-            stale_grades=count_of(Grade.objects.filter(stale=True), "candidate"),
-            query_stale=Exists(
-                Grade.objects.filter(
-                    candidate=OuterRef("pk"), stale=True, stale_reason__contains=StaleReason.QUERY.value
-                )
-            ),
-        )
         .order_by("query__external_id", "document__external_id")
         .values_list(*FreezePair.FIELDS)
     )
-    candidates = [FreezePair(*row) for row in rows.iterator(chunk_size=5000)]
+    candidates = [
+        FreezePair(*(row + facts.get(row[0], NO_GRADES))) for row in pairs.iterator(chunk_size=5000)
+    ]
     blockers, ready = [], []
     required = grading_set.required_grades
     for p in candidates:
@@ -359,22 +385,13 @@ def pool_freeze(
             % {"set": grading_set.name}
         )
 
-    # The newest document version among the pair's grades: the content the final grade was decided on.
-    graded_version: dict[int, tuple[int, int]] = {}
-    for cand_id, dv_id, dv_number in Grade.objects.filter(candidate__grading_set=grading_set).values_list(
-        "candidate_id", "document_version_id", "document_version__version"
-    ):
-        if cand_id not in graded_version or dv_number > graded_version[cand_id][1]:
-            graded_version[cand_id] = (dv_id, dv_number)
-    # A reviewer's re-check of a settled pair (final_grade_recheck) read a newer version: that one.
-    rechecked = set()
-    for cand_id, dv_id, dv_number in (
+    # The document version the final grade was decided on: the newest its grades read, unless a
+    # reviewer's re-check of the settled pair (final_grade_recheck) read a newer one: the last re-check's.
+    rechecked: dict[int, int] = dict(
         FinalGradeRecheck.objects.filter(candidate__grading_set=grading_set)
         .order_by("created_at", "pk")
-        .values_list("candidate_id", "document_version_id", "document_version__version")
-    ):
-        graded_version[cand_id] = (dv_id, dv_number)
-        rechecked.add(cand_id)
+        .values_list("candidate_id", "document_version_id")
+    )
     # Copied pairs have no grades here: they keep what the version they came from recorded.
     inherited = preview.inherited
     fingerprints = {
@@ -388,8 +405,8 @@ def pool_freeze(
         old = inherited.get(pair)
         assert p.grade is not None  # ready: it has a final grade
         judgments.append((*pair, p.grade, preview.recorded_source(p)))
-        if p.pk in graded_version:
-            document_versions[pair] = graded_version[p.pk][0]
+        if (graded := rechecked.get(p.pk, p.graded_document_version)) is not None:
+            document_versions[pair] = graded
         elif old is not None and old.document_version_id is not None:
             document_versions[pair] = old.document_version_id
         # The query text the final grade stands on: a copy not re-checked here keeps what its
