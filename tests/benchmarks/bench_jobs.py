@@ -1,5 +1,6 @@
 """Benchmark of background jobs (`make bench`; a script, not a test): a freeze of about a million
-judgments and a 100,000-document import, run by a real worker process, beside editors grading.
+judgments and a 100,000-document import, run by a real worker process, beside editors grading;
+then the frozen version's export, as a job too.
 
 Printed, in one run: how long each request that starts a job takes to answer; each job's time on
 the worker; and the grading page's and grade POST's p50/p95 with no job running and while the
@@ -55,6 +56,7 @@ def main() -> None:
         DJANGO_SETTINGS_MODULE="annotator.settings",
         DJANGO_JOB_INLINE_IMPORT_BYTES="0",
         DJANGO_JOB_INLINE_FREEZE_PAIRS="0",
+        DJANGO_JOB_INLINE_EXPORT_JUDGMENTS="0",
     )
     try:
         run(args)
@@ -118,6 +120,17 @@ def run(args: argparse.Namespace) -> None:
         busy = measure(grading, args.rounds, while_=lambda: Job.objects.active().exists())
         while Job.objects.active().exists():
             time.sleep(0.5)
+        # The frozen version's export, as a job too (its zip holds every judgment).
+        from annotator.models import PoolVersion
+
+        version = PoolVersion.objects.get(grading_set=seeded.grading_set)
+        export_url = f"/p/{seeded.project.slug}/pools/{version.pool_id}/versions/{version.pk}/export/start/"
+        t = time.perf_counter()
+        response = owner.post(export_url, {"format": "qrels"})
+        start_export = time.perf_counter() - t
+        assert response.status_code == 302 and "/jobs/" in response["Location"], response.status_code
+        while Job.objects.active().exists():
+            time.sleep(0.5)
     finally:
         for worker in workers:
             worker.terminate()
@@ -126,6 +139,7 @@ def run(args: argparse.Namespace) -> None:
     print()
     print(f"request that starts the freeze job:  {start_freeze * 1000:8.0f} ms")
     print(f"request that starts the import job:  {start_import * 1000:8.0f} ms ({len(docs) / 1e6:.0f} MB)")
+    print(f"request that starts the export job:  {start_export * 1000:8.0f} ms")
     for job in jobs:
         took = (
             (job.finished_at - job.started_at).total_seconds() if job.finished_at and job.started_at else None
