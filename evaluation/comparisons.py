@@ -216,6 +216,32 @@ def comparison_recompute(*, comparison: Comparison) -> list[str]:
     return _differences(comparison.results, fresh)
 
 
+def comparison_verification(comparison: Comparison) -> tuple[str, str]:
+    """("success" or "error", the sentence): recomputed from the pool version and both runs, are
+    the stored numbers identical, and do the version's stored rows still match its hash? The one
+    check of the comparison page's button and of the `verify_comparison` job. PoolIntegrityError
+    when the hashed text itself no longer matches."""
+    try:
+        differences = comparison_recompute(comparison=comparison)
+    except ComparisonInputError as error:
+        differences = [str(error)]
+    # The pages check only the hashed text the scores come from (cheap enough for every view);
+    # the explicit check also compares the version's stored rows with it, as the version page does.
+    row_problems = comparison.pool_version.integrity_problems()
+    if row_problems:
+        return "error", _(
+            "Pool version %(version)s failed its integrity check: %(problem)s The scores here come from "
+            "its hashed judgments only; see the version page before relying on them."
+        ) % {"version": str(comparison.pool_version), "problem": row_problems[0]}
+    if differences:
+        return "error", _(
+            "Recomputing did NOT reproduce the stored numbers (%(count)s differences), first: %(first)s"
+        ) % {"count": len(differences), "first": differences[0]}
+    return "success", _(
+        "Recomputed from the pool version and both runs: every stored number is identical to the last digit."
+    )
+
+
 def _differences(stored: Any, fresh: Any, path: str = "results") -> list[str]:
     if isinstance(stored, dict) and isinstance(fresh, dict):
         found = []

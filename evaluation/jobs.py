@@ -14,7 +14,7 @@ from annotator.jobs.services import JobFailed, Progress, job_complete
 from annotator.models import Permission, PoolVersion
 from annotator.pools.models import PoolIntegrityError
 from evaluation import metrics
-from evaluation.comparisons import ComparisonInputError, comparison_create
+from evaluation.comparisons import ComparisonInputError, comparison_create, comparison_verification
 from evaluation.exports import comparison_export
 from evaluation.forms import count_of_queries
 from evaluation.models import Comparison, Run
@@ -146,6 +146,30 @@ def describe_export(job: Job) -> str:
     }
 
 
+def verify_comparison(job: Job, progress: Progress) -> None:
+    """params: comparison_id. The result keeps the verdict's sentence, in the starter's language."""
+    comparison = (
+        Comparison.objects.select_related("pool_version__pool", "run_a", "run_b", "project")
+        .filter(pk=job.params["comparison_id"], project=job.project)
+        .first()
+    )
+    if comparison is None:
+        raise JobFailed([_("The comparison to check no longer exists.")])
+    progress.stage("computing", total=max(comparison.run_a.query_count, comparison.run_b.query_count))
+    try:
+        level, text = comparison_verification(comparison)
+    except PoolIntegrityError as error:
+        raise JobFailed(
+            [_("This pool version failed its hash check: %(problem)s") % {"problem": error}]
+        ) from error
+    with transaction.atomic():
+        job_complete(job, {"comparison_id": comparison.pk, "level": level, "text": text})
+
+
+def describe_verification(job: Job) -> str:
+    return str(job.result["text"])
+
+
 def register_kinds() -> None:
     register(
         "upload_run",
@@ -179,5 +203,16 @@ def register_kinds() -> None:
             gettext_lazy("judgments"),
             "export",
             output_permission=Permission.VIEW_COMPARISONS,
+        ),
+    )
+    register(
+        "verify_comparison",
+        Kind(
+            gettext_lazy("Comparison check"),
+            verify_comparison,
+            describe_verification,
+            comparison_url,
+            gettext_lazy("queries"),
+            "compare",
         ),
     )

@@ -29,10 +29,9 @@ from annotator.web.paging import Paginator
 from evaluation import exports, metrics, runs
 from evaluation.comparisons import (
     Breakdown,
-    ComparisonInputError,
     ComparisonResults,
     comparison_breakdown,
-    comparison_recompute,
+    comparison_verification,
 )
 from evaluation.exports import exports_in_background
 from evaluation.forms import ComparisonForm, QueryTableForm, RunUploadForm, WhatIfForm
@@ -522,48 +521,29 @@ def comparison_verify(request: ProjectRequest, slug: str, comparison_id: int) ->
         pk=comparison_id,
         project=request.project,
     )
+    size = max(comparison.run_a.query_count, comparison.run_b.query_count)
+    if not runs_inline("compare", size):
+        job, _started = job_start(
+            project=request.project,
+            kind="verify_comparison",
+            by=request.user,
+            params={"comparison_id": comparison.pk},
+        )
+        return job_started(request, job)
     try:
-        differences = comparison_recompute(comparison=comparison)
+        level, text = comparison_verification(comparison)
     except PoolIntegrityError as error:
         return _integrity_failure(request, comparison, error)
-    except ComparisonInputError as error:
-        differences = [str(error)]
-    # The pages check only the hashed text the scores come from (cheap enough for every view);
-    # the explicit check also compares the version's stored rows with it, as the version page does.
-    row_problems = comparison.pool_version.integrity_problems()
-    if row_problems:
-        level, text = (
-            messages.ERROR,
-            _(
-                "Pool version %(version)s failed its integrity check: %(problem)s The scores here come from "
-                "its hashed judgments only; see the version page before relying on them."
-            )
-            % {"version": str(comparison.pool_version), "problem": row_problems[0]},
-        )
-    elif differences:
-        level, text = (
-            messages.ERROR,
-            _("Recomputing did NOT reproduce the stored numbers (%(count)s differences), first: %(first)s")
-            % {"count": len(differences), "first": differences[0]},
-        )
-    else:
-        level, text = (
-            messages.SUCCESS,
-            _(
-                "Recomputed from the pool version and both runs: every stored number is identical to the "
-                "last digit."
-            ),
-        )
     if request.htmx:
         return render(
             request,
             "evaluation/comparison_detail.html#verify-result",
             {
-                "verify_level": "success" if level == messages.SUCCESS else "error",
+                "verify_level": level,
                 "verify_text": text,
                 "comparison": comparison,
                 "project": request.project,
             },
         )
-    messages.add_message(request, level, text)
+    messages.add_message(request, messages.SUCCESS if level == "success" else messages.ERROR, text)
     return redirect(comparison.get_absolute_url())

@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import zipfile
 from typing import Any
 
 import pytest
 from django.db import transaction
+from django.db.models import QuerySet
 from django.test import Client
 from django.urls import reverse
 
@@ -199,3 +201,40 @@ def test_a_chinese_speaker_reads_the_export_jobs_result_in_chinese(cast: Cast, c
     client.post(version_urls(version)["export_start"], {"format": "csv"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
     page = client.get(job_url(Job.objects.get()), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "状态：" in page and "下载" in page and "已就绪" in page
+
+
+@worker_db
+def test_checking_a_large_comparison_is_a_job_that_says_the_numbers_were_reproduced(
+    cast: Cast, client: Client, settings: Any
+) -> None:
+    settings.JOB_INLINE_LIMITS = {**settings.JOB_INLINE_LIMITS, "compare": 0}
+    comparison = factories.make_e9(cast.alpha, owner=cast.owner, reviewer=cast.reviewer)
+    client.force_login(cast.reviewer)
+    verify = reverse("comparison_verify", kwargs={"slug": "alpha", "comparison_id": comparison.pk})
+    response = client.post(verify)
+    job = Job.objects.get(kind="verify_comparison")
+    assert response["Location"] == job_url(job) and job.state == JobState.QUEUED
+    htmx = client.post(verify, headers={"HX-Request": "true"})  # the same check: that job, a full page
+    assert htmx["HX-Redirect"] == job_url(job) and Job.objects.count() == 1
+    run_worker()
+    page = client.get(job_url(job)).content.decode()
+    assert "every stored number is identical to the last digit" in page
+    assert comparison.get_absolute_url() in page
+
+
+@worker_db
+def test_a_check_on_the_worker_reports_a_changed_stored_number(
+    cast: Cast, client: Client, settings: Any
+) -> None:
+    settings.JOB_INLINE_LIMITS = {**settings.JOB_INLINE_LIMITS, "compare": 0}
+    comparison = factories.make_e9(cast.alpha, owner=cast.owner, reviewer=cast.reviewer)
+    results = copy.deepcopy(comparison.results)
+    results["systems"][0]["metrics"]["ndcg"]["per_query"]["ndcg"] = [0.5]
+    # Only a corrupted database can do this: the model refuses the change, so go under it.
+    QuerySet.update(Comparison.objects.filter(pk=comparison.pk), results=results)
+    client.force_login(cast.reviewer)
+    client.post(reverse("comparison_verify", kwargs={"slug": "alpha", "comparison_id": comparison.pk}))
+    run_worker()
+    job = Job.objects.get()
+    assert job.state == JobState.DONE and job.result["level"] == "error"
+    assert "Recomputing did NOT reproduce the stored numbers" in client.get(job_url(job)).content.decode()
