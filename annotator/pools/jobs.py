@@ -129,7 +129,7 @@ def export(job: Job, progress: Progress) -> None:
 
 def describe_export(job: Job) -> str:
     version = version_of(job)
-    return _("%(file)s (%(size)s) is ready: the export of %(pool)s version %(n)d, SHA-256 %(hash)s….") % {
+    return _("%(file)s (%(size)s) is ready: the export of %(pool)s version %(n)d (SHA-256 %(hash)s…).") % {
         "file": job.output_name,
         "size": filesizeformat(job.output_size),
         "pool": version.pool.name,
