@@ -103,7 +103,7 @@ def pool_version_export_start(
     request: ProjectRequest, slug: str, pool_id: int, version_id: int
 ) -> HttpResponseBase:
     """Start an `export_pool` job (the same export twice while the first runs: that job's page)."""
-    version = _version_or_404(request, pool_id, version_id)
+    version = _version_or_404(request, pool_id, version_id, light=True)
     options = _export_options(request.POST)
     # The hash check reads every judgment: the job makes it (export_file), so this answers at once.
     if isinstance(options, str):

@@ -46,9 +46,14 @@ PAGE_SIZE = 50  # rows of per-query tables, diffs and freeze blockers
 LIST_PAGE_SIZE = 25  # pools, and versions of a pool
 
 
-def _version_or_404(request: ProjectRequest, pool_id: int, version_id: int) -> PoolVersion:
+def _version_or_404(
+    request: ProjectRequest, pool_id: int, version_id: int, *, light: bool = False
+) -> PoolVersion:
+    """`light`: without the hashed text (megabytes at a million judgments), for a page that only
+    needs the version's facts."""
+    versions = PoolVersion.objects.select_related("pool__project", "frozen_by", "grading_set")
     return get_object_or_404(
-        PoolVersion.objects.select_related("pool__project", "frozen_by", "grading_set"),
+        versions.defer("canonical") if light else versions,
         pk=version_id,
         pool_id=pool_id,
         pool__project=request.project,
