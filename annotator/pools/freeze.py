@@ -9,7 +9,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -39,6 +39,9 @@ from annotator.pools.services import (
     require_permission,
 )
 from annotator.web.text import clauses
+
+if TYPE_CHECKING:
+    from annotator.jobs.services import Progress
 
 OPEN_DISPUTE = "open_dispute"
 NO_FINAL_GRADE = "no_final_grade"
@@ -335,6 +338,7 @@ def pool_freeze(
     exclude_unsettled: bool = False,
     reason: str = "",
     blockers_seen: str | None = None,
+    progress: Progress | None = None,
 ) -> PoolVersion:
     """Freeze every final grade of `grading_set` as the next version of its pool (reviewer+).
 
@@ -343,6 +347,7 @@ def pool_freeze(
     recorded in the version's `exclusions`. The set is closed for grading once frozen.
     `blockers_seen` (FreezePreview.blockers_key of the page the person read): when it no longer
     matches, nothing is left out unseen: FreezeError, and the page shows the list as it is now.
+    `progress` (a job's): the judgments written of those ready.
     """
     require_permission(grading_set.project, by, Permission.FREEZE)
     # One freezer at a time per set: the second waits here, then finds the version and stops.
@@ -428,6 +433,8 @@ def pool_freeze(
             project=grading_set.project, name=Pool.unique_name(grading_set.project, grading_set.name)
         )
         grading_set.pool = pool
+    if progress is not None:
+        progress.stage("saving", total=len(preview.ready))
     try:
         version = pool_version_create(
             pool=pool,
@@ -441,6 +448,7 @@ def pool_freeze(
             document_versions=document_versions,
             query_fingerprints=query_fingerprints,
             continues=grading_set.based_on,
+            on_rows=progress.report if progress is not None else None,
         )
     except ValueError as exc:
         # Only IDs stored before the imports refused what a version cannot hold get here (the

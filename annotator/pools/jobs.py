@@ -32,6 +32,7 @@ def freeze(job: Job, progress: Progress) -> None:
                 exclude_unsettled=bool(job.params.get("exclude_unsettled")),
                 reason=job.params.get("reason", ""),
                 blockers_seen=job.params.get("blockers_seen"),
+                progress=progress,
             )
             job_complete(job, {"pool_id": version.pool_id, "version_id": version.pk})
     except FreezeError as error:

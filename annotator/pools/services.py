@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -67,6 +67,7 @@ def pool_version_create(
     query_fingerprints: Mapping[tuple[str, str], str] | None = None,
     continues: PoolVersion | None = None,
     refuse_unchanged: bool = False,
+    on_rows: Callable[[int], None] | None = None,
 ) -> PoolVersion:
     """Write version N+1 of `pool` from (query_id, doc_id, grade, source) rows.
 
@@ -76,6 +77,7 @@ def pool_version_create(
     FreezeError): versions form a line, and N+1 built on N-1 would silently drop N's changes.
     `refuse_unchanged`: PoolImportError when the rows are exactly the newest version's (an import
     sent twice, a double click: versions are permanent, so a copy would stay for good).
+    `on_rows(n)`: told how many judgments are written so far, every ROWS_REPORTED (a job's progress).
     """
     # Held as columns, not a tuple a row: the rows are read four times (the text, the counts, the
     # judgments' rows) and a tuple each cost more than the row's line in a file.
@@ -131,6 +133,7 @@ def pool_version_create(
             (q, d, g, src, dv.get((q, d)), fp.get((q, d), ""))
             for q, d, g, src in zip(queries, docs, grade_of, sources, strict=True)
         ),
+        on_rows,
     )
     return version
 
@@ -146,21 +149,36 @@ JUDGMENT_COLUMNS = (
 )
 
 
-def _insert_judgments(version_id: int, rows: Iterable[tuple[str, str, int, str, int | None, str]]) -> None:
+ROWS_REPORTED = 20_000
+
+
+def _insert_judgments(
+    version_id: int,
+    rows: Iterable[tuple[str, str, int, str, int | None, str]],
+    on_rows: Callable[[int], None] | None = None,
+) -> None:
     """Write a version's judgments without a model instance per row (a million of them took most of
     a freeze): COPY on PostgreSQL, batched INSERTs on SQLite. The table's constraints still check
     every row (one pair once, grades 0..3)."""
     table = connection.ops.quote_name(PoolJudgment._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(c) for c in JUDGMENT_COLUMNS)
+    written = 0
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for q, d, g, s, dv, fp in rows:
-                    copy.write_row((version_id, q, d, g, s, dv, fp))
+                for batch in itertools.batched(rows, ROWS_REPORTED):
+                    for q, d, g, s, dv, fp in batch:
+                        copy.write_row((version_id, q, d, g, s, dv, fp))
+                    written += len(batch)
+                    if on_rows is not None:
+                        on_rows(written)
             return
         sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(JUDGMENT_COLUMNS))})"
         for batch in itertools.batched(rows, 5000):
             cursor.executemany(sql, [(version_id, *row) for row in batch])
+            written += len(batch)
+            if on_rows is not None and written % ROWS_REPORTED < 5000:
+                on_rows(written)
 
 
 def newer_version_refusal(pool: Pool, continues: PoolVersion, latest: PoolVersion | None) -> str:

@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import translation
@@ -774,3 +775,31 @@ def test_a_copy_keeps_its_versions_fingerprint_until_a_reviewer_re_checks_it(cas
         )
     )
     assert marked == {"A": "", "B": "query", "C": "query", "D": "query", "E": "query"}
+
+
+def test_a_freeze_in_a_job_reports_the_judgments_written_of_those_ready(
+    cast: Cast, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from annotator.pools import services
+
+    class Reports:
+        def __init__(self) -> None:
+            self.seen: list[tuple[str, int, int | None]] = []
+            self.stage_name = ""
+
+        def stage(self, name: str, total: int | None = None) -> None:
+            self.stage_name = name
+            self.seen.append((name, 0, total))
+
+        def report(self, done: int, total: int | None = None) -> None:
+            self.seen.append((self.stage_name, done, total))
+
+    monkeypatch.setattr(services, "ROWS_REPORTED", 2)
+    grading_set = factories.graded_set(cast.alpha, editors(cast), PHONE)
+    progress = Reports()
+    pool_freeze(grading_set=grading_set, by=cast.reviewer, progress=progress)  # type: ignore[arg-type]
+    assert progress.seen[0] == ("saving", 0, 5)
+    done = [d for _stage, d, _total in progress.seen[1:]]
+    # On PostgreSQL every ROWS_REPORTED rows of the COPY; on SQLite after each batch of INSERTs
+    # (5,000 rows) that crosses a multiple of it.
+    assert done == ([2, 4, 5] if connection.vendor == "postgresql" else [5])
