@@ -78,9 +78,9 @@ def query_touch(*, grading_set_id: int, query_id: int, editor: User) -> None:
 @transaction.atomic
 def query_grades_settle(*, grading_set_id: int, query_id: int, editor_id: int) -> Settled:
     """Settle, or open the disputes of, every complete pair of the query that `editor_id` graded,
-    and close the query for them. Pairs are locked one at a time in key order, after the set's
-    shared lock (the order of a grade save and a freeze), so two settles of one query, or a
-    settle and a save, are serialised and none is settled twice."""
+    and close the query for them. The pairs are locked in key order, after the set's shared lock
+    (the order of a grade save and a freeze), so two settles of one query, or a settle and a
+    save, are serialised and none is settled twice."""
     GradingSet.objects.lock_shared(grading_set_id)
     OpenQuery.objects.filter(editor_id=editor_id, grading_set_id=grading_set_id, query_id=query_id).delete()
     waiting = (
@@ -95,8 +95,12 @@ def query_grades_settle(*, grading_set_id: int, query_id: int, editor_id: int) -
         .order_by("pk")
         .values_list("pk", flat=True)
     )
+    # Locked first, in a statement of their own: under READ COMMITTED a row lock waited for is
+    # re-read, but rows joined to it (a final grade a rival settle just added) are not; the
+    # settle's own read, after the lock, then sees what the rival committed.
+    locked = Candidate.objects.select_for_update().filter(pk__in=waiting).order_by("pk")
     settled = Settled()
-    for pk in list(waiting):
+    for pk in list(locked.values_list("pk", flat=True)):
         outcome = pair_settle_if_complete(candidate=Candidate(pk=pk))
         if isinstance(outcome, FinalGrade):
             settled += Settled(pairs=1)
