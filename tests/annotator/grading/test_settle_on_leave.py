@@ -228,3 +228,19 @@ def test_the_page_states_the_idle_timeout_and_offers_undo_only_where_it_can_act(
     # Back on the query: the pair is settled now, so the undo would be refused: not offered.
     back = client.get(page_url(cast, a)).content.decode()
     assert "Settled" in back and 'id="undo-form"' not in back
+
+
+def test_agreement_leaves_out_a_query_in_use_and_counts_it_once_idle(cast: Cast, client: Client) -> None:
+    a, b = make_pairs(cast.alpha, "AB")
+    first_grades(cast, [a, b], [3, 0])
+    as_user(client, cast.editor)
+    save(client, cast, a, 3)
+    save(client, cast, b, 3)
+    agreement = reverse("agreement_detail", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id})
+    in_use = as_user(client, cast.owner).get(agreement).content.decode()
+    # The second editor may still change these grades: no figure counts them yet.
+    assert "2 pairs still being graded are left out" in in_use
+    OpenQuery.objects.update(touched_at=timezone.now() - timedelta(minutes=16))
+    idle = client.get(agreement).content.decode()
+    assert "still being graded" not in idle
+    assert FinalGrade.objects.get().candidate == a and Dispute.objects.get().candidate == b
