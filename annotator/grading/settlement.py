@@ -13,10 +13,10 @@ settle, or open their disputes, all at once (`query_grades_settle`, the same rul
   next read by anyone of what settled pairs decide: the queue, set, dispute and agreement pages
   (`idle_settle`); a freeze settles every open query of its set first.
 
-Until then a pending pair is "unfinished": agreement leaves it out (disputes/queries.py) and a
-freeze lists it among the pairs without a final grade. Once settled, a change goes through the
-dispute or a reviewer, as before. Code that grades without the page (the demo, imports of
-grades) settles at once: `grade_submit(settle_now=True)`.
+Until then a pending pair is "unfinished": agreement leaves it out (disputes/queries.py) and the
+freeze page lists it among the pairs without a final grade, until the freeze settles it. Once
+settled, a change goes through the dispute or a reviewer, as before. Code that grades without the
+page (the demo) settles at once: `grade_submit(settle_now=True)`, the default.
 """
 
 from __future__ import annotations
