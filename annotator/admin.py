@@ -25,6 +25,7 @@ from annotator.models import (
     GradingSet,
     Job,
     Membership,
+    OpenQuery,
     Pool,
     PoolJudgment,
     PoolVersion,
@@ -188,6 +189,11 @@ class EditorProgressAdmin(ReadOnlyAdmin):  # kept by the database's counter trig
 @admin.register(Reservation)
 class ReservationAdmin(ReadOnlyAdmin):
     list_display = ["candidate", "editor", "expires_at"]
+
+
+@admin.register(OpenQuery)
+class OpenQueryAdmin(ReadOnlyAdmin):
+    list_display = ["editor", "grading_set", "query", "touched_at"]
 
 
 class GradeHistoryInline(admin.TabularInline):

@@ -22,6 +22,7 @@ from annotator.grading.models import (
     Grade,
     GradeHistory,
     GradingSet,
+    OpenQuery,
     Reservation,
     StaleReason,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "Project",
     "ProjectQuerySet",
     "Query",
+    "OpenQuery",
     "Reservation",
     "Role",
     "StaleReason",

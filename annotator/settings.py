@@ -81,6 +81,8 @@ MIDDLEWARE = [
     "annotator.web.middleware.PrivatePagesMiddleware",
     "annotator.web.middleware.BrowserTimeZoneMiddleware",
     "annotator.web.middleware.DatabaseBusyMiddleware",
+    # A project page other than the grading page's settles the query its editor left.
+    "annotator.grading.leaving.LeaveOpenQueryMiddleware",
     # Last, as django-axes asks: it turns a refused sign-in into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -143,6 +145,9 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
 # Background jobs (annotator/jobs): django.tasks with the database backend; `manage.py db_worker`
 # runs them (`make run` starts one beside the web server).
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# The grading page settles the pairs an editor completed when they leave the query, or once they
+# have done nothing on it for this long (the page says so): annotator/grading/settlement.py.
+GRADING_IDLE_SETTLE = timedelta(minutes=env_int("DJANGO_GRADING_IDLE_MINUTES", 15, minimum=1))
 # A running job that reported nothing for this long is marked failed: its worker was killed or hung.
 JOB_STALL_SECONDS = env_int("DJANGO_JOB_STALL_SECONDS", 900, minimum=1)
 # Work this small runs inside the request that starts it, through the same job: an import file up to

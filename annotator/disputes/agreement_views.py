@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from annotator.disputes import agreement
 from annotator.disputes.queries import blind_pairs, counted_grades, incomplete_pairs, unfinished_pairs
 from annotator.grading.models import count_of
+from annotator.grading.settlement import idle_settle
 from annotator.models import (
     Candidate,
     CandidateSource,
@@ -79,6 +80,9 @@ def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
 def agreement_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpResponse:
     """Agreement on raw grades (before any discussion or decision) for one grading set."""
     grading_set = get_object_or_404(GradingSet, pk=set_id, project=request.project)
+    # Idle queries settle first; a query its editor is still on stays "still being graded" (its
+    # pairs are unfinished: queries.py), so no figure counts a grade that may still change.
+    idle_settle(grading_set=grading_set)
     # Only what the timeline would show the viewer is counted (queries.py): a confusion matrix or a
     # severity count would otherwise give them grades they must not see yet.
     unfinished = unfinished_pairs(grading_set)

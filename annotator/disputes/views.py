@@ -32,6 +32,7 @@ from annotator.disputes.services import (
     revision_refusal,
 )
 from annotator.disputes.timeline import pair_timeline
+from annotator.grading.settlement import idle_settle
 from annotator.models import (
     Candidate,
     CriteriaVersion,
@@ -73,6 +74,7 @@ def _page(request: ProjectRequest, items: Any) -> Any:
 @require_GET
 def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
     """Editors: their own disputes. Reviewers and owners: every dispute of the project."""
+    idle_settle(project=request.project)  # disputes of idle queries are opened first
     status = request.GET.get("status", "")
     disputes = Dispute.objects.visible_to(request.membership)
     if status and status not in DisputeStatus.values:
@@ -122,6 +124,7 @@ def dispute_list(request: ProjectRequest, slug: str) -> HttpResponse:
 @require_GET
 def dispute_queue(request: ProjectRequest, slug: str) -> HttpResponse:
     """Disputes waiting for a reviewer: the widest disagreements first, then the oldest."""
+    idle_settle(project=request.project)
     queue = (
         Dispute.objects.in_project(request.project).review_queue().with_pair().prefetch_related("statements")
     )

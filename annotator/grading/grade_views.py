@@ -1,7 +1,9 @@
 """The blind grading page: one query's pairs in this editor's order, a grade saved or undone per row.
 
 Blind on the server: a row carries the editor's own grade and reason only, never another editor's
-grade, a count of grades per value, or any system's rank or score.
+grade, a count of grades per value, or any system's rank or score. Blind to the end of the query:
+a pair completed here settles when the editor leaves the query (grading/settlement.py), so no
+reply while they are on it says whether they matched a colleague.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget, trigg
 
 from annotator.grading import services
 from annotator.grading.forms import GradeForm
+from annotator.grading.leaving import keeps_query_open, leave_noted, note_open, noted_query
 from annotator.grading.models import GradingSetQuerySet, Progress
 from annotator.grading.queue import queue_candidates, shuffled_for
+from annotator.grading.settlement import idle_minutes
 from annotator.models import (
     REASON_MAX_LENGTH,
     Candidate,
@@ -254,15 +258,21 @@ def _page_context(
         "rows": rows,
         "criteria": criteria,
         "fingerprint": query.fingerprint,
+        "idle_minutes": idle_minutes(),
+        "undo_page": page.number,
+        "can_undo": services.undo_available(editor=request.user, grading_set=grading_set, query=query),
         **_dress(request, grading_set, criteria, rows),
         **_progress(request, grading_set, query),
     }
 
 
 @project_permission(Permission.GRADE)
+@keeps_query_open
 @require_GET
 def grade_page(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
     grading_set, query = _set_and_query(request, set_id, query_id)
+    # Opening another query leaves the one held open before; reading this one is activity on it.
+    leave_noted(request, staying=(grading_set.pk, query.pk))
     return render(request, "annotator/grading/grade.html", _page_context(request, grading_set, query))
 
 
@@ -315,6 +325,7 @@ def _row_response(
     order: list[int] | None = None,
     saved_grade: Grade | None = None,
     position: int | None = None,
+    can_undo: bool | None = None,
 ) -> HttpResponse:
     """The row of `candidate` plus out-of-band progress bars and a screen-reader announcement.
     `criteria_changed`: the criteria panel and every row's form catch up too. `query_seen`: the
@@ -323,17 +334,14 @@ def _row_response(
     given on that heading would then be taken). `unsaved_reason`: text for the reason box of an
     ungraded row that is not stored (an undone grade's). `position`: the row's number as the page
     sent it. `saved_grade`: the grade just saved, whose criteria are the current ones, read by
-    the save (so they are not read again)."""
+    the save (so they are not read again). `can_undo`: whether undo can act now, when this
+    request changed it (the undo button comes and goes with it)."""
     grading_set, query = candidate.grading_set, candidate.query
     row = _row(request, candidate, order, saved=saved_grade, position=position)
     row.error = error
     if error:
         row.typed_reason = typed_reason
     row.just_saved = saved and not error
-    if row.just_saved and row.locked:
-        # This grade completed the pair (settled, or a dispute opened): the row shows it, and the
-        # announcement is all a screen-reader user hears, so it says so too.
-        announce = f"{announce} {row.locked}"
     if unsaved_reason and row.grade is None and not row.locked:
         row.typed_reason = unsaved_reason
     # A save sets the grade's criteria to the current ones, read under its lock (a double submit,
@@ -353,6 +361,9 @@ def _row_response(
         "criteria_changed": criteria_changed,
         "query_changed": query_seen is not None and query_seen != fingerprint,
         "fingerprint": fingerprint,
+        "can_undo": can_undo,
+        "undo_changed": can_undo is not None,
+        "undo_page": _page_of(max(row.position, 1) - 1),
         **_dress(request, grading_set, criteria, [row]),
         **_progress(request, grading_set, query),
     }
@@ -366,7 +377,20 @@ def _row_response(
     )
 
 
+def _stay(request: ProjectRequest, candidate: Candidate) -> None:
+    """After a save on `candidate`'s query: a query held before on another is left, and this one is
+    noted as open when the save held it (`held_open`), or its activity noted when it was open."""
+    here = (candidate.grading_set_id, candidate.query_id)
+    if not getattr(candidate, "held_open", False):
+        leave_noted(request, staying=here)
+        return
+    if noted_query(request) != here:
+        leave_noted(request, staying=here)  # the save noted activity itself
+        note_open(request, *here)
+
+
 @project_permission(Permission.GRADE)
+@keeps_query_open
 @require_http_methods(["GET", "POST"])
 def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: int) -> HttpResponse:
     def read() -> Candidate:
@@ -400,6 +424,7 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
                 document_version=form.cleaned_data["document_version"],
                 criteria_version=form.cleaned_data["criteria_version"],
                 query_seen=form.cleaned_data["query_seen"],
+                settle_now=False,
             )
         except Candidate.DoesNotExist:
             raise Http404(_("This pair is no longer in the set.")) from None
@@ -418,6 +443,7 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
         else:
             saved_grade = grade
             candidate = grade.candidate
+            _stay(request, candidate)
             done = _("Saved grade %(grade)d for %(document)s.") % {
                 "grade": grade.grade,
                 "document": candidate.document.external_id,
@@ -453,11 +479,10 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
             saved_grade=saved_grade,
             # The row's number on the page (only shown): a value the page did not send is ignored.
             position=parse_id(request.POST.get("position", "")),
+            # A saved grade can be undone (its pair is not settled while the editor is here).
+            can_undo=True if saved_grade is not None else None,
         )
     if not error:
-        # As the htmx reply says it: when this grade completed the pair, the message says so.
-        if locked := _row(request, candidate, saved=saved_grade).locked:
-            done = f"{done} {locked}"
         messages.success(request, done)
         return redirect(_grade_page_url(slug, candidate))
     # Without JavaScript a redirect would drop the typed reason, so the page is rendered here,
@@ -472,9 +497,11 @@ def grade_save(request: ProjectRequest, slug: str, set_id: int, candidate_id: in
 
 
 @project_permission(Permission.GRADE)
+@keeps_query_open
 @post_from("grade_page")
 def grade_undo(request: ProjectRequest, slug: str, set_id: int, query_id: int) -> HttpResponse:
     grading_set, query = _set_and_query(request, set_id, query_id)
+    leave_noted(request, staying=(grading_set.pk, query.pk))
     page_url = reverse("grade_page", kwargs={"slug": slug, "set_id": set_id, "query_id": query_id})
     try:
         result = services.grade_undo(editor=request.user, grading_set=grading_set, query=query)
@@ -535,6 +562,7 @@ def grade_undo(request: ProjectRequest, slug: str, set_id: int, query_id: int) -
             unsaved_reason=kept_reason,
             order=order,
             query_seen=query_seen,
+            can_undo=services.undo_available(editor=request.user, grading_set=grading_set, query=query),
         )
         return reswap(retarget(response, f"#cand-{candidate.pk}"), "outerHTML")
     messages.success(request, text)

@@ -318,6 +318,30 @@ class Reservation(models.Model):
         return f"{self.candidate} reserved by {self.editor} until {self.expires_at:%H:%M}"
 
 
+class OpenQuery(models.Model):
+    """A query an editor is grading whose complete pairs wait for them to leave it before settling.
+
+    Blindness to the end of a query: the grading page settles no pair, and opens no dispute, while
+    the editor who completed it is still on its query, so no row tells them whether they matched
+    a colleague. The pairs settle all at once when the editor leaves (grading/settlement.py), or
+    once `touched_at` is older than settings.GRADING_IDLE_SETTLE.
+    """
+
+    editor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    grading_set = models.ForeignKey(GradingSet, on_delete=models.CASCADE, related_name="open_queries")
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="+")
+    touched_at = models.DateTimeField(_("last activity"))
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["editor", "grading_set", "query"], name="open_query_once"),
+        ]
+        indexes = [models.Index(fields=["touched_at"], name="open_query_touched")]
+
+    def __str__(self) -> str:
+        return f"{self.editor} on {self.query_id} of set {self.grading_set_id} since {self.touched_at:%H:%M}"
+
+
 class StaleReason(models.TextChoices):
     """Why a grade needs re-checking; stored as codes, shown in the reader's language."""
 

@@ -25,6 +25,7 @@ from annotator.documents.models import chunked
 from annotator.documents.readers import ImportFileError, LineError
 from annotator.grading.models import FinalGradeQuerySet, GradeQuerySet, StaleReason
 from annotator.grading.pooling import PooledPair
+from annotator.grading.settlement import query_hold_open
 from annotator.models import (
     GRADE_VALUES,
     Candidate,
@@ -145,11 +146,16 @@ def _record(
     )
 
 
-def _settle_if_full(candidate: Candidate, *, grades: int) -> None:
+def _settle_if_full(candidate: Candidate, *, grades: int, editor: User, settle_now: bool) -> None:
     """Let the pair settle once it holds `grades` (counted under its lock) of the ones it needs:
     a pair still short of grades, the usual save, reads nothing more. The outcome is set on
-    `candidate`, so that it says what the pair is now."""
+    `candidate`, so that it says what the pair is now. Without `settle_now` the pair's query is
+    held open for `editor` instead (grading/settlement.py), and `candidate.held_open` says so."""
     if grades < candidate.grading_set.required_grades:
+        return
+    if not settle_now:
+        query_hold_open(grading_set_id=candidate.grading_set_id, query_id=candidate.query_id, editor=editor)
+        candidate.held_open = True  # type: ignore[attr-defined]
         return
     outcome = pair_settle_if_complete(candidate=candidate)
     if isinstance(outcome, FinalGrade):
@@ -189,8 +195,13 @@ def grade_submit(
     criteria_version: int | None = None,
     query_seen: str | None = None,
     project: Project | None = None,
+    settle_now: bool = True,
 ) -> Grade:
     """Save `editor`'s grade for `candidate` (create or update), then let the pair settle if complete.
+
+    The grading page passes `settle_now=False`: a pair it completes waits, unsettled, until the
+    editor leaves its query (grading/settlement.py), so that no reply tells them whether they
+    matched a colleague; until then they may change or undo the grade.
 
     Raises GradingError for a value outside 0..3, a closed set, a non-member, a document that
     changed since the editor read it (`document_version` = the version shown, when given),
@@ -332,7 +343,7 @@ def grade_submit(
         else:
             _record(grade, by=editor, kind=GradeHistory.Kind.CREATED, old=(None, ""), new=(value, reason))
             _release(candidate, editor)
-            _settle_if_full(candidate, grades=candidate.grade_count + 1)
+            _settle_if_full(candidate, grades=candidate.grade_count + 1, editor=editor, settle_now=settle_now)
             return grade
 
     unchanged = grade.grade == value and grade.reason == reason
@@ -353,7 +364,7 @@ def grade_submit(
     grade.save()
     _record(grade, by=editor, kind=kind, old=old, new=(value, reason), old_versions=old_versions)
     _release(candidate, editor)
-    _settle_if_full(candidate, grades=candidate.grade_count)
+    _settle_if_full(candidate, grades=candidate.grade_count, editor=editor, settle_now=settle_now)
     return grade
 
 
@@ -389,6 +400,16 @@ def _undo_target(entries: Iterable[GradeHistory]) -> GradeHistory | None:
         else:
             return None  # a dispute revision: nothing before it may be undone from the grading page
     return None
+
+
+def undo_available(*, editor: User, grading_set: GradingSet, query: Query) -> bool:
+    """Whether `grade_undo` would act: the editor's last action on the query is undoable and its
+    pair is neither settled nor in dispute (the page offers undo only then)."""
+    entries = GradeHistory.objects.filter(
+        editor=editor, candidate__grading_set=grading_set, candidate__query=query
+    ).order_by("-created_at", "-pk")[:500]
+    target = _undo_target(entries.select_related("candidate__final_grade", "candidate__dispute"))
+    return target is not None and target.candidate is not None and not pair_lock_reason(target.candidate)
 
 
 @transaction.atomic

@@ -17,9 +17,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotator.grading import services
 from annotator.grading.forms import CandidateAddForm, GradingSetForm
+from annotator.grading.leaving import settled_message
 from annotator.grading.models import GradeQuerySet, PairsInOrder
 from annotator.grading.queue import queue_candidates, queue_next
-from annotator.models import Candidate, Grade, GradingSet, Permission
+from annotator.grading.settlement import editor_leave, idle_settle
+from annotator.models import Candidate, DisputeStatement, DisputeStatus, Grade, GradingSet, Permission
 from annotator.web.access import ProjectRequest, project_permission
 from annotator.web.converters import parse_id
 from annotator.web.http import gone, post_from, redirect_after_post
@@ -45,6 +47,7 @@ def _set_list_context(request: ProjectRequest, form: GradingSetForm | None = Non
 @project_permission(Permission.VIEW_PROJECT)
 @require_GET
 def grading_set_list(request: ProjectRequest, slug: str) -> HttpResponse:
+    idle_settle(project=request.project)  # the counts below see idle queries settled
     return render(request, "annotator/grading/set_list.html", _set_list_context(request))
 
 
@@ -113,6 +116,7 @@ def grading_set_detail(request: ProjectRequest, slug: str, set_id: int) -> HttpR
     # The version it started from is named on the page (its frozen text is not needed for that).
     sets = GradingSet.objects.select_related("based_on__pool").defer("based_on__canonical")
     grading_set = get_object_or_404(sets, pk=set_id, project=request.project)
+    idle_settle(grading_set=grading_set)
     return render(request, "annotator/grading/set_detail.html", _set_detail_context(request, grading_set))
 
 
@@ -194,6 +198,10 @@ def _my_stale(request: ProjectRequest) -> GradeQuerySet:
 @project_permission(Permission.GRADE)
 @require_GET
 def grading_queue(request: ProjectRequest, slug: str) -> HttpResponse:
+    # The query the editor left settled before this view (leaving.py); one held open in another
+    # browser is left by coming here too, and idle ones settle for everyone.
+    _leave(request)
+    idle_settle(project=request.project)
     left = dict(
         queue_candidates(project=request.project, editor=request.user)
         .values("grading_set")
@@ -206,13 +214,29 @@ def grading_queue(request: ProjectRequest, slug: str) -> HttpResponse:
         "total_left": sum(left.values()),
         # Only what the editor can act on; the list itself also shows settled pairs, saying why not.
         "stale_count": _my_stale(request).to_recheck().count(),
+        "reasons_waiting": DisputeStatement.objects.filter(
+            editor=request.user,
+            reason_given_at__isnull=True,
+            dispute__status=DisputeStatus.AWAITING_REASONS,
+            dispute__grading_set__project=request.project,
+            dispute__grading_set__is_open=True,
+        ).count(),
     }
     return render(request, "annotator/grading/queue.html", context)
+
+
+def _leave(request: ProjectRequest) -> None:
+    """Settle every query the editor holds open in the project (the session's one settled already,
+    before the view: leaving.py), and tell them what settled."""
+    if settled := editor_leave(editor=request.user, project=request.project):
+        messages.info(request, settled_message(settled))
 
 
 @project_permission(Permission.GRADE)
 @require_POST
 def grading_next(request: ProjectRequest, slug: str) -> HttpResponse:
+    # "Next query" leaves the query: its pairs settle before the next one is chosen.
+    _leave(request)
     grading_set = None
     raw = request.POST.get("set_id", "").strip()
     if raw:

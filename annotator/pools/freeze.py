@@ -18,12 +18,14 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from annotator.disputes.models import DisputeStatus
+from annotator.grading.settlement import open_queries_settle
 from annotator.models import (
     Candidate,
     CandidateSource,
     FinalGradeRecheck,
     Grade,
     GradingSet,
+    OpenQuery,
     Permission,
     Pool,
     PoolJudgment,
@@ -356,6 +358,10 @@ def pool_freeze(
         .select_related("pool", "based_on__pool")
         .get(pk=grading_set.pk)
     )
+    # Every query still held open settles first, in this transaction: a freeze never reads a
+    # query whose pairs wait for their editor to leave it (grading/settlement.py); the set closes,
+    # so the editor learns nothing more on its page than that it is frozen.
+    open_queries_settle(OpenQuery.objects.filter(grading_set=grading_set))
     preview = freeze_preview(grading_set)
     if preview.frozen_as is not None:
         raise FreezeError(

@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.grading.models import count_of
+from annotator.grading.settlement import idle_settle
 from annotator.jobs.models import JobState
 from annotator.jobs.services import runs_inline
 from annotator.jobs.start import job_start
@@ -317,6 +318,9 @@ def pool_freeze_page(request: ProjectRequest, slug: str, set_id: int) -> HttpRes
     grading_set = get_object_or_404(
         GradingSet.objects.select_related("pool", "based_on__pool"), pk=set_id, project=request.project
     )
+    # The preview lists what idle queries settled to; a query an editor is still on shows its
+    # pairs as without a final grade, and the freeze itself settles it first (freeze.py).
+    idle_settle(grading_set=grading_set)
     form = FreezeForm(request.POST if request.method == "POST" else None)
     error = ""
     if request.method == "POST" and form.is_valid():

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from annotator.models import Membership, Role
+from annotator.models import Dispute, Membership, Role
 from tests.conftest import PASSWORD, make_user
 from tests.e2e.conftest import log_in
 from tests.factories import make_pair
@@ -44,8 +44,10 @@ def grade_on_the_grading_page(
     row = page.locator(f"#cand-{candidate_id}")
     row.get_by_label("Reason (optional): which condition is met or missing").fill(reason)
     row.locator(f'button[name="grade"][value="{value}"]').click()
-    # "Saved: grade 2." or, once both grades are in and differ, "In dispute: ... Your grade: 3."
-    expect(page.locator(f"#cand-{candidate_id}")).to_contain_text(re.compile(rf"grade:? {value}\."))
+    # "Saved: grade 3." even once both grades are in and differ: the pair settles when the editor
+    # leaves the query, so the row says nothing of the other grade.
+    expect(page.locator(f"#cand-{candidate_id}")).to_contain_text(f"Saved: grade {value}.")
+    expect(page.locator(f"#cand-{candidate_id}")).not_to_contain_text(re.compile("dispute|Settled", re.I))
 
 
 def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
@@ -60,6 +62,11 @@ def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
     grade_on_the_grading_page(ed, base, grade_url, pair.pk, 2, "No deadline mentioned.")
     log_in(eve, base, "eve", PASSWORD)
     grade_on_the_grading_page(eve, base, grade_url, pair.pk, 3, "")
+    assert not Dispute.objects.exists()
+    # Leaving the query opens the dispute, and only then is Eve told of it.
+    eve.get_by_role("button", name="Next query").click()
+    expect(eve.locator("#messages")).to_contain_text("1 dispute waits for your reason")
+    assert Dispute.objects.count() == 1
 
     # Ed finds the dispute from the navigation: his side only, nothing of Eve's.
     ed.goto(f"{base}/p/alpha/")

@@ -191,8 +191,8 @@ def test_undo_and_the_shortcut_help_work_from_the_keyboard(
 def test_grade_keys_pressed_on_the_site_menu_keep_their_meaning_and_save_nothing(
     page: Page, live_server: Any, grading_demo: None
 ) -> None:
-    """A grade key pressed on a menu link must not save a grade, which could complete the pair
-    and lock it at once (WCAG 2.1.4). Single keys act on the grading area only."""
+    """A grade key pressed on a menu link must not save a grade the editor did not mean (WCAG
+    2.1.4). Single keys act on the grading area only."""
     log_in(page, live_server.url, "editor-b", demo.DEMO_PASSWORD)
     page.goto(f"{live_server.url}/p/{demo.DEMO_SLUG}/grading/")
     page.keyboard.press("Enter")  # Start grading
@@ -204,7 +204,7 @@ def test_grade_keys_pressed_on_the_site_menu_keep_their_meaning_and_save_nothing
     expect(page.locator(f"#{row_id}")).to_have_attribute("data-state", "ungraded")
     assert not Grade.objects.filter(editor__username="editor-b").exists()
     # On the grading area's own buttons a grade key says why it did nothing.
-    page.locator("#undo-form button").focus()
+    page.locator("#next-form button").focus()  # (no undo offered: nothing of editor-b's to undo)
     page.keyboard.press("3")
     expect(page.locator("#announcer")).to_contain_text("A grade key grades the document that has the focus")
     assert not Grade.objects.filter(editor__username="editor-b").exists()

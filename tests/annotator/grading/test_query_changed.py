@@ -213,6 +213,7 @@ def test_the_page_sends_the_fingerprint_of_the_query_it_shows_with_every_grade_a
     cast: Cast, client: Client
 ) -> None:
     a, _b = make_pairs(cast.alpha, "AB")
+    grade_submit(candidate=a, editor=cast.editor, value=1)  # so that undo is offered
     page = as_user(client, cast.editor).get(page_url(cast, a)).content.decode()
     fingerprint = a.query.fingerprint
     # Two rows' grade forms and the undo form.

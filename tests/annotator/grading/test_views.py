@@ -172,29 +172,6 @@ def test_without_javascript_a_saved_grade_redirects_back_to_the_row(cast: Cast, 
     assert "Saved grade 3 for A." in page.content.decode()
 
 
-def test_the_announcement_says_when_the_grade_completed_the_pair(cast: Cast, client: Client) -> None:
-    """The row is not enough: a screen reader hears only the announcement, so it says the pair is
-    now settled or in dispute."""
-    settles, disputes = make_pairs(cast.alpha, "AB", required=2)
-    for pair, second in ((settles, "3"), (disputes, "0")):
-        as_user(client, cast.editor2).post(
-            grade_url(cast, pair), {"grade": "3", "document_version": "1"}, headers=HTMX
-        )
-        html = (
-            as_user(client, cast.editor)
-            .post(grade_url(cast, pair), {"grade": second, "document_version": "1"}, headers=HTMX)
-            .content.decode()
-        )
-        announcer = html[html.index('id="announcer"') :]
-        announcer = announcer[: announcer.index("</div>")]
-        expected = (
-            "Settled: this pair has its final grade"
-            if pair == settles
-            else "In dispute: your grade is locked"
-        )
-        assert f"Saved grade {second} for {pair.document.external_id}." in announcer and expected in announcer
-
-
 @pytest.mark.parametrize(
     ("data", "message"),
     [
