@@ -200,20 +200,27 @@ def _waiting(request: ProjectRequest, grading_set: GradingSet, query: Query) -> 
 
 
 def _progress(request: ProjectRequest, grading_set: GradingSet, query: Query) -> dict[str, Progress]:
-    """The three bars, read now in one query: the set's counters, the editor's, and the query's
-    pairs counted in the set (a query has a few hundred pairs, read from the pairs' index)."""
+    """The three bars, read now in one query: the query's pairs this editor graded, and in the
+    whole set the pairs with all their grades and those this editor graded. Each says what it
+    counts: a first editor done with a query sees it done, not "0 of 5" pairs complete. (A query
+    has a few hundred pairs, read from the pairs' index.)"""
     sets = cast(GradingSetQuerySet, GradingSet.objects.filter(pk=grading_set.pk)).with_progress(request.user)
     pairs = Candidate.objects.filter(grading_set=OuterRef("pk"), query=query).order_by().values("grading_set")
-    done, mine, total, query_done, query_total = (
+    mine_here = (
+        Grade.objects.filter(candidate__grading_set=OuterRef("pk"), candidate__query=query, editor=request.user)
+        .order_by()
+        .values("candidate__grading_set")
+    )
+    done, mine, total, query_mine, query_total = (
         sets.annotate(
             query_total=Subquery(pairs.annotate(n=Count("pk")).values("n")),
-            query_done=Subquery(pairs.filter(done=True).annotate(n=Count("pk")).values("n")),
+            query_mine=Subquery(mine_here.annotate(n=Count("pk")).values("n")),
         )
-        .values_list("done_count", "pairs_mine", "pair_count", "query_done", "query_total")
+        .values_list("done_count", "pairs_mine", "pair_count", "query_mine", "query_total")
         .get()
     )
     return {
-        "query_progress": Progress(done=query_done or 0, total=query_total or 0),
+        "query_progress": Progress(done=query_mine or 0, total=query_total or 0),
         "set_progress": Progress(done=done, total=total),
         "my_progress": Progress(done=mine, total=total),
     }

@@ -184,3 +184,24 @@ def test_candidate_ids_do_not_follow_a_runs_ranking(cast: Cast) -> None:
     )
     assert sorted(by_id) == ranked
     assert by_id != ranked  # 1 in 40! that a shuffle leaves them in rank order
+
+
+def test_each_progress_bar_says_what_it_counts_and_a_first_editor_sees_their_query_done(
+    cast: Cast, client: Client
+) -> None:
+    a, b, c = setup_pairs(cast)
+    grade_submit(candidate=c, editor=cast.editor, value=1, reason=ED_REASON)  # Ed graded the query
+    client.force_login(cast.editor)
+    url = reverse(
+        "grade_page", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}
+    )
+    bars = re.search(
+        r'<div id="progress".*?</div>\s*</header>', client.get(url).content.decode(), re.S
+    ).group(0)
+    labels = re.findall(r'class="progress-label[^"]*"[^>]*>([^<]+)<', bars)
+    counts = re.findall(r'class="progress-count">([^<]+)<', bars)
+    assert list(zip(labels, counts, strict=True)) == [
+        ("This query: graded by you", "3 of 3"),
+        ("Whole set: pairs with all their grades", "0 of 3"),  # each pair needs 3 editors
+        ("Whole set: graded by you", "3 of 3"),
+    ]
