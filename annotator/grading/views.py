@@ -249,7 +249,15 @@ def grading_next(request: ProjectRequest, slug: str) -> HttpResponse:
             return redirect("grading_queue", slug=request.project.slug)
     found = queue_next(project=request.project, editor=request.user, grading_set=grading_set)
     if found is None and grading_set is not None:
-        # Asked from a set's page: the answer is about that set, and the editor stays there.
+        # Asked from a set's page: the answer is about that set. Another set with work waiting is
+        # offered on the queue, which lists them; else the editor stays on the set's page.
+        if queue_next(project=request.project, editor=request.user) is not None:
+            messages.info(
+                request,
+                _("Nothing in %(set)s is waiting for your grade right now. Other sets are: pick one below.")
+                % {"set": grading_set.name},
+            )
+            return redirect("grading_queue", slug=request.project.slug)
         messages.info(
             request, _("Nothing in %(set)s is waiting for your grade right now.") % {"set": grading_set.name}
         )

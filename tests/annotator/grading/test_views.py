@@ -1019,7 +1019,15 @@ def test_a_set_with_nothing_left_for_me_offers_no_button_and_says_so_on_its_own_
     as_user(client, cast.editor)
     page = url("grading_set_detail", cast, set_id=done.grading_set_id)
     assert "Grade the next query" not in client.get(page).content.decode()
-    # A stale page (or a second tab) still posts: the answer is about this set, on this set's page.
+    # A stale page (or a second tab) still posts: the answer is about this set, and the queue,
+    # which lists them, offers the set where work waits.
+    response = client.post(url("grading_next", cast), {"set_id": done.grading_set_id}, follow=True)
+    assert response.redirect_chain[-1][0] == url("grading_queue", cast)
+    html = response.content.decode()
+    assert "Nothing in Done is waiting for your grade right now. Other sets are: pick one below." in html
+    assert "Next in Other" in html
+    # With no other set waiting, the answer stays on this set's page.
+    grade_submit(candidate=Candidate.objects.get(grading_set__name="Other"), editor=cast.editor, value=1)
     response = client.post(url("grading_next", cast), {"set_id": done.grading_set_id}, follow=True)
     assert response.redirect_chain[-1][0] == page
     assert "Nothing in Done is waiting for your grade right now." in response.content.decode()
