@@ -207,7 +207,8 @@ def _progress(request: ProjectRequest, grading_set: GradingSet, query: Query) ->
     sets = cast(GradingSetQuerySet, GradingSet.objects.filter(pk=grading_set.pk)).with_progress(request.user)
     pairs = Candidate.objects.filter(grading_set=OuterRef("pk"), query=query).order_by().values("grading_set")
     mine_here = (
-        Grade.objects.filter(candidate__grading_set=OuterRef("pk"), candidate__query=query, editor=request.user)
+        Grade.objects.filter(candidate__grading_set=OuterRef("pk"), candidate__query=query)
+        .filter(editor=request.user)
         .order_by()
         .values("candidate__grading_set")
     )
