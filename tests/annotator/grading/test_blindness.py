@@ -205,3 +205,21 @@ def test_each_progress_bar_says_what_it_counts_and_a_first_editor_sees_their_que
         ("Whole set: pairs with all their grades", "0 of 3"),  # each pair needs 3 editors
         ("Whole set: graded by you", "3 of 3"),
     ]
+
+
+def test_only_the_editors_own_grade_is_marked_as_theirs_for_screen_readers(
+    cast: Cast, client: Client
+) -> None:
+    a, *_ = setup_pairs(cast)  # Ed gave A a 3
+    client.force_login(cast.editor)
+    url = reverse(
+        "grade_page", kwargs={"slug": cast.alpha.slug, "set_id": a.grading_set_id, "query_id": a.query_id}
+    )
+    page = client.get(url).content.decode()
+    pressed = re.findall(
+        r'value="(\d)"[^>]*aria-pressed="true"[^>]*>\d<span class="visually-hidden"> \(your grade\)', page
+    )
+    assert pressed == ["3", "0"]  # A's 3 and B's 0, and nothing on C
+    assert page.count("(your grade)") == 2
+    client.force_login(cast.editor2)  # Eve sees none of Ed's grades as hers
+    assert "(your grade)" not in client.get(url).content.decode()
