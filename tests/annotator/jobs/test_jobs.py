@@ -41,7 +41,7 @@ PHONE = {("q1", "d1"): (3, 3), ("q1", "d2"): (1, 1), ("q2", "d3"): (0, 0)}
 @pytest.fixture
 def background(settings: Any) -> None:
     """Every import and freeze goes to the worker, whatever its size."""
-    settings.JOB_INLINE_LIMITS = {"import": 0, "freeze": 0}
+    settings.JOB_INLINE_LIMITS = {**settings.JOB_INLINE_LIMITS, "import": 0, "freeze": 0}
 
 
 def run_worker() -> None:
