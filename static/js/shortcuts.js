@@ -5,16 +5,18 @@
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.metaKey || event.ctrlKey) return;
     const target = event.target;
-    // Typing a note keeps its letters and digits; a key on the site's menu keeps its meaning too
-    // (WCAG 2.1.4): shortcuts act from the page body or inside their own area only.
+    // Typing a note keeps its letters and digits; a key on the site's menu or footer keeps its
+    // meaning too (WCAG 2.1.4): shortcuts act from the page body or the page's main part only.
     if (target.closest && target.closest("textarea, input, select, [contenteditable]")) return;
     const nowhere = target === document.body || target === document.documentElement;
-    if (!nowhere && !(target.closest && target.closest("[data-shortcuts]"))) return;
+    if (!nowhere && !(target.closest && target.closest("main"))) return;
     const button = Array.from(document.querySelectorAll("[data-shortcuts] button[data-shortcut]")).find(
       (b) => !b.disabled && b.dataset.shortcut.split(" ").includes(event.key),
     );
-    if (!button || !button.form) return;
+    if (!button) return;
     event.preventDefault();
-    button.form.requestSubmit(button);
+    // A click, not form.requestSubmit(button): htmx takes the submitter's name and value from
+    // the button last clicked, so the grade would be missing.
+    button.click();
   });
 })();
