@@ -74,7 +74,9 @@ def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
     # as on each set's page; per set one read of its grades' three columns, counted in numpy.
     rows = []
     for grading_set in sets:
-        triples = list(counted_grades(grading_set, request.user).values_list("candidate_id", "editor_id", "grade"))
+        triples = list(
+            counted_grades(grading_set, request.user).values_list("candidate_id", "editor_id", "grade")
+        )
         units, editors, grades = zip(*triples, strict=True) if triples else ((), (), ())
         table = agreement.Table.from_triples(units, editors, grades)
         exact, _within_one = agreement.percent_agreement(table)

@@ -25,8 +25,8 @@ from annotator.jobs.views import job_started, outcome
 from annotator.models import Candidate, FinalGrade, GradingSet, Permission, Pool, PoolVersion, Project, Query
 from annotator.pools.exports import export_choices, exports_in_background
 from annotator.pools.files import (
-    _file_stem,
     EXPORT_FORMATS,
+    _file_stem,
 )
 from annotator.pools.forms import ContinueForm, FreezeForm, PoolImportForm
 from annotator.pools.freeze import NO_FINAL_GRADE, OPEN_DISPUTE, freeze_preview

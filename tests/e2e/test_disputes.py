@@ -338,7 +338,9 @@ def test_a_reviewer_settles_a_dispute_with_the_keyboard_only_by_the_adopt_shortc
     dispute = in_review(cast_for_browser["project"], cast_for_browser["ed"], cast_for_browser["eve"], (1, 0))
     log_in(page, live_server.url, "rita", PASSWORD)
     page.goto(f"{live_server.url}/p/alpha/disputes/{dispute.pk}/review/?names=hide")
-    expect(page.get_by_role("button", name="Adopt Editor 2's grade (0)")).to_have_attribute("aria-keyshortcuts", "b")
+    expect(page.get_by_role("button", name="Adopt Editor 2's grade (0)")).to_have_attribute(
+        "aria-keyshortcuts", "b"
+    )
     # Keys typed in the note are text, not shortcuts.
     page.get_by_text("Set another grade (needs a note)").press("Enter")
     page.get_by_role("textbox", name="Note").press("b")
@@ -349,4 +351,8 @@ def test_a_reviewer_settles_a_dispute_with_the_keyboard_only_by_the_adopt_shortc
     page.keyboard.press("b")
     expect(page.get_by_text("Settled: final grade 0.")).to_be_visible()
     final = FinalGrade.objects.get(candidate_id=dispute.candidate_id)
-    assert (final.grade, final.source, final.decided_by.get_username()) == (0, FinalSource.ADJUDICATED, "rita")
+    assert (final.grade, final.source, final.decided_by.get_username()) == (
+        0,
+        FinalSource.ADJUDICATED,
+        "rita",
+    )

@@ -7,11 +7,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotator.disputes.services import dispute_give_reason
 from annotator.models import Dispute, DisputeStatus, FinalGrade, FinalSource
 from tests.annotator.grading.accessible import Page
 from tests.conftest import Cast
 from tests.factories import disputed_pair, in_review
-from annotator.disputes.services import dispute_give_reason
 
 pytestmark = pytest.mark.django_db
 
@@ -97,7 +97,7 @@ def test_a_grade_no_editor_gave_still_needs_a_note(cast: Cast, client: Client) -
     client.force_login(cast.reviewer)
     response = client.post(url("dispute_review", dispute_id=dispute.pk), {"grade": "3"})
     assert response.status_code == 200 and "write a note" in response.content.decode()
-    assert "<details class=\"settle-other\" open>" in response.content.decode()
+    assert '<details class="settle-other" open>' in response.content.decode()
     assert not FinalGrade.objects.filter(candidate=dispute.candidate).exists()
 
 
@@ -110,7 +110,9 @@ def test_an_editor_cannot_adopt_and_another_projects_owner_gets_404(cast: Cast, 
     assert (
         client.post(url("dispute_review", "beta", dispute_id=dispute.pk), {"grade": "1"}).status_code == 404
     )
-    assert client.post(url("dispute_revision", "beta", dispute_id=dispute.pk), {"grade": "1"}).status_code == 404
+    assert (
+        client.post(url("dispute_revision", "beta", dispute_id=dispute.pk), {"grade": "1"}).status_code == 404
+    )
     assert not FinalGrade.objects.filter(candidate=dispute.candidate).exists()
 
 

@@ -381,7 +381,12 @@ def test_the_revision_and_settle_radios_carry_the_criteria_text_of_their_grade(
     # The editor answers with one button per grade: their own to keep it, another to change.
     buttons = detail.controls("button", name="grade")
     assert [b.attrs["value"] for b in buttons] == ["2", "0", "1", "3"]
-    assert [detail.name(b) for b in buttons] == ["Keep my 2 k", "Change to 0 0", "Change to 1 1", "Change to 3 3"]
+    assert [detail.name(b) for b in buttons] == [
+        "Keep my 2 k",
+        "Change to 0 0",
+        "Change to 1 1",
+        "Change to 3 3",
+    ]
     for button in buttons:
         assert detail.description(button) == squash(criteria[int(button.attrs["value"])])
     # The reviewer's "another grade" keeps its radios, each read with its level's text.

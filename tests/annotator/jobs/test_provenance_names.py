@@ -4,6 +4,7 @@ import that ran as a background job."""
 from __future__ import annotations
 
 import json
+
 import pytest
 from django.core.management import call_command
 from django.test import Client
