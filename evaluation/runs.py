@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from annotator.models import PoolVersion, Project
 from annotator.pools.models import parse_canonical
 from annotator.web.errors import describe_error, located
-from annotator.web.uploads import UploadTextError, upload_text
+from annotator.web.uploads import UploadTextError, upload_name, upload_text
 from evaluation import formats, metrics
 from evaluation.formats.ids import first_bad_id_char
 from evaluation.formats.lists import parse_ranked_lists
@@ -129,6 +129,7 @@ def run_upload(
         raise RunUploadError(
             _("A run named “%(name)s” already exists in this project; choose another name.") % {"name": name}
         )
+    file_name = upload_name(file_name)
     parsed = run_parse(data=data, fmt=fmt, file_name=file_name, name=name)
     if check is not None:
         pool_version, settings = check

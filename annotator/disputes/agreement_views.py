@@ -70,7 +70,30 @@ def agreement_index(request: ProjectRequest, slug: str) -> HttpResponse:
         )
         .order_by("name")
     )
-    page = Paginator(sets, PER_PAGE).get_page(request.GET.get("page"))
+    # The sets that need a calibration talk first: lowest ordinal alpha on top (then lowest exact
+    # agreement), sets without enough data last, each saying why. Only what the viewer may count,
+    # as on each set's page; per set one read of its grades' three columns, counted in numpy.
+    rows = []
+    for grading_set in sets:
+        triples = list(
+            counted_grades(grading_set, request.user).values_list("candidate_id", "editor_id", "grade")
+        )
+        units, editors, grades = zip(*triples, strict=True) if triples else ((), (), ())
+        table = agreement.Table.from_triples(units, editors, grades)
+        exact, _within_one = agreement.percent_agreement(table)
+        alpha = agreement.krippendorff_alpha_ordinal(table)
+        grading_set.exact = _figure(exact)  # type: ignore[attr-defined]
+        grading_set.alpha = _figure(alpha)  # type: ignore[attr-defined]
+        rows.append(grading_set)
+    rows.sort(
+        key=lambda g: (
+            g.alpha["value"] is None,  # type: ignore[attr-defined]
+            g.alpha["value"] if g.alpha["value"] is not None else 0.0,  # type: ignore[attr-defined]
+            g.exact["value"] if g.exact["value"] is not None else 1.0,  # type: ignore[attr-defined]
+            g.name,
+        )
+    )
+    page = Paginator(rows, PER_PAGE).get_page(request.GET.get("page"))
     template = "annotator/disputes/agreement_index.html" + ("#agreement-table" if request.htmx else "")
     return render(request, template, {"page": page})
 

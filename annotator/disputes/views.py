@@ -34,6 +34,7 @@ from annotator.disputes.services import (
 from annotator.disputes.timeline import pair_timeline
 from annotator.grading.settlement import idle_settle
 from annotator.models import (
+    GRADE_VALUES,
     Candidate,
     CriteriaVersion,
     Dispute,
@@ -50,6 +51,8 @@ from annotator.web.paging import Paginator
 
 PER_PAGE = 25
 ANONYMOUS_SESSION_KEY = "disputes_anonymous"
+# Letters, not digits, for "Adopt Editor N's grade": a digit would read as the grade itself.
+ADOPT_KEYS = "abcdefgh"
 
 
 def _dispute_or_404(request: ProjectRequest, dispute_id: int) -> Dispute:
@@ -250,6 +253,8 @@ def _detail_context(
         and not mine.has_responded
         and not closed
         else None,
+        # "Change to …" buttons beside "Keep my N": every other grade.
+        "change_grades": [g for g in GRADE_VALUES if mine is None or g != mine.original_grade],
         "can_review": can_review,
         "departed": [labels.get(user.pk) or user.get_username() for user in departed],
         "flash": flash,
@@ -378,8 +383,10 @@ def _review_context(
             "statement": s,
             "label": labels.get(s.editor_id) or s.editor.get_username(),
             "raw": pair["raw_grades"].get(s.editor_id),
+            # "Adopt Editor 1's grade": pressed by a, b, c … in the columns' order.
+            "key": ADOPT_KEYS[i] if i < len(ADOPT_KEYS) else "",
         }
-        for s in statements
+        for i, s in enumerate(statements)
     ]
     is_grader = graded_pair(candidate_id=dispute.candidate_id, user=request.user)
     closed = closed_refusal(dispute)

@@ -13,6 +13,7 @@ from django.utils import translation
 from annotator.jobs.models import Job
 from annotator.jobs.runner import job_run
 from annotator.jobs.tasks import run_job
+from annotator.web.uploads import upload_name
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -52,7 +53,7 @@ def job_start(
                     kind=kind,
                     started_by=by,
                     params=params,
-                    input_name=name[:255],
+                    input_name=upload_name(name),  # the uploaded name, never a server path
                     input_size=len(data) if data is not None else 0,
                     # Inline work reads the bytes it was given; only a worker needs them stored.
                     input_data=None if inline else data,

@@ -27,7 +27,7 @@ from annotator.models import Permission, Pool, PoolJudgment, PoolVersion, PoolVe
 from annotator.pools.models import check_judgment
 from annotator.pools.services import PoolImportError, pool_version_create, require_permission
 from annotator.web.errors import describe_error, located
-from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_limit, upload_text
+from annotator.web.uploads import ZIP_MAGIC, UploadTextError, upload_limit, upload_name, upload_text
 from evaluation.formats import EvaluationError, read_qrels, write_qrels
 from evaluation.formats import Pool as Qrels
 from evaluation.formats import parse_grade_map as parse
@@ -60,6 +60,7 @@ def pool_import(
     to gigabytes (None: no cap, for `import_pool` reading the owner's own disk).
     """
     require_permission(project, by, Permission.IMPORT_JUDGMENTS)
+    file_name = upload_name(file_name)
     if pool is not None and pool.project_id != project.pk:
         raise PoolImportError(_("That pool belongs to another project."))
     mapping = parse_grade_map(grade_map) if isinstance(grade_map, str) else dict(grade_map)
@@ -212,6 +213,7 @@ def _import_rows(
         provenance={
             "imported": {
                 "file_name": file_name,
+                "uploaded_by": by.get_username(),
                 "file_sha256": file_sha,
                 "format": fmt,
                 "grade_map": {str(k): v for k, v in sorted(mapping.items())},

@@ -15,6 +15,10 @@ from evaluation.formats.registry import detect_format, qrels_name
 
 
 class FreezeForm(forms.Form):
+    # No browser `required` bubble: it speaks the browser's language, not the app's. The server
+    # refuses an unticked box with the message below, in the reader's language.
+    use_required_attribute = False
+
     exclude_unsettled = forms.BooleanField(
         label=_("Leave out the pairs listed above (open disputes, no final grade) and record why"),
         required=False,
@@ -31,6 +35,7 @@ class FreezeForm(forms.Form):
     confirm = forms.BooleanField(
         label=_("I understand that a frozen version can never be changed, only followed by a new version"),
         error_messages={"required": _("Tick the box to confirm: freezing cannot be undone.")},
+        widget=forms.CheckboxInput(attrs={"aria-required": "true"}),
     )
 
     def clean(self) -> dict[str, Any]:
@@ -43,6 +48,8 @@ class FreezeForm(forms.Form):
 
 
 class ContinueForm(forms.Form):
+    use_required_attribute = False  # as on FreezeForm: the server's message, in the app's language
+
     name = forms.CharField(
         label=_("Name of the new grading set"),
         max_length=190,
@@ -52,6 +59,7 @@ class ContinueForm(forms.Form):
     confirm = forms.BooleanField(
         label=_("Create the grading set with every pair and final grade of this version copied"),
         error_messages={"required": _("Tick the box to confirm.")},
+        widget=forms.CheckboxInput(attrs={"aria-required": "true"}),
     )
 
 

@@ -27,6 +27,7 @@ from annotator.models import Candidate, FinalGrade, GradingSet, Permission, Pool
 from annotator.pools.exports import export_choices, exports_in_background
 from annotator.pools.files import (
     EXPORT_FORMATS,
+    _file_stem,
 )
 from annotator.pools.forms import ContinueForm, FreezeForm, PoolImportForm
 from annotator.pools.freeze import NO_FINAL_GRADE, OPEN_DISPUTE, freeze_preview
@@ -38,7 +39,7 @@ from annotator.pools.services import (
     grading_set_create_from_version,
 )
 from annotator.web.access import ProjectRequest, project_permission
-from annotator.web.http import redirect_after_post
+from annotator.web.http import attachment_header, redirect_after_post
 from annotator.web.paging import Paginator
 from annotator.web.text import enumeration
 from annotator.web.uploads import upload_bytes
@@ -230,7 +231,10 @@ def pool_version_manifest(request: ProjectRequest, slug: str, pool_id: int, vers
     version = _version_or_404(request, pool_id, version_id)
     manifest = version.manifest()
     manifest["integrity"] = version.integrity_problems() or "ok"
-    return JsonResponse(manifest, json_dumps_params={"ensure_ascii": False, "indent": 2})
+    response = JsonResponse(manifest, json_dumps_params={"ensure_ascii": False, "indent": 2})
+    # A download, named like the version's exports, not a page of JSON opened in the tab.
+    response["Content-Disposition"] = attachment_header(f"{_file_stem(version)}-manifest.json")
+    return response
 
 
 @project_permission(Permission.VIEW_POOLS)

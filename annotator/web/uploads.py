@@ -136,3 +136,9 @@ def upload_text(data: bytes | str) -> str:
             % {"column": nul - line_start + 1},
         )
     return text
+
+
+def upload_name(name: str) -> str:
+    """The file's own name as its uploader knew it, without any directory: provenance and pages
+    show what was uploaded, never where a file lay on a server (a command's path, a job's store)."""
+    return name.replace("\\", "/").rsplit("/", 1)[-1][:255]

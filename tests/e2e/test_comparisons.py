@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from playwright.sync_api import Page, expect
 
 from annotator.management.commands.demo import DEMO_PASSWORD, DEMO_SLUG, build_demo
@@ -195,3 +196,36 @@ def test_the_worked_breakdowns_sit_side_by_side_only_where_both_fit_whole(
             assert cards.nth(i).evaluate("card => card.scrollWidth <= card.clientWidth"), (width, i)
             expect(cards.nth(i).get_by_role("columnheader", name="Running DCG")).to_be_visible()
         assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+# The widest text each policy menu may show, against its box less the arrow and padding.
+CLIPPED_MENUS = """() => {
+  const canvas = document.createElement("canvas").getContext("2d");
+  const menus = document.querySelectorAll("#comparison-form fieldset select, #upload-form fieldset select");
+  return Array.from(menus)
+    .filter((select) => {
+      const style = getComputedStyle(select);
+      canvas.font = `${style.fontSize} ${style.fontFamily}`;
+      const widest = Math.max(...Array.from(select.options).map((o) => canvas.measureText(o.text).width));
+      return widest > select.clientWidth - 40;
+    })
+    .map((select) => select.name);
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_policy_menus_are_wide_enough_for_every_option(
+    browser: Any, live_server: Any, transactional_db: None, language: str
+) -> None:
+    demo_with_pool()
+    context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        log_in(page, live_server.url, "reviewer", DEMO_PASSWORD)
+        context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
+        for path in ("comparisons/new/", "runs/upload/"):
+            page.goto(f"{live_server.url}/p/{DEMO_SLUG}/{path}")
+            assert page.locator("fieldset select").count() >= 3
+            assert page.evaluate(CLIPPED_MENUS) == [], path
+    finally:
+        context.close()

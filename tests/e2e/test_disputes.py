@@ -92,17 +92,15 @@ def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
     expect(eve.get_by_text("the grades and reasons are now revealed")).to_be_visible()
     expect(eve.locator("#dispute-main")).to_contain_text(ED_REASON)
     eve.get_by_role("textbox", name="Why (optional)").fill("The steps are enough for this reader.")
-    # Nothing is chosen for her (the answer is final): she chooses her 3 again to keep it.
-    expect(eve.locator("#dispute-main input[name=grade]:checked")).to_have_count(0)
-    eve.locator("#dispute-main input[name=grade][value='3']").check()
-    eve.get_by_role("button", name="Record my decision").click()
+    # One click answers (the answer is final): she keeps her 3.
+    expect(eve.locator("#dispute-main input[name=grade]")).to_have_count(0)
+    eve.get_by_role("button", name="Keep my 3").click()
     expect(eve.get_by_text("You kept your grade 3.")).to_be_visible()
 
     # Ed now sees Eve's side and keeps his 2: still apart, so it goes to the reviewer.
     ed.reload()
     expect(ed.locator("#dispute-main")).to_contain_text(EVE_REASON)
-    ed.locator("#dispute-main input[name=grade][value='2']").check()
-    ed.get_by_role("button", name="Record my decision").click()
+    ed.keyboard.press("k")  # "Keep my 2" by its key
     expect(ed.get_by_text("The grades still differ: the dispute goes to a reviewer.")).to_be_visible()
 
     # Rita: the queue, names hidden, an override without a note is refused, then settled with one.
@@ -111,11 +109,15 @@ def test_two_editors_disagree_give_reasons_and_the_reviewer_settles_with_a_note(
     rita.get_by_role("link", name="Disputes waiting for a reviewer: 1").click()
     rita.get_by_role("link", name="Review q1 / B").click()
     # A grade chosen and a note begun survive hiding the names.
+    expect(rita.get_by_role("button", name="Adopt ed's grade (2)")).to_be_visible()
+    rita.get_by_text("Set another grade (needs a note)").click()
     rita.get_by_label("3", exact=True).check()
     rita.get_by_role("textbox", name="Note").fill("a first thought")
     rita.get_by_role("link", name="Hide names (Editor 1, Editor 2…)").click()
     expect(rita.get_by_role("heading", name="Editor 1")).to_be_visible()
     expect(rita.get_by_role("heading", name="Editor 2")).to_be_visible()
+    expect(rita.get_by_role("button", name="Adopt Editor 1's grade (2)")).to_be_visible()
+    expect(rita.locator("#adopt-form")).not_to_contain_text("ed's")
     expect(rita.locator("#dispute-review")).to_contain_text(ED_REASON)
     expect(rita.get_by_label("3", exact=True)).to_be_checked()
     expect(rita.get_by_role("textbox", name="Note")).to_have_value("a first thought")
@@ -331,3 +333,33 @@ def test_a_reason_saved_while_the_database_is_unreachable_says_that_in_the_page(
     ed.get_by_role("button", name="Save my reason").click()
     expect(ed.locator("#messages")).to_contain_text("The database cannot be reached right now")
     expect(ed.get_by_role("textbox", name="The basis of your grade")).to_have_value(ED_REASON)  # kept
+
+
+def test_a_reviewer_settles_a_dispute_with_the_keyboard_only_by_the_adopt_shortcut(
+    page: Page, live_server: Any, cast_for_browser: dict[str, Any]
+) -> None:
+    """No mouse, no Tab: "b" on the review page adopts the second editor's grade and settles."""
+    from annotator.models import FinalGrade, FinalSource
+    from tests.factories import in_review
+
+    dispute = in_review(cast_for_browser["project"], cast_for_browser["ed"], cast_for_browser["eve"], (1, 0))
+    log_in(page, live_server.url, "rita", PASSWORD)
+    page.goto(f"{live_server.url}/p/alpha/disputes/{dispute.pk}/review/?names=hide")
+    expect(page.get_by_role("button", name="Adopt Editor 2's grade (0)")).to_have_attribute(
+        "aria-keyshortcuts", "b"
+    )
+    # Keys typed in the note are text, not shortcuts.
+    page.get_by_text("Set another grade (needs a note)").press("Enter")
+    page.get_by_role("textbox", name="Note").press("b")
+    expect(page.get_by_role("textbox", name="Note")).to_have_value("b")
+    assert not FinalGrade.objects.filter(candidate_id=dispute.candidate_id).exists()
+    page.get_by_role("textbox", name="Note").fill("")
+    page.keyboard.press("Tab")  # off the note to the Settle button, still in the main part
+    page.keyboard.press("b")
+    expect(page.get_by_text("Settled: final grade 0.")).to_be_visible()
+    final = FinalGrade.objects.get(candidate_id=dispute.candidate_id)
+    assert (final.grade, final.source, final.decided_by.get_username()) == (
+        0,
+        FinalSource.ADJUDICATED,
+        "rita",
+    )

@@ -378,13 +378,24 @@ def test_the_revision_and_settle_radios_carry_the_criteria_text_of_their_grade(
     settling = in_review(cast.alpha, cast.editor, cast.editor2, document="C")
     client.force_login(cast.reviewer)
     review = Page(client.get(url("dispute_review", dispute_id=settling.pk)).content.decode())
-    for page in (detail, review):
-        radios = page.controls("input", type="radio", name="grade")
-        assert [r.attrs["value"] for r in radios] == ["0", "1", "2", "3"]
-        for radio in radios:
-            level = int(radio.attrs["value"])
-            assert page.name(radio) == str(level)  # the visible label stays the plain grade
-            assert page.description(radio) == squash(criteria[level])
+    # The editor answers with one button per grade: their own to keep it, another to change.
+    buttons = detail.controls("button", name="grade")
+    assert [b.attrs["value"] for b in buttons] == ["2", "0", "1", "3"]
+    assert [detail.name(b) for b in buttons] == [
+        "Keep my 2 k",
+        "Change to 0 0",
+        "Change to 1 1",
+        "Change to 3 3",
+    ]
+    for button in buttons:
+        assert detail.description(button) == squash(criteria[int(button.attrs["value"])])
+    # The reviewer's "another grade" keeps its radios, each read with its level's text.
+    radios = review.controls("input", type="radio", name="grade")
+    assert [r.attrs["value"] for r in radios] == ["0", "1", "2", "3"]
+    for radio in radios:
+        level = int(radio.attrs["value"])
+        assert review.name(radio) == str(level)  # the visible label stays the plain grade
+        assert review.description(radio) == squash(criteria[level])
 
 
 def test_a_dispute_left_out_of_a_freeze_stays_as_it_is_and_leaves_the_queues(

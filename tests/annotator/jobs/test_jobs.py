@@ -384,7 +384,7 @@ def test_a_large_comparison_is_computed_on_the_worker_and_a_refusal_names_each_r
 ) -> None:
     from evaluation.models import Comparison
 
-    settings.JOB_INLINE_LIMITS = {"import": 0, "freeze": 0, "compare": 0}
+    settings.JOB_INLINE_LIMITS = {**settings.JOB_INLINE_LIMITS, "import": 0, "freeze": 0, "compare": 0}
     version = factories.make_pool(cast.alpha, factories.E9_POOL, by=cast.owner)
     a = factories.make_run(cast.alpha, "a", {"q1": "AXB"}, by=cast.reviewer)
     b = factories.make_run(cast.alpha, "b", {"q1": "BAY"}, by=cast.reviewer)
