@@ -5,10 +5,13 @@ from __future__ import annotations
 import io
 import json
 import re
+import tempfile
 import zipfile
 from datetime import UTC
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
+
+from django.core.management import call_command
 
 from annotator.jobs.services import runs_inline
 from annotator.models import PoolVersion
@@ -46,13 +49,41 @@ def report_json(comparison: Comparison, shape: metrics.Results) -> dict[str, Any
     )
 
 
-def evaluate_command(comparison: Comparison, qrels: str, run_a: str, run_b: str) -> str:
+def evaluate_arguments(comparison: Comparison) -> list[str]:
+    """The comparison's settings as `evaluate` options."""
     s = engine_settings(comparison)
-    return (
-        f"python manage.py evaluate {qrels} {run_a} {run_b} --k {s.k} --gain {s.gain} --unjudged "
-        f"{s.unjudged} --zero-idcg {s.zero_idcg} --ties {s.ties} --missing-queries {s.missing_queries} "
-        f"--extra-queries {s.extra_queries} --seed {s.seed} --format json"
-    )
+    return [
+        *("--k", str(s.k), "--gain", s.gain, "--unjudged", s.unjudged, "--zero-idcg", s.zero_idcg),
+        *("--ties", s.ties, "--missing-queries", s.missing_queries),
+        *("--extra-queries", s.extra_queries, "--seed", str(s.seed)),
+    ]
+
+
+def evaluate_command(comparison: Comparison, qrels: str, run_a: str, run_b: str) -> str:
+    options = " ".join(evaluate_arguments(comparison))
+    return f"python manage.py evaluate {qrels} {run_a} {run_b} {options} --format json"
+
+
+BREAKDOWN_CSV = "report/breakdown.csv"
+
+
+def breakdown_csv(
+    comparison: Comparison, files: dict[str, bytes], qrels: str, run_a: str, run_b: str
+) -> bytes:
+    """Every per-position term of every query and system, exactly as `evaluate --breakdown --format
+    csv` writes it from the bundle's own pool and run copies (the command runs on them, in a
+    temporary folder laid out as the bundle is), so a spreadsheet check needs no rebuilding."""
+    with tempfile.TemporaryDirectory(prefix="ranking-lab-export-") as folder:
+        paths = []
+        for name in (qrels, run_a, run_b):
+            path = Path(folder, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(files[name])
+            paths.append(str(path))
+        out = io.StringIO()
+        arguments = [*paths, *evaluate_arguments(comparison), "--breakdown", "--format", "csv"]
+        call_command("evaluate", *arguments, stdout=out)
+    return out.getvalue().encode()
 
 
 def _pool_files(version: PoolVersion) -> tuple[str, dict[str, bytes]]:
@@ -154,6 +185,7 @@ def comparison_export(*, comparison: Comparison) -> tuple[str, bytes]:
             + "\n"
         ).encode()
     command = evaluate_command(comparison, qrels_path, copies["a"], copies["b"])
+    files[BREAKDOWN_CSV] = breakdown_csv(comparison, files, qrels_path, copies["a"], copies["b"])
     report["reproduce"] = command
     files["report/report.json"] = (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode()
     readme = reports.comparison_markdown(shape, report, title=comparison.name, command=command)

@@ -305,6 +305,10 @@ def comparison_markdown(shape: Results, report: Mapping[str, Any], *, title: str
         "",
         f"    APP/.venv/bin/python APP/{command.removeprefix('python ')}",
         "",
+        "`report/breakdown.csv` holds every per-position term (grade, gain, discount, contribution, running "
+        "DCG, and the ideal rows) of every query and system: what the same command writes with "
+        "`--breakdown --format csv` in place of `--format json`.",
+        "",
     ]
     return "\n".join(lines)
 

@@ -23,7 +23,7 @@ from evaluation.exports import comparison_export
 from evaluation.models import Comparison
 from tests.conftest import Cast
 from tests.evaluation.comparisons.helpers import E1_NDCG, E9_DCG, E9_IDCG, E9_NDCG, stored_column
-from tests.factories import E9_POOL, make_comparison, make_pool, make_run
+from tests.factories import E9_POOL, make_comparison, make_e9, make_pool, make_run
 
 
 def export(client: Client, comparison: Comparison) -> zipfile.ZipFile:
@@ -267,3 +267,27 @@ def test_stored_ndcg_agrees_with_pytrec_eval_under_trec_evals_rules(cast: Cast) 
     stored = dict(zip(comparison.results["query_ids"], stored_column(comparison, "a"), strict=True))
     for q in pool:
         assert stored[q] == pytest.approx(oracle[q]["ndcg_cut_10"], abs=1e-12), q
+
+
+def test_the_archives_breakdown_csv_is_what_evaluate_breakdown_writes_from_its_files(
+    cast: Cast, client: Client, tmp_path: Path
+) -> None:
+    from django.core.management import call_command
+
+    comparison = make_e9(cast.alpha, owner=cast.owner, reviewer=cast.reviewer)
+    client.force_login(cast.reviewer)
+    export(client, comparison).extractall(tmp_path)
+    folder = next(tmp_path.iterdir())
+    written = (folder / "report/breakdown.csv").read_text()
+    out = io.StringIO()
+    files = [next((folder / "pool").glob("*.qrels")), folder / "runs/a.trec", folder / "runs/b.trec"]
+    call_command("evaluate", *map(str, files), "--k", "3", "--breakdown", "--format", "csv", stdout=out)
+    assert written == out.getvalue()
+    rows = list(csv.DictReader(line for line in written.splitlines() if not line.startswith("#")))
+    # The contract's E9: run 甲 ranks C (grade 1), A (3), D (0) in its top 3.
+    ranking_a = [
+        (r["rank"], r["doc_id"], r["grade"]) for r in rows if (r["system"], r["table"]) == ("a", "ranking")
+    ]
+    assert ranking_a == [("1", "C", "1"), ("2", "A", "3"), ("3", "D", "0")]
+    assert {r["table"] for r in rows} == {"ranking", "ideal"}
+    assert "report/breakdown.csv" in (folder / "README.md").read_text()
