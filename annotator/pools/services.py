@@ -165,13 +165,15 @@ def _insert_judgments(
     written = 0
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for batch in itertools.batched(rows, ROWS_REPORTED):
+            # One COPY per batch: the report runs between them, since a connection in COPY takes no
+            # other statement (inline, the job's progress goes through this same connection).
+            for batch in itertools.batched(rows, ROWS_REPORTED):
+                with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                     for q, d, g, s, dv, fp in batch:
                         copy.write_row((version_id, q, d, g, s, dv, fp))
-                    written += len(batch)
-                    if on_rows is not None:
-                        on_rows(written)
+                written += len(batch)
+                if on_rows is not None:
+                    on_rows(written)
             return
         sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(JUDGMENT_COLUMNS))})"
         for batch in itertools.batched(rows, 5000):
